@@ -1,0 +1,177 @@
+import { mkdirSync } from "node:fs";
+import { PGlite } from "@electric-sql/pglite";
+import { Kysely, PGliteDialect, PostgresDialect, sql } from "kysely";
+import pg from "pg";
+import type { Database } from "./schema.ts";
+
+/** Where the data lives: a PostgreSQL server, or an embedded PGlite (a directory, or memory). */
+export type DatabaseTarget =
+  | { kind: "postgres"; url: string; poolSize?: number }
+  | { kind: "pglite"; dataDir?: string; loadFrom?: Blob };
+
+export type Unlisten = () => Promise<void>;
+
+/** One open database: the query builder plus the few things Kysely does not cover. */
+export interface DatabaseHandle {
+  readonly kind: DatabaseTarget["kind"];
+  readonly db: Kysely<Database>;
+  /** Resolves when the database answers a trivial query within `timeoutMs`. */
+  ping(timeoutMs?: number): Promise<void>;
+  /** Calls `onPayload` for each NOTIFY on `channel` (lower-case letters, digits and `_`). */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<Unlisten>;
+  notify(channel: string, payload: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+const INT8_OID = 20;
+const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
+
+function assertChannel(channel: string): void {
+  if (!CHANNEL.test(channel)) throw new Error(`invalid notification channel: ${channel}`);
+}
+
+export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHandle> {
+  return target.kind === "postgres" ? openPostgres(target.url, target.poolSize ?? 10) : openPglite(target);
+}
+
+async function withTimeout<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function openPglite(target: { dataDir?: string; loadFrom?: Blob }): Promise<DatabaseHandle> {
+  if (target.dataDir) mkdirSync(target.dataDir, { recursive: true });
+  const pglite = await PGlite.create({
+    dataDir: target.dataDir,
+    loadDataDir: target.loadFrom,
+    parsers: { [INT8_OID]: (value: string) => Number(value) },
+  });
+  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
+  return {
+    kind: "pglite",
+    db,
+    async ping(timeoutMs = 2000) {
+      await withTimeout(pglite.query("select 1"), timeoutMs, "database ping");
+    },
+    async listen(channel, onPayload) {
+      assertChannel(channel);
+      const unlisten = await pglite.listen(channel, onPayload);
+      return async () => {
+        if (!pglite.closed) await unlisten();
+      };
+    },
+    async notify(channel, payload) {
+      assertChannel(channel);
+      await sql`select pg_notify(${channel}, ${payload})`.execute(db);
+    },
+    async close() {
+      await db.destroy();
+      if (!pglite.closed) await pglite.close();
+    },
+  };
+}
+
+async function openPostgres(url: string, poolSize: number): Promise<DatabaseHandle> {
+  const types = {
+    getTypeParser: ((oid: number, format?: "text" | "binary") =>
+      oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+  };
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000, types });
+  // An idle client whose server went away emits here; the pool replaces it on next use.
+  pool.on("error", () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const listener = new PostgresListener(url);
+  return {
+    kind: "postgres",
+    db,
+    async ping(timeoutMs = 2000) {
+      await withTimeout(pool.query("select 1"), timeoutMs, "database ping");
+    },
+    listen: (channel, onPayload) => listener.listen(channel, onPayload),
+    async notify(channel, payload) {
+      assertChannel(channel);
+      await sql`select pg_notify(${channel}, ${payload})`.execute(db);
+    },
+    async close() {
+      await listener.close();
+      await db.destroy();
+    },
+  };
+}
+
+/**
+ * One dedicated connection for LISTEN, shared by every subscriber of a process.
+ * It reconnects by itself and listens again on every channel that still has handlers.
+ */
+class PostgresListener {
+  private client: pg.Client | undefined;
+  private connecting: Promise<pg.Client> | undefined;
+  private readonly handlers = new Map<string, Set<(payload: string) => void>>();
+  private closed = false;
+
+  constructor(private readonly url: string) {}
+
+  async listen(channel: string, onPayload: (payload: string) => void): Promise<Unlisten> {
+    assertChannel(channel);
+    let set = this.handlers.get(channel);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(channel, set);
+    }
+    set.add(onPayload);
+    const client = await this.connection();
+    if (set.size === 1) await client.query(`LISTEN ${channel}`);
+    return async () => {
+      const current = this.handlers.get(channel);
+      if (!current?.delete(onPayload) || current.size > 0) return;
+      this.handlers.delete(channel);
+      if (this.client && !this.closed) await this.client.query(`UNLISTEN ${channel}`).catch(() => {});
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.handlers.clear();
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => {});
+  }
+
+  private connection(): Promise<pg.Client> {
+    if (this.client) return Promise.resolve(this.client);
+    this.connecting ??= this.connect().finally(() => {
+      this.connecting = undefined;
+    });
+    return this.connecting;
+  }
+
+  private async connect(): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: this.url });
+    client.on("notification", (message) => {
+      for (const handler of this.handlers.get(message.channel) ?? []) handler(message.payload ?? "");
+    });
+    client.on("error", () => this.reconnectLater(client));
+    client.on("end", () => this.reconnectLater(client));
+    await client.connect();
+    for (const channel of this.handlers.keys()) await client.query(`LISTEN ${channel}`);
+    this.client = client;
+    return client;
+  }
+
+  private reconnectLater(dead: pg.Client): void {
+    if (this.client !== dead || this.closed) return;
+    this.client = undefined;
+    const retry = () => {
+      if (this.closed || this.client || this.handlers.size === 0) return;
+      this.connection().catch(() => setTimeout(retry, 1000));
+    };
+    setTimeout(retry, 200);
+  }
+}

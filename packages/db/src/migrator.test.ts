@@ -1,0 +1,90 @@
+import { describe, expect, test } from "bun:test";
+import { sql } from "kysely";
+import { openDatabase } from "./connection.ts";
+import { migrations } from "./migrations/index.ts";
+import { migrateToLatest } from "./migrator.ts";
+import { createScratchPostgres, databaseBackends, openTestDatabase } from "./testing.ts";
+
+const cli = new URL("./cli.ts", import.meta.url).pathname;
+
+for (const { backend, skip } of databaseBackends()) {
+  describe.skipIf(Boolean(skip))(`migrations on ${backend}${skip ? ` (skipped: ${skip})` : ""}`, () => {
+    test("a migrated database has every table, and migrating again applies nothing", async () => {
+      const handle = await openTestDatabase(backend);
+      try {
+        const tables = await sql<{ table_name: string }>`
+          select table_name from information_schema.tables where table_schema = 'public'`.execute(handle.db);
+        const names = tables.rows.map((r) => r.table_name);
+        expect(names).toEqual(expect.arrayContaining(["accounts", "users", "memberships"]));
+        expect(await migrateToLatest(handle.db)).toEqual([]);
+      } finally {
+        await handle.close();
+      }
+    });
+
+    test("the schema enforces lower-case emails and known roles", async () => {
+      const handle = await openTestDatabase(backend);
+      try {
+        await expect(
+          handle.db.insertInto("users").values({ id: "u1", email: "A@x.io", password_hash: "h", display_name: "A" }).execute(),
+        ).rejects.toThrow(/users_email_lower_case/);
+        await handle.db.insertInto("users").values({ id: "u1", email: "a@x.io", password_hash: "h", display_name: "A" }).execute();
+        await handle.db.insertInto("accounts").values({ id: "a1", name: "acme", display_name: "Acme", root_email: "a@x.io" }).execute();
+        await expect(
+          handle.db.insertInto("memberships").values({ account_id: "a1", user_id: "u1", role: "emperor" as never }).execute(),
+        ).rejects.toThrow(/memberships_role/);
+      } finally {
+        await handle.close();
+      }
+    });
+
+    test("notifications reach a listener and stop after unlisten", async () => {
+      const handle = await openTestDatabase(backend);
+      try {
+        const received: string[] = [];
+        const unlisten = await handle.listen("test_channel", (p) => received.push(p));
+        await handle.notify("test_channel", "one");
+        await waitFor(() => received.length === 1);
+        await unlisten();
+        await handle.notify("test_channel", "two");
+        await Bun.sleep(100);
+        expect(received).toEqual(["one"]);
+      } finally {
+        await handle.close();
+      }
+    });
+  });
+}
+
+describe.skipIf(!databaseBackends().find((b) => b.backend === "postgres" && !b.skip))(
+  "concurrent start-up on postgres",
+  () => {
+    test("two processes migrating one database at once apply each migration exactly once", async () => {
+      const scratch = await createScratchPostgres();
+      try {
+        const run = () =>
+          Bun.spawn(["bun", cli, "migrate"], { env: { ...process.env, DATABASE_URL: scratch.url }, stdout: "pipe", stderr: "pipe" });
+        const [a, b] = [run(), run()];
+        const [outA, outB] = await Promise.all([new Response(a.stdout).json(), new Response(b.stdout).json()]);
+        expect([await a.exited, await b.exited]).toEqual([0, 0]);
+        const applied = [...outA.applied, ...outB.applied].sort();
+        expect(applied).toEqual(Object.keys(migrations).sort());
+
+        const handle = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 1 });
+        const rows = await sql<{ n: number }>`select count(*)::int as n from kysely_migration`.execute(handle.db);
+        await handle.close();
+        expect(rows.rows[0]?.n).toBe(Object.keys(migrations).length);
+      } finally {
+        await scratch.drop();
+      }
+    });
+  },
+);
+
+async function waitFor(condition: () => boolean, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await Bun.sleep(10);
+  }
+}

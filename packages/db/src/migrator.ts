@@ -1,0 +1,19 @@
+import type { Kysely } from "kysely";
+import { type MigrationResultSet, Migrator } from "kysely/migration";
+import { migrations } from "./migrations/index.ts";
+
+/**
+ * Brings the schema up to date. Kysely's Postgres adapter holds a session-level
+ * `pg_advisory_lock` for the whole run, so processes starting together migrate once:
+ * the second waits, then finds nothing left to do. (PGlite has one connection and
+ * needs no lock.)
+ */
+export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error, results }: MigrationResultSet = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";
+    throw new Error(`migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}

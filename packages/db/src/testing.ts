@@ -1,0 +1,86 @@
+import { randomBytes } from "node:crypto";
+import { PGlite } from "@electric-sql/pglite";
+import { Kysely, PGliteDialect } from "kysely";
+import pg from "pg";
+import { z } from "zod";
+import { type DatabaseHandle, openDatabase } from "./connection.ts";
+import { migrateToLatest } from "./migrator.ts";
+
+/**
+ * The test suites' only view of the environment. PostgreSQL and Redis suites run
+ * when these are set (CI sets both) and announce that they were skipped otherwise.
+ */
+export const testEnv = z
+  .object({
+    DATABASE_URL: z.url().optional(),
+    REDIS_URL: z.url().optional(),
+  })
+  .parse(process.env);
+
+export type TestBackend = "pglite" | "postgres";
+
+/** The database backends this run can test against, with a reason for each one left out. */
+export function databaseBackends(): { backend: TestBackend; skip: string | false }[] {
+  return [
+    { backend: "pglite", skip: false },
+    { backend: "postgres", skip: testEnv.DATABASE_URL ? false : "DATABASE_URL is not set" },
+  ];
+}
+
+let migratedPglite: Promise<Blob> | undefined;
+
+/** A migrated PGlite image, built once per test process (PGlite takes seconds to initialise). */
+function migratedPgliteImage(): Promise<Blob> {
+  migratedPglite ??= (async () => {
+    const pglite = await PGlite.create();
+    const db = new Kysely<any>({ dialect: new PGliteDialect({ pglite }) });
+    await migrateToLatest(db);
+    const image = await pglite.dumpDataDir("none");
+    await db.destroy();
+    return image;
+  })();
+  return migratedPglite;
+}
+
+/** Creates an empty database on the test server and returns its URL and a way to drop it. */
+export async function createScratchPostgres(): Promise<{ url: string; drop(): Promise<void> }> {
+  const adminUrl = testEnv.DATABASE_URL;
+  if (!adminUrl) throw new Error("DATABASE_URL is not set");
+  const name = `scratch_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+/** A fresh, migrated database of its own for one test file; closing it throws it away. */
+export async function openTestDatabase(backend: TestBackend): Promise<DatabaseHandle> {
+  if (backend === "pglite") return openDatabase({ kind: "pglite", loadFrom: await migratedPgliteImage() });
+  const scratch = await createScratchPostgres();
+  const handle = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 5 });
+  await migrateToLatest(handle.db);
+  return {
+    ...handle,
+    async close() {
+      await handle.close();
+      await scratch.drop();
+    },
+  };
+}
