@@ -1,5 +1,6 @@
 import type { Migration } from "kysely/migration";
 import * as m20261122000100 from "./20261122000100_accounts_users_memberships.ts";
+import * as m20261122000200 from "./20261122000200_broker.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -7,4 +8,5 @@ import * as m20261122000100 from "./20261122000100_accounts_users_memberships.ts
  */
 export const migrations: Record<string, Migration> = {
   "20261122000100_accounts_users_memberships": m20261122000100,
+  "20261122000200_broker": m20261122000200,
 };

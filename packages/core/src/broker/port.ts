@@ -1,0 +1,210 @@
+/**
+ * The Broker port: durable streams with consumer groups, key-value buckets, counters,
+ * a sliding-window rate limiter and notifications, behind one interface with two
+ * adapters (Redis Streams for scale-out, PostgreSQL/PGlite for embedded mode).
+ *
+ * Scoping: every method takes `scope` first. It is the account id, or a platform-level
+ * scope such as `"platform"` (work queues shared by all accounts, login attempts that
+ * precede an account). In Redis the scope becomes the hash tag of every key
+ * (`{scope}:...`) so a cluster shards by account; in PostgreSQL it is a column of every
+ * broker table. Scopes, stream, bucket, key and channel names are arbitrary non-empty
+ * strings; adapters escape them.
+ *
+ * Failures: when the backend cannot be reached every method rejects promptly with
+ * `DomainError("unavailable")` (503 at the HTTP edge) instead of waiting for it to
+ * come back. Misuse (a group that does not exist, a bad argument) rejects with
+ * `DomainError("not_found" | "validation_error")`.
+ *
+ * Delivery: streams are at-least-once. An entry read by a group member stays pending
+ * until acknowledged; if its consumer dies, another member takes it with `claimIdle`
+ * once it has been idle (neither acked nor touched) longer than the claimant's deadline.
+ * No entry is held by two members of one group at once.
+ */
+
+/** Which backend a broker runs on. */
+export type BrokerKind = "redis" | "postgres";
+
+/** An account id, or a platform-level scope such as `"platform"`. */
+export type Scope = string;
+
+/** The scope for platform-level work (queues every account shares, pre-login limits). */
+export const PLATFORM_SCOPE = "platform";
+
+/** One stream entry as stored. */
+export interface StreamEntry {
+  /**
+   * Sequence id assigned by `append`, increasing within a stream. Opaque: compare
+   * only through the broker (pass it back as `after`); formats differ per adapter
+   * (Redis `"1700000000000-0"`, PostgreSQL `"42"`).
+   */
+  id: string;
+  /** The appended payload, byte for byte (callers usually store JSON). */
+  payload: string;
+  /** When the entry was appended, in epoch milliseconds. */
+  timestamp: number;
+}
+
+/** An entry handed to a group member. */
+export interface DeliveredEntry extends StreamEntry {
+  /** How many times this entry has been handed to a member of the group, this time included (1 on first read). */
+  deliveries: number;
+}
+
+export interface ReadGroupOptions {
+  /** At most this many entries (default 1). */
+  count?: number;
+  /** Wait up to this long for a new entry when none is available (default 0: return at once). */
+  blockMs?: number;
+}
+
+export interface EnsureGroupOptions {
+  /** Where a group created now starts: `"beginning"` (every entry in the stream) or `"end"` (only entries appended later). Default `"beginning"`. */
+  startAt?: "beginning" | "end";
+}
+
+export interface TrimOptions {
+  /** Keep at most this many newest entries. */
+  maxLength?: number;
+  /** Remove entries appended more than this many milliseconds ago. */
+  maxAgeMs?: number;
+}
+
+export interface ReadRangeOptions {
+  /** Only entries after this id (exclusive); from the start of the stream when omitted. */
+  after?: string;
+  /** At most this many entries (default 100). */
+  limit?: number;
+}
+
+export interface StreamPort {
+  /** Appends one entry and returns its id. Creates the stream when it does not exist. */
+  append(scope: Scope, stream: string, payload: string): Promise<string>;
+  /** Creates the consumer group if it does not exist (and the stream with it); an existing group is left as it is. */
+  ensureGroup(scope: Scope, stream: string, group: string, options?: EnsureGroupOptions): Promise<void>;
+  /**
+   * Hands never-delivered entries, oldest first, to `consumer` of `group`; they stay
+   * pending for it until acked, touched, released or claimed by another member.
+   * Rejects with `not_found` when the group does not exist.
+   */
+  readGroup(scope: Scope, stream: string, group: string, consumer: string, options?: ReadGroupOptions): Promise<DeliveredEntry[]>;
+  /** Acknowledges entries: they leave the group's pending list. Returns how many were pending. */
+  ack(scope: Scope, stream: string, group: string, ids: string[]): Promise<number>;
+  /**
+   * Takes over up to `count` pending entries of the group idle for at least `minIdleMs`
+   * (their consumer died, or released them), oldest first, and hands them to `consumer`
+   * with their delivery count increased. Entries trimmed away meanwhile are dropped from
+   * the pending list and not returned.
+   */
+  claimIdle(scope: Scope, stream: string, group: string, consumer: string, minIdleMs: number, count: number): Promise<DeliveredEntry[]>;
+  /** Resets the idle clock of entries `consumer` holds (a heartbeat for long work). Returns how many it still held. */
+  touch(scope: Scope, stream: string, group: string, consumer: string, ids: string[]): Promise<number>;
+  /**
+   * Gives entries back without acknowledging them: they count as idle for `idleMs`
+   * already, so a member claiming with `minIdleMs` takes them after `minIdleMs - idleMs`.
+   * Omit `idleMs` to make them claimable at once. Delivery counts are not changed.
+   */
+  release(scope: Scope, stream: string, group: string, consumer: string, ids: string[], idleMs?: number): Promise<void>;
+  /** How many entries the group has delivered and not yet acknowledged (0 for an unknown group). */
+  pendingCount(scope: Scope, stream: string, group: string): Promise<number>;
+  /** How many entries the stream holds (0 when it does not exist). */
+  length(scope: Scope, stream: string): Promise<number>;
+  /** Removes the oldest entries beyond `maxLength` and/or older than `maxAgeMs`; returns how many were removed. */
+  trim(scope: Scope, stream: string, options: TrimOptions): Promise<number>;
+  /** Reads entries in order without a group (`GET /storage/streams/{name}/messages`). */
+  readRange(scope: Scope, stream: string, options?: ReadRangeOptions): Promise<StreamEntry[]>;
+  /** Deletes the stream with its entries and groups. Returns whether it existed. */
+  deleteStream(scope: Scope, stream: string): Promise<boolean>;
+}
+
+export interface KvEntry {
+  key: string;
+  value: string;
+  /** Increases with every write to the bucket; never reused, so a CAS cannot be fooled by delete-and-recreate. */
+  revision: number;
+  /** When the value was last written. */
+  modified: Date;
+}
+
+export interface KvPutOptions {
+  /** The key expires this many seconds after the write (no expiry when omitted). */
+  ttlSeconds?: number;
+}
+
+export type CompareAndSetResult =
+  | { ok: true; revision: number }
+  /** `revision` is the key's current revision, 0 when it does not exist. */
+  | { ok: false; revision: number };
+
+export interface KvListOptions {
+  /** Keys after this one (exclusive), from a previous page's `next`. */
+  cursor?: string;
+  /** At most this many keys (default 100). */
+  limit?: number;
+}
+
+export interface KvPort {
+  /** Writes a value and returns its new revision. */
+  kvPut(scope: Scope, bucket: string, key: string, value: string, options?: KvPutOptions): Promise<{ revision: number }>;
+  /** The live value of a key, or null when missing or expired. */
+  kvGet(scope: Scope, bucket: string, key: string): Promise<KvEntry | null>;
+  /** Deletes a key; returns whether it existed (and had not expired). */
+  kvDelete(scope: Scope, bucket: string, key: string): Promise<boolean>;
+  /** Live keys in byte order, paged; `next` is the cursor for the following page, null on the last. */
+  kvKeys(scope: Scope, bucket: string, options?: KvListOptions): Promise<{ keys: string[]; next: string | null }>;
+  /**
+   * Writes only when the key's current revision equals `expectedRevision`
+   * (0: only when the key does not exist or has expired).
+   */
+  kvCompareAndSet(
+    scope: Scope,
+    bucket: string,
+    key: string,
+    value: string,
+    expectedRevision: number,
+    options?: KvPutOptions,
+  ): Promise<CompareAndSetResult>;
+  /** Deletes every key of a bucket; returns how many there were. */
+  kvDeleteBucket(scope: Scope, bucket: string): Promise<number>;
+}
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  /** 0 when allowed; otherwise whole seconds (at least 1) until a slot frees up. */
+  retryAfterSeconds: number;
+}
+
+export interface CounterPort {
+  /** Adds `by` (default 1) to a named counter and returns the new total. */
+  increment(scope: Scope, name: string, by?: number): Promise<number>;
+  /** A counter's total (0 when never incremented). */
+  counter(scope: Scope, name: string): Promise<number>;
+  /**
+   * Sliding-window limiter: allows at most `limit` calls for `key` in any
+   * `windowSeconds` window. Exact under concurrency; a denied call does not use a slot.
+   */
+  allow(scope: Scope, key: string, limit: number, windowSeconds: number): Promise<RateLimitDecision>;
+}
+
+export type Unsubscribe = () => Promise<void>;
+
+export interface NotificationPort {
+  /**
+   * Sends `message` to every current subscriber of `channel` in `scope`, in any process.
+   * Fire-and-forget: nobody listening means nobody hears it. Messages up to 7,000 bytes
+   * (a PostgreSQL NOTIFY limit); send an id and let the receiver read the rest.
+   */
+  publish(scope: Scope, channel: string, message: string): Promise<void>;
+  /** Resolves once the subscription is active, so a `publish` after it is heard. */
+  subscribe(scope: Scope, channel: string, onMessage: (message: string) => void): Promise<Unsubscribe>;
+}
+
+export interface Broker extends StreamPort, KvPort, CounterPort, NotificationPort {
+  readonly kind: BrokerKind;
+  /** Resolves when the backend answers; rejects with `unavailable` otherwise (used by /readyz). */
+  ping(): Promise<void>;
+  /** Releases connections and timers. The broker is unusable afterwards. */
+  close(): Promise<void>;
+}
+
+/** The largest notification message every adapter accepts. */
+export const MAX_NOTIFICATION_BYTES = 7000;
