@@ -86,7 +86,13 @@ export interface StreamPort {
    * pending for it until acked, touched, released or claimed by another member.
    * Rejects with `not_found` when the group does not exist.
    */
-  readGroup(scope: Scope, stream: string, group: string, consumer: string, options?: ReadGroupOptions): Promise<DeliveredEntry[]>;
+  readGroup(
+    scope: Scope,
+    stream: string,
+    group: string,
+    consumer: string,
+    options?: ReadGroupOptions,
+  ): Promise<DeliveredEntry[]>;
   /** Acknowledges entries: they leave the group's pending list. Returns how many were pending. */
   ack(scope: Scope, stream: string, group: string, ids: string[]): Promise<number>;
   /**
@@ -95,7 +101,14 @@ export interface StreamPort {
    * with their delivery count increased. Entries trimmed away meanwhile are dropped from
    * the pending list and not returned.
    */
-  claimIdle(scope: Scope, stream: string, group: string, consumer: string, minIdleMs: number, count: number): Promise<DeliveredEntry[]>;
+  claimIdle(
+    scope: Scope,
+    stream: string,
+    group: string,
+    consumer: string,
+    minIdleMs: number,
+    count: number,
+  ): Promise<DeliveredEntry[]>;
   /** Resets the idle clock of entries `consumer` holds (a heartbeat for long work). Returns how many it still held. */
   touch(scope: Scope, stream: string, group: string, consumer: string, ids: string[]): Promise<number>;
   /**
@@ -144,7 +157,13 @@ export interface KvListOptions {
 
 export interface KvPort {
   /** Writes a value and returns its new revision. */
-  kvPut(scope: Scope, bucket: string, key: string, value: string, options?: KvPutOptions): Promise<{ revision: number }>;
+  kvPut(
+    scope: Scope,
+    bucket: string,
+    key: string,
+    value: string,
+    options?: KvPutOptions,
+  ): Promise<{ revision: number }>;
   /** The live value of a key, or null when missing or expired. */
   kvGet(scope: Scope, bucket: string, key: string): Promise<KvEntry | null>;
   /** Deletes a key; returns whether it existed (and had not expired). */

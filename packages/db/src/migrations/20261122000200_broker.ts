@@ -56,7 +56,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       foreign key (scope, stream, entry_id) references broker_stream_entries (scope, stream, id) on delete cascade
     )`.execute(db);
   await sql`
-    create index broker_stream_pending_idle on broker_stream_pending (scope, stream, group_name, delivered_at)`.execute(db);
+    create index broker_stream_pending_idle on broker_stream_pending (scope, stream, group_name, delivered_at)`.execute(
+    db,
+  );
   await sql`create index broker_stream_pending_entry on broker_stream_pending (scope, stream, entry_id)`.execute(db);
 
   await sql`create sequence broker_kv_revision`.execute(db);

@@ -1,0 +1,468 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { DomainError } from "../errors.ts";
+import type { Broker, DeliveredEntry } from "./port.ts";
+import { brokerBackends, eventually, randomScope, type TestBroker } from "./test-backends.ts";
+
+/**
+ * The Broker contract: the same assertions on every adapter. Each test works in a
+ * scope of its own, so tests and concurrent runs never see each other's data.
+ */
+for (const backend of brokerBackends()) {
+  describe.skipIf(Boolean(backend.skip))(
+    `broker contract on ${backend.name}${backend.skip ? ` (skipped: ${backend.skip})` : ""}`,
+    () => {
+      let opened: TestBroker;
+      let broker: Broker;
+
+      beforeAll(async () => {
+        opened = await backend.open();
+        broker = opened.broker;
+      });
+      afterAll(async () => {
+        await opened?.close();
+      });
+
+      const ids = (entries: { id: string }[]) => entries.map((e) => e.id);
+      const payloads = (entries: { payload: string }[]) => entries.map((e) => e.payload);
+
+      async function appendAll(scope: string, stream: string, values: string[]): Promise<string[]> {
+        const out: string[] = [];
+        for (const value of values) out.push(await broker.append(scope, stream, value));
+        return out;
+      }
+
+      async function rejection(promise: Promise<unknown>): Promise<DomainError> {
+        try {
+          await promise;
+        } catch (error) {
+          if (error instanceof DomainError) return error;
+          throw error;
+        }
+        throw new Error("expected a rejection");
+      }
+
+      test("is the adapter it says it is", () => {
+        expect(broker.kind).toBe(backend.kind);
+      });
+
+      describe("streams", () => {
+        test("appends in order and reads ranges page by page", async () => {
+          const scope = randomScope();
+          const before = Date.now();
+          const appended = await appendAll(scope, "events", ["a", "b", "c", "d", "e"]);
+          expect(new Set(appended).size).toBe(5);
+
+          const all = await broker.readRange(scope, "events");
+          expect(ids(all)).toEqual(appended);
+          expect(payloads(all)).toEqual(["a", "b", "c", "d", "e"]);
+          for (const entry of all) expect(entry.timestamp).toBeGreaterThanOrEqual(before - 5000);
+
+          const first = await broker.readRange(scope, "events", { limit: 2 });
+          const second = await broker.readRange(scope, "events", { after: first.at(-1)?.id, limit: 2 });
+          const third = await broker.readRange(scope, "events", { after: second.at(-1)?.id, limit: 2 });
+          expect(payloads([...first, ...second, ...third])).toEqual(["a", "b", "c", "d", "e"]);
+          expect(await broker.length(scope, "events")).toBe(5);
+          expect(await broker.length(scope, "never-written")).toBe(0);
+        });
+
+        test("keeps payloads byte for byte", async () => {
+          const scope = randomScope();
+          const odd = JSON.stringify({ text: 'zß水🚀\n\t"quoted"', empty: "" });
+          await broker.append(scope, "s", odd);
+          await broker.append(scope, "s", "");
+          expect(payloads(await broker.readRange(scope, "s"))).toEqual([odd, ""]);
+        });
+
+        test("a group hands each entry to one member, oldest first, until acked", async () => {
+          const scope = randomScope();
+          await broker.ensureGroup(scope, "jobs", "workers");
+          await appendAll(scope, "jobs", ["1", "2", "3"]);
+
+          const a = await broker.readGroup(scope, "jobs", "workers", "a", { count: 2 });
+          const b = await broker.readGroup(scope, "jobs", "workers", "b", { count: 2 });
+          expect(payloads(a)).toEqual(["1", "2"]);
+          expect(payloads(b)).toEqual(["3"]);
+          expect(a.every((e) => e.deliveries === 1)).toBe(true);
+          expect(await broker.readGroup(scope, "jobs", "workers", "a")).toEqual([]);
+          expect(await broker.pendingCount(scope, "jobs", "workers")).toBe(3);
+
+          expect(await broker.ack(scope, "jobs", "workers", ids(a))).toBe(2);
+          expect(await broker.ack(scope, "jobs", "workers", ids(a))).toBe(0);
+          expect(await broker.pendingCount(scope, "jobs", "workers")).toBe(1);
+        });
+
+        test("every group sees every entry; a group created at the end sees only later ones", async () => {
+          const scope = randomScope();
+          await broker.append(scope, "s", "old");
+          await broker.ensureGroup(scope, "s", "from-start");
+          await broker.ensureGroup(scope, "s", "from-end", { startAt: "end" });
+          await broker.ensureGroup(scope, "s", "from-start", { startAt: "end" }); // exists: left as it is
+          await broker.append(scope, "s", "new");
+          expect(payloads(await broker.readGroup(scope, "s", "from-start", "c", { count: 10 }))).toEqual([
+            "old",
+            "new",
+          ]);
+          expect(payloads(await broker.readGroup(scope, "s", "from-end", "c", { count: 10 }))).toEqual(["new"]);
+        });
+
+        test("reading from a group that does not exist is not_found", async () => {
+          const scope = randomScope();
+          await broker.append(scope, "s", "x");
+          expect((await rejection(broker.readGroup(scope, "s", "nobody", "c"))).code).toBe("not_found");
+          expect((await rejection(broker.claimIdle(scope, "s", "nobody", "c", 0, 1))).code).toBe("not_found");
+          expect(await broker.pendingCount(scope, "s", "nobody")).toBe(0);
+        });
+
+        test("entries of a consumer that died are claimed by another after the idle deadline, with their delivery count", async () => {
+          const scope = randomScope();
+          await broker.ensureGroup(scope, "s", "g");
+          await appendAll(scope, "s", ["1", "2", "3"]);
+          const taken = await broker.readGroup(scope, "s", "g", "dies", { count: 3 });
+          expect(taken).toHaveLength(3);
+
+          // Fresh entries are not idle yet.
+          expect(await broker.claimIdle(scope, "s", "g", "survivor", 60_000, 10)).toEqual([]);
+          // Nor are they handed out again as new.
+          expect(await broker.readGroup(scope, "s", "g", "survivor", { count: 10 })).toEqual([]);
+
+          await Bun.sleep(150);
+          const claimed = await broker.claimIdle(scope, "s", "g", "survivor", 100, 10);
+          expect(payloads(claimed)).toEqual(["1", "2", "3"]);
+          expect(claimed.map((e) => e.deliveries)).toEqual([2, 2, 2]);
+          // Claimed entries belong to the survivor now and are not idle.
+          expect(await broker.claimIdle(scope, "s", "g", "third", 100, 10)).toEqual([]);
+          expect(await broker.touch(scope, "s", "g", "dies", ids(claimed))).toBe(0);
+          expect(await broker.ack(scope, "s", "g", ids(claimed))).toBe(3);
+          expect(await broker.pendingCount(scope, "s", "g")).toBe(0);
+        });
+
+        test("claim takes at most `count` entries, oldest first", async () => {
+          const scope = randomScope();
+          await broker.ensureGroup(scope, "s", "g");
+          await appendAll(scope, "s", ["1", "2", "3", "4", "5"]);
+          const taken = await broker.readGroup(scope, "s", "g", "a", { count: 5 });
+          await broker.release(scope, "s", "g", "a", ids(taken));
+          expect(payloads(await broker.claimIdle(scope, "s", "g", "b", 60_000, 2))).toEqual(["1", "2"]);
+          expect(payloads(await broker.claimIdle(scope, "s", "g", "b", 60_000, 10))).toEqual(["3", "4", "5"]);
+        });
+
+        test("release makes entries claimable at once, or after a delay, without counting a delivery", async () => {
+          const scope = randomScope();
+          await broker.ensureGroup(scope, "s", "g");
+          await appendAll(scope, "s", ["now", "later"]);
+          const [now, later] = (await broker.readGroup(scope, "s", "g", "a", { count: 2 })) as [
+            DeliveredEntry,
+            DeliveredEntry,
+          ];
+
+          await broker.release(scope, "s", "g", "a", [now.id]);
+          await broker.release(scope, "s", "g", "a", [later.id], 0);
+          const claimed = await broker.claimIdle(scope, "s", "g", "b", 60_000, 10);
+          expect(payloads(claimed)).toEqual(["now"]);
+          expect(claimed[0]?.deliveries).toBe(2);
+
+          // Only the holder can release: "a" no longer holds "now".
+          await broker.release(scope, "s", "g", "a", [now.id]);
+          expect(await broker.claimIdle(scope, "s", "g", "c", 60_000, 10)).toEqual([]);
+        });
+
+        test("touch keeps a held entry from being claimed", async () => {
+          const scope = randomScope();
+          await broker.ensureGroup(scope, "s", "g");
+          await broker.append(scope, "s", "long job");
+          const [entry] = await broker.readGroup(scope, "s", "g", "a");
+          if (!entry) throw new Error("nothing read");
+          await broker.release(scope, "s", "g", "a", [entry.id]);
+          expect(await broker.touch(scope, "s", "g", "a", [entry.id])).toBe(1);
+          expect(await broker.claimIdle(scope, "s", "g", "b", 60_000, 1)).toEqual([]);
+        });
+
+        test("concurrent members never hold the same entry at once", async () => {
+          const scope = randomScope();
+          const peer = await opened.openPeer();
+          await broker.ensureGroup(scope, "s", "g");
+          const total = 120;
+          await Promise.all(Array.from({ length: total }, (_, i) => broker.append(scope, "s", String(i))));
+
+          const members = Array.from({ length: 8 }, (_, i) => ({ name: `m${i}`, via: i % 2 === 0 ? broker : peer }));
+          const readAll = async (member: { name: string; via: Broker }) => {
+            const got: string[] = [];
+            for (;;) {
+              const entries = await member.via.readGroup(scope, "s", "g", member.name, { count: 7 });
+              if (entries.length === 0) return got;
+              got.push(...payloads(entries));
+            }
+          };
+          const read = (await Promise.all(members.map(readAll))).flat();
+          expect(read).toHaveLength(total);
+          expect(new Set(read).size).toBe(total);
+
+          // Release everything, then let the members race to claim it.
+          const pending = await broker.readRange(scope, "s", { limit: total });
+          for (const member of members) await broker.release(scope, "s", "g", member.name, ids(pending));
+          const claimAll = async (member: { name: string; via: Broker }) => {
+            const got: DeliveredEntry[] = [];
+            for (;;) {
+              const entries = await member.via.claimIdle(scope, "s", "g", member.name, 60_000, 5);
+              if (entries.length === 0) return got;
+              got.push(...entries);
+            }
+          };
+          const claimed = (await Promise.all(members.map(claimAll))).flat();
+          expect(claimed).toHaveLength(total);
+          expect(new Set(ids(claimed)).size).toBe(total);
+          expect(claimed.every((e) => e.deliveries === 2)).toBe(true);
+        });
+
+        test("a blocked reader wakes up for an entry appended while it waits, and gives up after its timeout", async () => {
+          const scope = randomScope();
+          const peer = await opened.openPeer();
+          await broker.ensureGroup(scope, "s", "g");
+          const waiting = broker.readGroup(scope, "s", "g", "a", { count: 1, blockMs: 10_000 });
+          await Bun.sleep(100);
+          await peer.append(scope, "s", "wake up");
+          expect(payloads(await waiting)).toEqual(["wake up"]);
+          expect(await broker.readGroup(scope, "s", "g", "a", { blockMs: 100 })).toEqual([]);
+        });
+
+        test("trim by length keeps the newest entries; claims skip what was trimmed", async () => {
+          const scope = randomScope();
+          await broker.ensureGroup(scope, "s", "g");
+          await appendAll(scope, "s", ["1", "2", "3", "4", "5", "6"]);
+          const taken = await broker.readGroup(scope, "s", "g", "a", { count: 6 });
+          await broker.release(scope, "s", "g", "a", ids(taken));
+
+          expect(await broker.trim(scope, "s", { maxLength: 2 })).toBe(4);
+          expect(payloads(await broker.readRange(scope, "s"))).toEqual(["5", "6"]);
+          expect(await broker.length(scope, "s")).toBe(2);
+          expect(await broker.trim(scope, "s", { maxLength: 2 })).toBe(0);
+          expect(payloads(await broker.claimIdle(scope, "s", "g", "b", 60_000, 10))).toEqual(["5", "6"]);
+        });
+
+        test("trim by age removes entries older than the limit", async () => {
+          const scope = randomScope();
+          await appendAll(scope, "s", ["old-1", "old-2"]);
+          await Bun.sleep(400);
+          await appendAll(scope, "s", ["new"]);
+          expect(await broker.trim(scope, "s", { maxAgeMs: 200 })).toBe(2);
+          expect(payloads(await broker.readRange(scope, "s"))).toEqual(["new"]);
+        });
+
+        test("deleting a stream removes its entries and groups", async () => {
+          const scope = randomScope();
+          await broker.ensureGroup(scope, "s", "g");
+          await broker.append(scope, "s", "x");
+          expect(await broker.deleteStream(scope, "s")).toBe(true);
+          expect(await broker.deleteStream(scope, "s")).toBe(false);
+          expect(await broker.length(scope, "s")).toBe(0);
+          expect((await rejection(broker.readGroup(scope, "s", "g", "c"))).code).toBe("not_found");
+        });
+
+        test("scopes do not see each other's streams", async () => {
+          const [one, two] = [randomScope(), randomScope()];
+          await broker.append(one, "shared-name", "one");
+          await broker.append(two, "shared-name", "two");
+          expect(payloads(await broker.readRange(one, "shared-name"))).toEqual(["one"]);
+          expect(payloads(await broker.readRange(two, "shared-name"))).toEqual(["two"]);
+        });
+
+        test("names with separators and braces stay apart", async () => {
+          const scope = randomScope("a:b{c}");
+          await broker.append(scope, "x:y", "1");
+          await broker.append(scope, "x", "2");
+          expect(payloads(await broker.readRange(scope, "x:y"))).toEqual(["1"]);
+          expect(payloads(await broker.readRange(scope, "x"))).toEqual(["2"]);
+        });
+
+        test("bad arguments are validation errors", async () => {
+          const scope = randomScope();
+          expect((await rejection(broker.append("", "s", "x"))).code).toBe("validation_error");
+          expect((await rejection(broker.readGroup(scope, "s", "g", "c", { count: 0 }))).code).toBe("validation_error");
+          expect((await rejection(broker.readRange(scope, "s", { after: "not an id" }))).code).toBe("validation_error");
+        });
+      });
+
+      describe("key-value", () => {
+        test("put, get, overwrite and delete, with revisions that only grow", async () => {
+          const scope = randomScope();
+          const before = Date.now();
+          const first = await broker.kvPut(scope, "b", "k", "v1");
+          const got = await broker.kvGet(scope, "b", "k");
+          expect(got).toMatchObject({ key: "k", value: "v1", revision: first.revision });
+          expect(got?.modified.getTime()).toBeGreaterThanOrEqual(before - 5000);
+
+          const second = await broker.kvPut(scope, "b", "k", "v2");
+          expect(second.revision).toBeGreaterThan(first.revision);
+          expect((await broker.kvGet(scope, "b", "k"))?.value).toBe("v2");
+
+          expect(await broker.kvDelete(scope, "b", "k")).toBe(true);
+          expect(await broker.kvDelete(scope, "b", "k")).toBe(false);
+          expect(await broker.kvGet(scope, "b", "k")).toBeNull();
+          const third = await broker.kvPut(scope, "b", "k", "v3");
+          expect(third.revision).toBeGreaterThan(second.revision);
+        });
+
+        test("compare-and-set writes only over the expected revision", async () => {
+          const scope = randomScope();
+          const created = await broker.kvCompareAndSet(scope, "b", "k", "first", 0);
+          expect(created.ok).toBe(true);
+          const again = await broker.kvCompareAndSet(scope, "b", "k", "second", 0);
+          expect(again).toEqual({ ok: false, revision: created.revision });
+
+          const updated = await broker.kvCompareAndSet(scope, "b", "k", "second", created.revision);
+          expect(updated.ok).toBe(true);
+          expect(updated.revision).toBeGreaterThan(created.revision);
+          const stale = await broker.kvCompareAndSet(scope, "b", "k", "third", created.revision);
+          expect(stale).toEqual({ ok: false, revision: updated.revision });
+          expect((await broker.kvGet(scope, "b", "k"))?.value).toBe("second");
+
+          // Deleted and created again: the old revision does not match the new key.
+          await broker.kvDelete(scope, "b", "k");
+          expect((await broker.kvCompareAndSet(scope, "b", "k", "x", updated.revision)).ok).toBe(false);
+          const recreated = await broker.kvCompareAndSet(scope, "b", "k", "x", 0);
+          expect(recreated.ok).toBe(true);
+          expect((await broker.kvCompareAndSet(scope, "b", "k", "y", updated.revision)).ok).toBe(false);
+        });
+
+        test("concurrent compare-and-set from one revision lets exactly one writer win", async () => {
+          const scope = randomScope();
+          const { revision } = await broker.kvPut(scope, "b", "k", "start");
+          const results = await Promise.all(
+            Array.from({ length: 20 }, (_, i) => broker.kvCompareAndSet(scope, "b", "k", `writer-${i}`, revision)),
+          );
+          const winners = results.filter((r) => r.ok);
+          expect(winners).toHaveLength(1);
+          const final = await broker.kvGet(scope, "b", "k");
+          expect(final?.revision).toBe(winners[0]?.revision);
+        });
+
+        test("keys are listed in byte order, page by page", async () => {
+          const scope = randomScope();
+          const keys = ["b", "a", "B", "a:1", "ä", "c", "a0"];
+          for (const key of keys) await broker.kvPut(scope, "bucket", key, "v");
+          const sorted = [...keys].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
+
+          const listed: string[] = [];
+          let cursor: string | undefined;
+          for (let pages = 0; pages < 10; pages++) {
+            const page = await broker.kvKeys(scope, "bucket", { cursor, limit: 3 });
+            listed.push(...page.keys);
+            if (!page.next) break;
+            cursor = page.next;
+          }
+          expect(listed).toEqual(sorted);
+          expect((await broker.kvKeys(scope, "bucket", { limit: 7 })).next).toBeNull();
+          expect(await broker.kvKeys(scope, "empty-bucket")).toEqual({ keys: [], next: null });
+        });
+
+        test("keys expire after their TTL and then count as absent", async () => {
+          const scope = randomScope();
+          await broker.kvPut(scope, "b", "short", "v", { ttlSeconds: 0.3 });
+          await broker.kvPut(scope, "b", "forever", "v");
+          await broker.kvPut(scope, "b", "made-permanent", "v", { ttlSeconds: 0.3 });
+          await broker.kvPut(scope, "b", "made-permanent", "v2");
+          expect((await broker.kvGet(scope, "b", "short"))?.value).toBe("v");
+
+          await Bun.sleep(600);
+          expect(await broker.kvGet(scope, "b", "short")).toBeNull();
+          expect((await broker.kvKeys(scope, "b")).keys).toEqual(["forever", "made-permanent"]);
+          expect(await broker.kvDelete(scope, "b", "short")).toBe(false);
+          expect((await broker.kvCompareAndSet(scope, "b", "short", "again", 0)).ok).toBe(true);
+          expect((await broker.kvGet(scope, "b", "short"))?.value).toBe("again");
+        });
+
+        test("deleting a bucket removes its keys and leaves other buckets alone", async () => {
+          const scope = randomScope();
+          await broker.kvPut(scope, "doomed", "a", "1");
+          await broker.kvPut(scope, "doomed", "b", "2");
+          await broker.kvPut(scope, "kept", "a", "1");
+          expect(await broker.kvDeleteBucket(scope, "doomed")).toBe(2);
+          expect(await broker.kvGet(scope, "doomed", "a")).toBeNull();
+          expect((await broker.kvKeys(scope, "kept")).keys).toEqual(["a"]);
+        });
+
+        test("scopes and buckets do not see each other's keys", async () => {
+          const [one, two] = [randomScope(), randomScope()];
+          await broker.kvPut(one, "b", "k", "one");
+          await broker.kvPut(two, "b", "k", "two");
+          await broker.kvPut(one, "other", "k", "other");
+          expect((await broker.kvGet(one, "b", "k"))?.value).toBe("one");
+          expect((await broker.kvGet(two, "b", "k"))?.value).toBe("two");
+          expect((await broker.kvGet(one, "other", "k"))?.value).toBe("other");
+        });
+      });
+
+      describe("counters and rate limits", () => {
+        test("counters add up and start at zero", async () => {
+          const scope = randomScope();
+          expect(await broker.counter(scope, "runs")).toBe(0);
+          expect(await broker.increment(scope, "runs")).toBe(1);
+          expect(await broker.increment(scope, "runs", 5)).toBe(6);
+          await Promise.all(Array.from({ length: 20 }, () => broker.increment(scope, "runs")));
+          expect(await broker.counter(scope, "runs")).toBe(26);
+          expect(await broker.counter(randomScope(), "runs")).toBe(0);
+        });
+
+        test("the limiter allows exactly `limit` of 50 concurrent callers", async () => {
+          const scope = randomScope();
+          const peer = await opened.openPeer();
+          const decisions = await Promise.all(
+            Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? broker : peer).allow(scope, "login", 10, 60)),
+          );
+          const allowed = decisions.filter((d) => d.allowed);
+          const denied = decisions.filter((d) => !d.allowed);
+          expect(allowed).toHaveLength(10);
+          expect(allowed.every((d) => d.retryAfterSeconds === 0)).toBe(true);
+          expect(denied.every((d) => d.retryAfterSeconds >= 1 && d.retryAfterSeconds <= 60)).toBe(true);
+          // Other keys and scopes have windows of their own.
+          expect((await broker.allow(scope, "other", 10, 60)).allowed).toBe(true);
+          expect((await broker.allow(randomScope(), "login", 10, 60)).allowed).toBe(true);
+        });
+
+        test("the window slides: a slot frees up once its call is older than the window", async () => {
+          const scope = randomScope();
+          expect((await broker.allow(scope, "k", 2, 0.4)).allowed).toBe(true);
+          expect((await broker.allow(scope, "k", 2, 0.4)).allowed).toBe(true);
+          expect(await broker.allow(scope, "k", 2, 0.4)).toEqual({ allowed: false, retryAfterSeconds: 1 });
+          await Bun.sleep(600);
+          expect((await broker.allow(scope, "k", 2, 0.4)).allowed).toBe(true);
+        });
+      });
+
+      describe("notifications", () => {
+        test("subscribers of a channel hear what is published on it, until they unsubscribe", async () => {
+          const scope = randomScope();
+          const peer = await opened.openPeer();
+          const heard: string[] = [];
+          const heardByPeer: string[] = [];
+          const other: string[] = [];
+          const stop = await broker.subscribe(scope, "run:1", (m) => heard.push(m));
+          const stopPeer = await peer.subscribe(scope, "run:1", (m) => heardByPeer.push(m));
+          const stopOther = await broker.subscribe(scope, "run:2", (m) => other.push(m));
+          const stopOtherScope = await broker.subscribe(randomScope(), "run:1", (m) => other.push(m));
+
+          await peer.publish(scope, "run:1", "finished");
+          await eventually(() => heard.length === 1 && heardByPeer.length === 1);
+          expect(heard).toEqual(["finished"]);
+          expect(heardByPeer).toEqual(["finished"]);
+
+          await stop();
+          await broker.publish(scope, "run:1", "again");
+          await eventually(() => heardByPeer.length === 2);
+          await Bun.sleep(100);
+          expect(heard).toEqual(["finished"]);
+          expect(other).toEqual([]);
+          await Promise.all([stopPeer(), stopOther(), stopOtherScope()]);
+        });
+
+        test("a message over the size limit is refused", async () => {
+          expect((await rejection(broker.publish(randomScope(), "c", "x".repeat(7001)))).code).toBe("validation_error");
+        });
+      });
+
+      test("ping answers while the backend is up", async () => {
+        await broker.ping();
+      });
+    },
+  );
+}

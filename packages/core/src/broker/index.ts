@@ -1,0 +1,22 @@
+import type { DatabaseHandle } from "@platform/db";
+import type { Logger } from "../logger.ts";
+import type { Broker } from "./port.ts";
+import { createPostgresBroker } from "./postgres/index.ts";
+import { createRedisBroker } from "./redis/index.ts";
+
+export * from "./port.ts";
+export { createRedisClient } from "./redis/client.ts";
+
+export interface CreateBrokerOptions {
+  /** Redis Streams when set (scale-out); otherwise the PostgreSQL adapter on `database` (embedded). */
+  redisUrl?: string;
+  database: DatabaseHandle;
+  logger?: Logger;
+}
+
+/** Builds the broker this process runs on. `close()` it before closing the database. */
+export async function createBroker(options: CreateBrokerOptions): Promise<Broker> {
+  const logger = options.logger?.child({ component: "broker" });
+  if (options.redisUrl) return createRedisBroker(options.redisUrl, logger);
+  return createPostgresBroker(options.database, logger);
+}

@@ -1,0 +1,65 @@
+import type { DatabaseHandle } from "@platform/db";
+import { sql } from "kysely";
+import { assertInteger, assertNames, retryAfterSeconds } from "../arguments.ts";
+import type { CounterPort } from "../port.ts";
+import { guarded } from "./failures.ts";
+
+/**
+ * Counters as upserts. The limiter keeps, per key, the times of the calls it allowed
+ * in the current window; a caller locks that row (the upsert takes the lock even when
+ * it creates the row), decides, and writes back in one short transaction, so concurrent
+ * callers are decided one after another: exact.
+ */
+export function postgresCounters(handle: DatabaseHandle): CounterPort {
+  const db = handle.db;
+  return {
+    async increment(scope, name, by = 1) {
+      assertNames({ scope, name });
+      assertInteger("by", by, Number.MIN_SAFE_INTEGER);
+      const result = await guarded(() =>
+        sql<{ value: number }>`
+          insert into broker_counters as c (scope, name, value) values (${scope}, ${name}, ${by})
+          on conflict (scope, name) do update set value = c.value + excluded.value
+          returning value`.execute(db),
+      );
+      return Number(result.rows[0]?.value);
+    },
+
+    async counter(scope, name) {
+      assertNames({ scope, name });
+      const result = await guarded(() =>
+        sql<{ value: number }>`select value from broker_counters where scope = ${scope} and name = ${name}`.execute(db),
+      );
+      return Number(result.rows[0]?.value ?? 0);
+    },
+
+    async allow(scope, key, limit, windowSeconds) {
+      assertNames({ scope, key });
+      assertInteger("limit", limit, 1);
+      const windowMs = Math.round(windowSeconds * 1000);
+      assertInteger("windowSeconds in milliseconds", windowMs, 1);
+      return guarded(() =>
+        db.transaction().execute(async (trx) => {
+          const locked = await sql<{ hits: number[]; now_ms: number }>`
+            insert into broker_rate_limits as r (scope, key, hits, expires_at)
+            values (${scope}, ${key}, '{}', clock_timestamp())
+            on conflict (scope, key) do update set hits = r.hits
+            returning hits, extract(epoch from clock_timestamp())::float8 * 1000 as now_ms`.execute(trx);
+          const row = locked.rows[0];
+          if (!row) throw new Error("rate limit row was not locked");
+          const now = row.now_ms;
+          const live = row.hits.map(Number).filter((hit) => hit > now - windowMs);
+          if (live.length >= limit) {
+            return { allowed: false, retryAfterSeconds: retryAfterSeconds(Math.min(...live) + windowMs - now) };
+          }
+          live.push(now);
+          await sql`
+            update broker_rate_limits
+            set hits = ${`{${live.join(",")}}`}::float8[], expires_at = clock_timestamp() + ${windowMs}::float8 * interval '1 millisecond'
+            where scope = ${scope} and key = ${key}`.execute(trx);
+          return { allowed: true, retryAfterSeconds: 0 };
+        }),
+      );
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import type { DatabaseHandle } from "@platform/db";
+import type { Logger } from "../../logger.ts";
+import type { Broker } from "../port.ts";
+import { postgresCounters } from "./counters.ts";
+import { guarded } from "./failures.ts";
+import { postgresKv } from "./kv.ts";
+import { NOTIFICATIONS_CHANNEL, postgresNotifications } from "./notifications.ts";
+import { APPENDS_CHANNEL, postgresStreams } from "./streams.ts";
+import { startSweeper } from "./sweeper.ts";
+import { TopicListener } from "./wakeups.ts";
+
+/**
+ * The embedded adapter, on PGlite or a PostgreSQL server without Redis. It uses the
+ * caller's database handle and leaves it open on `close`.
+ */
+export function createPostgresBroker(database: DatabaseHandle, logger?: Logger): Broker {
+  let closed = false;
+  const appends = new TopicListener(database, APPENDS_CHANNEL);
+  const notifications = new TopicListener(database, NOTIFICATIONS_CHANNEL);
+  const sweeper = startSweeper(database, logger);
+  return {
+    kind: "postgres",
+    ...postgresStreams(database, appends, () => closed),
+    ...postgresKv(database),
+    ...postgresCounters(database),
+    ...postgresNotifications(database, notifications),
+    async ping() {
+      await guarded(() => database.ping());
+    },
+    async close() {
+      closed = true;
+      sweeper.stop();
+      await appends.close();
+      await notifications.close();
+    },
+  };
+}

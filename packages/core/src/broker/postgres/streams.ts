@@ -1,0 +1,296 @@
+import type { DatabaseHandle } from "@platform/db";
+import { sql } from "kysely";
+import { DomainError } from "../../errors.ts";
+import { assertInteger, assertName, assertNames, assertNonNegative, MAX_IDLE_MS } from "../arguments.ts";
+import type { DeliveredEntry, StreamEntry, StreamPort } from "../port.ts";
+import { guarded, parseEntryId, parseEntryIds } from "./failures.ts";
+import { type TopicListener, topicOf, watchTopic } from "./wakeups.ts";
+
+/** The NOTIFY channel appends announce themselves on (payload: the stream's topic). */
+export const APPENDS_CHANNEL = "broker_stream_appended";
+
+/** Longest a blocked reader sleeps between checks, in case a notification was lost (listener reconnect). */
+const MAX_SLEEP_MS = 1000;
+
+interface EntryRow {
+  id: number;
+  payload: string;
+  ts: number;
+}
+
+const toEntry = (row: EntryRow): StreamEntry => ({
+  id: String(row.id),
+  payload: row.payload,
+  timestamp: Math.floor(row.ts),
+});
+
+const groupMissing = () => new DomainError("not_found", "the consumer group does not exist");
+
+/**
+ * Streams in tables. Correct by construction on PGlite, where SKIP LOCKED never skips
+ * and one transaction runs at a time:
+ * - an append takes the stream row's lock to number its entry, so entries commit in id order;
+ * - a group read locks the group row for one short transaction, hands out the next entries
+ *   after its cursor, records them as pending and moves the cursor: no entry goes to two members;
+ * - a claim is one UPDATE whose WHERE re-checks the idle deadline on the row it locked;
+ * - no transaction is held while waiting: a blocking read polls, woken early by LISTEN/NOTIFY.
+ */
+export function postgresStreams(handle: DatabaseHandle, appends: TopicListener, isClosed: () => boolean): StreamPort {
+  const db = handle.db;
+
+  /** Hands out up to `count` undelivered entries; [] when there are none. */
+  async function readNew(scope: string, stream: string, group: string, consumer: string, count: number) {
+    const cursor = await sql<{ last_delivered_id: number; last_id: number }>`
+      select g.last_delivered_id, s.last_id
+      from broker_stream_groups g join broker_streams s on s.scope = g.scope and s.stream = g.stream
+      where g.scope = ${scope} and g.stream = ${stream} and g.group_name = ${group}`.execute(db);
+    const position = cursor.rows[0];
+    if (!position) throw groupMissing();
+    if (position.last_id <= position.last_delivered_id) return [];
+
+    return db.transaction().execute(async (trx) => {
+      const locked = await sql<{ last_delivered_id: number }>`
+        select last_delivered_id from broker_stream_groups
+        where scope = ${scope} and stream = ${stream} and group_name = ${group}
+        for update`.execute(trx);
+      const group_ = locked.rows[0];
+      if (!group_) throw groupMissing();
+      const picked = await sql<EntryRow>`
+        with picked as (
+          select id, payload, created_at from broker_stream_entries
+          where scope = ${scope} and stream = ${stream} and id > ${group_.last_delivered_id}
+          order by id limit ${count}
+        ), pending as (
+          insert into broker_stream_pending (scope, stream, group_name, entry_id, consumer, delivered_at, deliveries)
+          select ${scope}, ${stream}, ${group}, id, ${consumer}, clock_timestamp(), 1 from picked
+        ), advanced as (
+          update broker_stream_groups set last_delivered_id = (select max(id) from picked)
+          where scope = ${scope} and stream = ${stream} and group_name = ${group} and exists (select 1 from picked)
+        )
+        select id, payload, extract(epoch from created_at)::float8 * 1000 as ts from picked order by id`.execute(trx);
+      return picked.rows;
+    });
+  }
+
+  async function assertGroupExists(scope: string, stream: string, group: string): Promise<void> {
+    const found = await sql`
+      select 1 from broker_stream_groups where scope = ${scope} and stream = ${stream} and group_name = ${group}`.execute(
+      db,
+    );
+    if (found.rows.length === 0) throw groupMissing();
+  }
+
+  function assertIdle(what: string, ms: number): number {
+    assertNonNegative(what, ms);
+    return Math.min(ms, MAX_IDLE_MS);
+  }
+
+  return {
+    async append(scope, stream, payload) {
+      assertNames({ scope, stream });
+      const topic = topicOf(scope, stream);
+      const result = await guarded(() =>
+        sql<{ id: number }>`
+          with next as (
+            insert into broker_streams as s (scope, stream, last_id) values (${scope}, ${stream}, 1)
+            on conflict (scope, stream) do update set last_id = s.last_id + 1
+            returning last_id
+          ), entry as (
+            insert into broker_stream_entries (scope, stream, id, payload, created_at)
+            select ${scope}, ${stream}, last_id, ${payload}, clock_timestamp() from next
+            returning id
+          )
+          select id, pg_notify(${APPENDS_CHANNEL}, ${topic})::text as notified from entry`.execute(db),
+      );
+      const row = result.rows[0];
+      if (!row) throw new Error("append returned no id");
+      return String(row.id);
+    },
+
+    async ensureGroup(scope, stream, group, options = {}) {
+      assertNames({ scope, stream, group });
+      const fromEnd = options.startAt === "end";
+      await guarded(() =>
+        db.transaction().execute(async (trx) => {
+          await sql`
+            insert into broker_streams (scope, stream, last_id) values (${scope}, ${stream}, 0)
+            on conflict (scope, stream) do nothing`.execute(trx);
+          await sql`
+            insert into broker_stream_groups (scope, stream, group_name, last_delivered_id)
+            select scope, stream, ${group}, case when ${fromEnd} then last_id else 0 end
+            from broker_streams where scope = ${scope} and stream = ${stream}
+            on conflict (scope, stream, group_name) do nothing`.execute(trx);
+        }),
+      );
+    },
+
+    async readGroup(scope, stream, group, consumer, options = {}) {
+      assertNames({ scope, stream, group, consumer });
+      const count = options.count ?? 1;
+      const blockMs = options.blockMs ?? 0;
+      assertInteger("count", count, 1, 10_000);
+      assertInteger("blockMs", blockMs, 0);
+      const toDelivered = (rows: EntryRow[]) => rows.map((row): DeliveredEntry => ({ ...toEntry(row), deliveries: 1 }));
+      if (blockMs === 0) return toDelivered(await guarded(() => readNew(scope, stream, group, consumer, count)));
+
+      const deadline = Date.now() + blockMs;
+      await guarded(() => appends.start());
+      const watch = watchTopic(appends, topicOf(scope, stream));
+      try {
+        for (;;) {
+          watch.reset();
+          const rows = await guarded(() => readNew(scope, stream, group, consumer, count));
+          if (rows.length > 0) return toDelivered(rows);
+          const remaining = deadline - Date.now();
+          if (remaining <= 0 || isClosed()) return [];
+          await watch.wait(Math.min(remaining, MAX_SLEEP_MS));
+          if (isClosed()) return [];
+        }
+      } finally {
+        watch.close();
+      }
+    },
+
+    async ack(scope, stream, group, ids) {
+      assertNames({ scope, stream, group });
+      if (ids.length === 0) return 0;
+      const idArray = parseEntryIds(ids);
+      const result = await guarded(() =>
+        sql`
+          delete from broker_stream_pending
+          where scope = ${scope} and stream = ${stream} and group_name = ${group} and entry_id = any(${idArray}::bigint[])`.execute(
+          db,
+        ),
+      );
+      return Number(result.numAffectedRows ?? 0);
+    },
+
+    async claimIdle(scope, stream, group, consumer, minIdleMs, count) {
+      assertNames({ scope, stream, group, consumer });
+      assertInteger("minIdleMs", minIdleMs, 0);
+      assertInteger("count", count, 1, 10_000);
+      const claimed = await guarded(() =>
+        sql<EntryRow & { deliveries: number }>`
+          with candidates as (
+            select entry_id from broker_stream_pending
+            where scope = ${scope} and stream = ${stream} and group_name = ${group}
+              and delivered_at <= clock_timestamp() - ${minIdleMs}::float8 * interval '1 millisecond'
+            order by entry_id limit ${count}
+            for update skip locked
+          ), claimed as (
+            update broker_stream_pending p
+            set consumer = ${consumer}, delivered_at = clock_timestamp(), deliveries = p.deliveries + 1
+            from candidates c
+            where p.scope = ${scope} and p.stream = ${stream} and p.group_name = ${group} and p.entry_id = c.entry_id
+              and p.delivered_at <= clock_timestamp() - ${minIdleMs}::float8 * interval '1 millisecond'
+            returning p.entry_id, p.deliveries
+          )
+          select e.id, e.payload, extract(epoch from e.created_at)::float8 * 1000 as ts, c.deliveries
+          from claimed c join broker_stream_entries e on e.scope = ${scope} and e.stream = ${stream} and e.id = c.entry_id
+          order by e.id`.execute(db),
+      );
+      if (claimed.rows.length === 0) await guarded(() => assertGroupExists(scope, stream, group));
+      return claimed.rows.map((row) => ({ ...toEntry(row), deliveries: Number(row.deliveries) }));
+    },
+
+    async touch(scope, stream, group, consumer, ids) {
+      assertNames({ scope, stream, group, consumer });
+      if (ids.length === 0) return 0;
+      const idArray = parseEntryIds(ids);
+      const result = await guarded(() =>
+        sql`
+          update broker_stream_pending set delivered_at = clock_timestamp()
+          where scope = ${scope} and stream = ${stream} and group_name = ${group}
+            and consumer = ${consumer} and entry_id = any(${idArray}::bigint[])`.execute(db),
+      );
+      return Number(result.numAffectedRows ?? 0);
+    },
+
+    async release(scope, stream, group, consumer, ids, idleMs = MAX_IDLE_MS) {
+      assertNames({ scope, stream, group, consumer });
+      const idle = assertIdle("idleMs", idleMs);
+      if (ids.length === 0) return;
+      const idArray = parseEntryIds(ids);
+      await guarded(() =>
+        sql`
+          update broker_stream_pending
+          set delivered_at = clock_timestamp() - ${idle}::float8 * interval '1 millisecond'
+          where scope = ${scope} and stream = ${stream} and group_name = ${group}
+            and consumer = ${consumer} and entry_id = any(${idArray}::bigint[])`.execute(db),
+      );
+    },
+
+    async pendingCount(scope, stream, group) {
+      assertNames({ scope, stream, group });
+      const result = await guarded(() =>
+        sql<{ n: number }>`
+          select count(*)::int as n from broker_stream_pending
+          where scope = ${scope} and stream = ${stream} and group_name = ${group}`.execute(db),
+      );
+      return result.rows[0]?.n ?? 0;
+    },
+
+    async length(scope, stream) {
+      assertNames({ scope, stream });
+      const result = await guarded(() =>
+        sql<{ n: number }>`
+          select count(*)::int as n from broker_stream_entries where scope = ${scope} and stream = ${stream}`.execute(
+          db,
+        ),
+      );
+      return result.rows[0]?.n ?? 0;
+    },
+
+    async trim(scope, stream, options) {
+      assertNames({ scope, stream });
+      let removed = 0;
+      if (options.maxLength !== undefined) {
+        assertInteger("maxLength", options.maxLength, 0);
+        // Entries of a stream are always one contiguous run of ids ending at last_id.
+        const result = await guarded(() =>
+          sql`
+            delete from broker_stream_entries e using broker_streams s
+            where s.scope = ${scope} and s.stream = ${stream}
+              and e.scope = s.scope and e.stream = s.stream and e.id <= s.last_id - ${options.maxLength}::bigint`.execute(
+            db,
+          ),
+        );
+        removed += Number(result.numAffectedRows ?? 0);
+      }
+      if (options.maxAgeMs !== undefined) {
+        assertInteger("maxAgeMs", options.maxAgeMs, 0);
+        const result = await guarded(() =>
+          sql`
+            delete from broker_stream_entries
+            where scope = ${scope} and stream = ${stream}
+              and created_at < clock_timestamp() - ${options.maxAgeMs}::float8 * interval '1 millisecond'`.execute(db),
+        );
+        removed += Number(result.numAffectedRows ?? 0);
+      }
+      return removed;
+    },
+
+    async readRange(scope, stream, options = {}) {
+      assertNames({ scope, stream });
+      const limit = options.limit ?? 100;
+      assertInteger("limit", limit, 1, 10_000);
+      if (options.after !== undefined) assertName("after", options.after);
+      const after = options.after === undefined ? 0 : parseEntryId(options.after);
+      const result = await guarded(() =>
+        sql<EntryRow>`
+          select id, payload, extract(epoch from created_at)::float8 * 1000 as ts from broker_stream_entries
+          where scope = ${scope} and stream = ${stream} and id > ${after}
+          order by id limit ${limit}`.execute(db),
+      );
+      return result.rows.map(toEntry);
+    },
+
+    async deleteStream(scope, stream) {
+      assertNames({ scope, stream });
+      const result = await guarded(() =>
+        sql`delete from broker_streams where scope = ${scope} and stream = ${stream}`.execute(db),
+      );
+      return Number(result.numAffectedRows ?? 0) > 0;
+    },
+  };
+}

@@ -1,0 +1,106 @@
+import { createHash } from "node:crypto";
+import type { DatabaseHandle, Unlisten } from "@platform/db";
+
+/** A short, NOTIFY-safe name for a (scope, name) pair, whatever their length or characters. */
+export function topicOf(scope: string, name: string): string {
+  return createHash("sha1").update(scope).update("\0").update(name).digest("hex");
+}
+
+/**
+ * Process-local fan-out of one PostgreSQL notification channel. Each payload is
+ * `<topic>` or `<topic>:<message>`; handlers register per topic. One LISTEN per
+ * channel per process, started on first use.
+ */
+export class TopicListener {
+  private readonly handlers = new Map<string, Set<(message: string) => void>>();
+  private listening: Promise<Unlisten> | undefined;
+
+  constructor(
+    private readonly handle: DatabaseHandle,
+    private readonly channel: string,
+  ) {}
+
+  /** Resolves once LISTEN is active. */
+  async start(): Promise<void> {
+    this.listening ??= this.handle.listen(this.channel, (payload) => this.dispatch(payload));
+    try {
+      await this.listening;
+    } catch (error) {
+      this.listening = undefined;
+      throw error;
+    }
+  }
+
+  on(topic: string, handler: (message: string) => void): () => void {
+    let set = this.handlers.get(topic);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(topic, set);
+    }
+    set.add(handler);
+    return () => {
+      const current = this.handlers.get(topic);
+      if (current?.delete(handler) && current.size === 0) this.handlers.delete(topic);
+    };
+  }
+
+  /** Runs handlers of `topic` in this process directly (a NOTIFY also arrives later). */
+  dispatch(payload: string): void {
+    const colon = payload.indexOf(":");
+    const topic = colon < 0 ? payload : payload.slice(0, colon);
+    const message = colon < 0 ? "" : payload.slice(colon + 1);
+    for (const handler of this.handlers.get(topic) ?? []) handler(message);
+  }
+
+  /** Stops listening; every watcher still waiting wakes up. */
+  async close(): Promise<void> {
+    const waiting = [...this.handlers.values()].flatMap((set) => [...set]);
+    this.handlers.clear();
+    for (const handler of waiting) handler("");
+    const listening = this.listening;
+    this.listening = undefined;
+    await listening?.then((unlisten) => unlisten()).catch(() => {});
+  }
+}
+
+/** Notices that arrived for one topic since the last `reset`, and a way to wait for the next one. */
+export interface TopicWatch {
+  reset(): void;
+  /** Resolves at once when a notice arrived since `reset`, otherwise at the next notice or after `timeoutMs`. */
+  wait(timeoutMs: number): Promise<void>;
+  close(): void;
+}
+
+/**
+ * Watches a topic. Register the watch before checking for work and `reset` it before
+ * each check: a notice that lands between the check and `wait` is not lost.
+ */
+export function watchTopic(listener: TopicListener, topic: string): TopicWatch {
+  let fired = false;
+  let wake: (() => void) | undefined;
+  const off = listener.on(topic, () => {
+    fired = true;
+    wake?.();
+  });
+  return {
+    reset() {
+      fired = false;
+    },
+    async wait(timeoutMs) {
+      if (fired) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, timeoutMs);
+        function done() {
+          clearTimeout(timer);
+          wake = undefined;
+          resolve();
+        }
+        wake = done;
+      });
+    },
+    close() {
+      off();
+      wake?.();
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import { Redis } from "ioredis";
+import { DomainError } from "../../errors.ts";
+import type { Logger } from "../../logger.ts";
+
+/**
+ * The one Redis client factory. Clients reconnect by themselves (exponential
+ * backoff up to 2 s) and fail fast while disconnected: no offline queue, no
+ * re-sending of commands that were in flight when the connection dropped, so a
+ * call made while Redis is down rejects at once instead of waiting for it to return.
+ */
+export function createRedisClient(url: string, options: { name: string; logger?: Logger }): Redis {
+  const client = new Redis(url, {
+    connectionName: options.name,
+    lazyConnect: true,
+    protocol: 2,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    connectTimeout: 2000,
+    retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 2000),
+  });
+  let reported = false;
+  // Without a listener ioredis prints "Unhandled error event" for every failed reconnect.
+  client.on("error", (error: Error) => {
+    if (reported) return;
+    reported = true;
+    options.logger?.warn({ err: error.message, connection: options.name }, "redis connection error");
+  });
+  client.on("ready", () => {
+    if (reported) options.logger?.info({ connection: options.name }, "redis connection restored");
+    reported = false;
+  });
+  return client;
+}
+
+/** Connects a lazily created client; rejects with `unavailable` when Redis cannot be reached. */
+export async function connectRedisClient(client: Redis): Promise<void> {
+  if (client.status === "ready") return;
+  if (client.status === "wait" || client.status === "end") {
+    await client.connect().catch((error: unknown) => {
+      throw toBrokerError(error);
+    });
+    return;
+  }
+  // connecting or reconnecting: wait for the outcome of the attempt under way.
+  await new Promise<void>((resolve, reject) => {
+    const onReady = () => {
+      cleanup();
+      resolve();
+    };
+    const onFailure = () => {
+      cleanup();
+      reject(unavailable());
+    };
+    const cleanup = () => {
+      client.off("ready", onReady);
+      client.off("close", onFailure);
+      client.off("end", onFailure);
+    };
+    client.once("ready", onReady);
+    client.once("close", onFailure);
+    client.once("end", onFailure);
+  });
+}
+
+function unavailable(): DomainError {
+  return new DomainError("unavailable", "the broker (Redis) is unavailable");
+}
+
+/**
+ * Turns whatever ioredis rejected with into the broker's errors: a missing consumer
+ * group becomes `not_found`, other replies from Redis stay as they are (a bug, not an
+ * outage), and every connection-level failure becomes `unavailable`.
+ */
+export function toBrokerError(error: unknown): Error {
+  if (error instanceof DomainError) return error;
+  if (error instanceof Error && error.name === "ReplyError") {
+    if (error.message.includes("NOGROUP")) return new DomainError("not_found", "the consumer group does not exist");
+    if (/invalid stream id/i.test(error.message)) return new DomainError("validation_error", "not a stream entry id");
+    return error;
+  }
+  return unavailable();
+}
+
+/** Runs one Redis call with the broker's error mapping. */
+export async function guarded<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw toBrokerError(error);
+  }
+}

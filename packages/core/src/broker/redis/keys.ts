@@ -1,0 +1,29 @@
+/**
+ * Redis key names. Every key starts with the scope as a hash tag (`{scope}`), so all
+ * keys of one account live in one cluster slot (multi-key Lua stays legal) and a
+ * cluster shards by account. Each name component is URI-encoded: `:`, `{` and `}`
+ * never appear raw, so no two (scope, name) pairs map to the same key.
+ */
+const part = encodeURIComponent;
+
+const tag = (scope: string) => `{${part(scope)}}`;
+
+export const streamKey = (scope: string, stream: string) => `${tag(scope)}:stream:${part(stream)}`;
+
+/** The keys of one KV bucket: values and metadata by key, a lexicographic index, expiry times, the revision counter. */
+export function bucketKeys(scope: string, bucket: string) {
+  const base = `${tag(scope)}:kv:${part(bucket)}`;
+  return {
+    values: `${base}:values`,
+    meta: `${base}:meta`,
+    index: `${base}:index`,
+    expiry: `${base}:expiry`,
+    revision: `${base}:revision`,
+  };
+}
+
+export const counterKey = (scope: string, name: string) => `${tag(scope)}:counter:${part(name)}`;
+
+export const rateLimitKey = (scope: string, key: string) => `${tag(scope)}:ratelimit:${part(key)}`;
+
+export const channelName = (scope: string, channel: string) => `${tag(scope)}:channel:${part(channel)}`;

@@ -1,0 +1,71 @@
+import type { Redis } from "ioredis";
+import { assertInteger, assertName, assertNames, assertNonNegative } from "../arguments.ts";
+import type { KvPort, KvPutOptions } from "../port.ts";
+import { guarded } from "./client.ts";
+import { bucketKeys } from "./keys.ts";
+import { KV_DELETE, KV_DELETE_BUCKET, KV_GET, KV_KEYS, KV_WRITE, type LuaScript, runScript } from "./scripts.ts";
+
+function ttlMs(options: KvPutOptions | undefined): number {
+  if (options?.ttlSeconds === undefined) return 0;
+  assertNonNegative("ttlSeconds", options.ttlSeconds);
+  if (options.ttlSeconds === 0) return 0;
+  return Math.max(1, Math.round(options.ttlSeconds * 1000));
+}
+
+/** KV buckets in Redis hashes with a lexicographic index; every operation is one Lua script. */
+export function redisKv(client: Redis): KvPort {
+  const run = (script: LuaScript, scope: string, bucket: string, args: (string | number)[]) => {
+    const keys = bucketKeys(scope, bucket);
+    return guarded(() =>
+      runScript(client, script, [keys.values, keys.meta, keys.index, keys.expiry, keys.revision], args),
+    );
+  };
+
+  return {
+    async kvPut(scope, bucket, key, value, options) {
+      assertNames({ scope, bucket, key });
+      const [, revision] = (await run(KV_WRITE, scope, bucket, [key, value, ttlMs(options), ""])) as [number, number];
+      return { revision: Number(revision) };
+    },
+
+    async kvGet(scope, bucket, key) {
+      assertNames({ scope, bucket, key });
+      const reply = (await run(KV_GET, scope, bucket, [key])) as [string, number, string] | null;
+      if (!reply) return null;
+      const [value, revision, modified] = reply;
+      return { key, value, revision: Number(revision), modified: new Date(Number(modified)) };
+    },
+
+    async kvDelete(scope, bucket, key) {
+      assertNames({ scope, bucket, key });
+      return Number(await run(KV_DELETE, scope, bucket, [key])) === 1;
+    },
+
+    async kvKeys(scope, bucket, options = {}) {
+      assertNames({ scope, bucket });
+      const limit = options.limit ?? 100;
+      assertInteger("limit", limit, 1, 10_000);
+      if (options.cursor !== undefined) assertName("cursor", options.cursor);
+      const found = (await run(KV_KEYS, scope, bucket, [options.cursor ?? "", limit])) as string[];
+      const keys = found.slice(0, limit);
+      return { keys, next: found.length > limit ? (keys.at(-1) ?? null) : null };
+    },
+
+    async kvCompareAndSet(scope, bucket, key, value, expectedRevision, options) {
+      assertNames({ scope, bucket, key });
+      assertInteger("expectedRevision", expectedRevision, 0);
+      const [written, revision] = (await run(KV_WRITE, scope, bucket, [
+        key,
+        value,
+        ttlMs(options),
+        expectedRevision,
+      ])) as [number, number];
+      return { ok: Number(written) === 1, revision: Number(revision) };
+    },
+
+    async kvDeleteBucket(scope, bucket) {
+      assertNames({ scope, bucket });
+      return Number(await run(KV_DELETE_BUCKET, scope, bucket, []));
+    },
+  };
+}

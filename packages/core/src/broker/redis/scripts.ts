@@ -1,0 +1,192 @@
+import { createHash } from "node:crypto";
+import type { Redis } from "ioredis";
+
+/** A Lua script, sent by its SHA1 and loaded on first use (or after a server restart). */
+export interface LuaScript {
+  readonly source: string;
+  readonly sha: string;
+}
+
+function lua(source: string): LuaScript {
+  return { source, sha: createHash("sha1").update(source).digest("hex") };
+}
+
+export async function runScript(
+  client: Redis,
+  script: LuaScript,
+  keys: string[],
+  args: (string | number)[],
+): Promise<unknown> {
+  try {
+    return await client.evalsha(script.sha, keys.length, ...keys, ...args);
+  } catch (error) {
+    if (!(error instanceof Error) || !error.message.startsWith("NOSCRIPT")) throw error;
+    return client.eval(script.source, keys.length, ...keys, ...args);
+  }
+}
+
+const NOW_MS = `
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+`;
+
+/**
+ * Takes over idle pending entries and returns `{id, fields, deliveries}` for each.
+ * XAUTOCLAIM scans at most COUNT*10 pending entries per call, so it continues from
+ * its cursor (a bounded number of times) until it has `count` entries or has seen
+ * the whole pending list. Entries trimmed from the stream are dropped by XAUTOCLAIM.
+ * KEYS: stream. ARGV: group, consumer, minIdleMs, count.
+ */
+export const CLAIM_IDLE = lua(`
+local key, group, consumer = KEYS[1], ARGV[1], ARGV[2]
+local min_idle, count = ARGV[3], tonumber(ARGV[4])
+local cursor = '0-0'
+local claimed = {}
+for _ = 1, 100 do
+  local reply = redis.call('XAUTOCLAIM', key, group, consumer, min_idle, cursor, 'COUNT', count - #claimed)
+  cursor = reply[1]
+  for _, entry in ipairs(reply[2]) do
+    if type(entry) == 'table' and type(entry[2]) == 'table' then
+      local info = redis.call('XPENDING', key, group, entry[1], entry[1], 1)
+      claimed[#claimed + 1] = { entry[1], entry[2], info[1][4] }
+    end
+  end
+  if cursor == '0-0' or #claimed >= count then break end
+end
+return claimed
+`);
+
+/**
+ * Sets the idle time of the entries `consumer` still holds (0: a heartbeat; more:
+ * a release) without touching their delivery counts. Returns how many it held.
+ * KEYS: stream. ARGV: group, consumer, idleMs, ids...
+ */
+export const SET_IDLE = lua(`
+local key, group, consumer, idle = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
+local held = 0
+for i = 4, #ARGV do
+  local info = redis.call('XPENDING', key, group, ARGV[i], ARGV[i], 1)
+  if info[1] and info[1][2] == consumer then
+    redis.call('XCLAIM', key, group, consumer, 0, ARGV[i], 'IDLE', idle, 'JUSTID')
+    held = held + 1
+  end
+end
+return held
+`);
+
+/** Removes entries older than ARGV[1] ms by the server's clock. KEYS: stream. */
+export const TRIM_BY_AGE = lua(`${NOW_MS}
+local min_ms = math.max(0, now - tonumber(ARGV[1]))
+return redis.call('XTRIM', KEYS[1], 'MINID', string.format('%d-0', min_ms))
+`);
+
+/**
+ * Sliding-window log: one sorted-set member per allowed call, scored by the server's
+ * time. Atomic in Redis, hence exact under any concurrency; a denied call adds nothing.
+ * KEYS: the limiter's set. ARGV: limit, windowMs, a unique member. Returns {allowed, waitMs}.
+ */
+export const RATE_LIMIT = lua(`${NOW_MS}
+local limit, window = tonumber(ARGV[1]), tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+if redis.call('ZCARD', KEYS[1]) < limit then
+  redis.call('ZADD', KEYS[1], now, ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], window)
+  return { 1, 0 }
+end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return { 0, tonumber(oldest[2]) + window - now }
+`);
+
+/**
+ * What every KV script shares. A bucket is five keys (see keys.ts); a key's metadata
+ * is "revision|modifiedMs|expiresAtMs" (0: never expires). Expired keys are invisible
+ * at once and removed lazily: up to 100 per write, and whenever a listing meets them.
+ */
+const KV_PRELUDE = `${NOW_MS}
+local values, meta, index, expiry, revision = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local function forget(keys)
+  redis.call('HDEL', values, unpack(keys))
+  redis.call('HDEL', meta, unpack(keys))
+  redis.call('ZREM', index, unpack(keys))
+  redis.call('ZREM', expiry, unpack(keys))
+end
+local function purge_expired()
+  local expired = redis.call('ZRANGEBYSCORE', expiry, '-inf', now, 'LIMIT', 0, 100)
+  if #expired > 0 then forget(expired) end
+end
+local function live(key)
+  local m = redis.call('HGET', meta, key)
+  if not m then return nil end
+  local rev, modified, expires = string.match(m, '^(%d+)|(%d+)|(%d+)$')
+  expires = tonumber(expires)
+  if expires ~= 0 and expires <= now then return nil end
+  return tonumber(rev), modified
+end
+`;
+
+/** ARGV: key, value, ttlMs (0: none), expected revision ('' for an unconditional put). Returns {written, revision}. */
+export const KV_WRITE = lua(`${KV_PRELUDE}
+purge_expired()
+local key = ARGV[1]
+if ARGV[4] ~= '' then
+  local current = live(key) or 0
+  if current ~= tonumber(ARGV[4]) then return { 0, current } end
+end
+local rev = redis.call('INCR', revision)
+local ttl = tonumber(ARGV[3])
+local expires = 0
+if ttl > 0 then expires = now + ttl end
+redis.call('HSET', values, key, ARGV[2])
+redis.call('HSET', meta, key, string.format('%d|%d|%d', rev, now, expires))
+redis.call('ZADD', index, 0, key)
+if expires > 0 then redis.call('ZADD', expiry, expires, key) else redis.call('ZREM', expiry, key) end
+return { 1, rev }
+`);
+
+/** ARGV: key. Returns {value, revision, modifiedMs} or nil. */
+export const KV_GET = lua(`${KV_PRELUDE}
+local rev, modified = live(ARGV[1])
+if not rev then return false end
+return { redis.call('HGET', values, ARGV[1]), rev, modified }
+`);
+
+/** ARGV: key. Returns 1 when a live key was deleted. */
+export const KV_DELETE = lua(`${KV_PRELUDE}
+purge_expired()
+local existed = live(ARGV[1]) and 1 or 0
+forget({ ARGV[1] })
+return existed
+`);
+
+/** ARGV: cursor ('' for the start), limit. Returns up to limit+1 live keys after the cursor, in byte order. */
+export const KV_KEYS = lua(`${KV_PRELUDE}
+purge_expired()
+local start = '-'
+if ARGV[1] ~= '' then start = '(' .. ARGV[1] end
+local wanted = tonumber(ARGV[2]) + 1
+local found, stale = {}, {}
+while #found < wanted do
+  local batch = redis.call('ZRANGE', index, start, '+', 'BYLEX', 'LIMIT', 0, wanted - #found)
+  if #batch == 0 then break end
+  for _, key in ipairs(batch) do
+    if live(key) then found[#found + 1] = key else stale[#stale + 1] = key end
+    start = '(' .. key
+  end
+  if #stale >= 100 then
+    forget(stale)
+    stale = {}
+  end
+end
+if #stale > 0 then forget(stale) end
+return found
+`);
+
+/** Deletes a bucket's keys (its revision counter stays, so revisions are never reused). Returns how many were live. */
+export const KV_DELETE_BUCKET = lua(`${KV_PRELUDE}
+local count = 0
+for _, key in ipairs(redis.call('HKEYS', meta)) do
+  if live(key) then count = count + 1 end
+end
+redis.call('DEL', values, meta, index, expiry)
+return count
+`);
