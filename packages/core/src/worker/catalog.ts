@@ -1,0 +1,94 @@
+import type { z } from "zod";
+import type { Logger } from "../logger.ts";
+
+/** How often and how patiently a failed entry is tried again. */
+export interface RetryPolicy {
+  /** Deliveries before the entry goes to the dead-letter stream (1: no retry). */
+  maxAttempts: number;
+  /** Delay before the second attempt; doubles with each further attempt. */
+  backoffMs: number;
+  /** Longest delay between attempts (default 60 s). */
+  maxBackoffMs?: number;
+}
+
+/**
+ * One stream consumer of the catalog. `name` is also the consumer group, so every
+ * definition with its own name gets every entry of its stream; the members of one
+ * definition (in this process and others) share them.
+ */
+export interface ConsumerDefinition<Schema extends z.ZodType = z.ZodType> {
+  /** Unique in the catalog; the consumer group's name. */
+  name: string;
+  stream: string;
+  /**
+   * The scope the stream lives in (default `"platform"`): work queues are shared by
+   * all accounts, the account travels in the payload.
+   */
+  scope?: string;
+  /** Payloads are JSON validated by this schema; one that fails goes straight to the dead-letter stream. */
+  schema: Schema;
+  /**
+   * How long an entry may be held without a heartbeat before another member may take it
+   * over. Members send heartbeats while they work, so this bounds the time to notice a
+   * dead worker, not the length of a job.
+   */
+  visibilityTimeoutMs: number;
+  retry: RetryPolicy;
+  /** Members per process (default: the runtime's `concurrency`). */
+  concurrency?: number;
+  /** Entries a member takes per read (default 1). Entries waiting in a batch are held by the member. */
+  batchSize?: number;
+}
+
+/** Declares a consumer with its payload type inferred from the schema. */
+export function defineConsumer<Schema extends z.ZodType>(
+  definition: ConsumerDefinition<Schema>,
+): ConsumerDefinition<Schema> {
+  return definition;
+}
+
+export interface HandlerContext {
+  /** The stream entry being handled; stable across deliveries, so usable as an idempotency key. */
+  entryId: string;
+  /** 1 on first delivery, then 2, 3, ... (a crash counts as an attempt). */
+  attempt: number;
+  /** The group member handling it. */
+  member: string;
+  /** Aborted when the runtime stops and its grace period is over: stop work, the entry will be retried elsewhere. */
+  signal: AbortSignal;
+  logger: Logger;
+}
+
+/**
+ * Handles one payload. Resolve to acknowledge the entry; throw to have it retried
+ * per the retry policy. Delivery is at least once: handlers must be idempotent.
+ */
+export type ConsumerHandler<Schema extends z.ZodType = z.ZodType> = (
+  payload: z.output<Schema>,
+  context: HandlerContext,
+) => Promise<void>;
+
+/** The typed catalog: consumers by key. */
+export type ConsumerCatalog = Record<string, ConsumerDefinition>;
+
+/** A handler for every consumer of a catalog, each typed by its consumer's schema. */
+export type CatalogHandlers<Catalog extends ConsumerCatalog> = {
+  [Key in keyof Catalog]: ConsumerHandler<Catalog[Key]["schema"]>;
+};
+
+/** A consumer definition with its handler, as the runtime takes them. */
+export interface WorkerConsumer {
+  definition: ConsumerDefinition;
+  handle: ConsumerHandler;
+}
+
+/** Pairs every consumer of a catalog with its handler. */
+export function bindHandlers<Catalog extends ConsumerCatalog>(
+  catalog: Catalog,
+  handlers: CatalogHandlers<Catalog>,
+): WorkerConsumer[] {
+  return Object.keys(catalog).map((key) => ({
+    definition: catalog[key] as ConsumerDefinition,
+    handle: handlers[key] as ConsumerHandler,
+  }));
+}

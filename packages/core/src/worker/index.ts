@@ -1,0 +1,5 @@
+export * from "./catalog.ts";
+export { type DeadLetter, deadLetterCounter, deadLetterStream, readDeadLetters } from "./dead-letter.ts";
+export { enqueue } from "./enqueue.ts";
+export type { ConsumerStats } from "./member.ts";
+export { startWorkerRuntime, type WorkerRuntime, type WorkerRuntimeOptions } from "./runtime.ts";

@@ -1,0 +1,254 @@
+import type { Broker, DeliveredEntry } from "../broker/port.ts";
+import { isDomainError } from "../errors.ts";
+import type { Logger } from "../logger.ts";
+import type { ConsumerDefinition, ConsumerHandler } from "./catalog.ts";
+import { deadLetter } from "./dead-letter.ts";
+import { scopeOf } from "./enqueue.ts";
+
+/** Per-consumer figures of one runtime, since it started. */
+export interface ConsumerStats {
+  /** Entries handled successfully and acknowledged. */
+  processed: number;
+  /** Failed attempts handed back for a later retry. */
+  retried: number;
+  /** Entries moved to the dead-letter stream. */
+  deadLettered: number;
+  /** Entries being handled right now. */
+  inFlight: number;
+  /** Broker calls that failed (the member backs off and tries again). */
+  brokerErrors: number;
+}
+
+export const emptyStats = (): ConsumerStats => ({
+  processed: 0,
+  retried: 0,
+  deadLettered: 0,
+  inFlight: 0,
+  brokerErrors: 0,
+});
+
+export interface MemberOptions {
+  broker: Broker;
+  definition: ConsumerDefinition;
+  handle: ConsumerHandler;
+  /** This member's name in the group: unique per process and loop. */
+  name: string;
+  logger: Logger;
+  stats: ConsumerStats;
+  /** Longest blocking read, so a stop is noticed within it. */
+  pollMs: number;
+  /** Aborted when the runtime stops: read nothing more, finish the entry at hand. */
+  stopping: AbortSignal;
+}
+
+/** Delay before attempt `attempt + 1`. */
+export function backoffMs(retry: ConsumerDefinition["retry"], attempt: number): number {
+  return Math.min(retry.maxBackoffMs ?? 60_000, retry.backoffMs * 2 ** Math.max(0, attempt - 1));
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * One member of a consumer group: claims entries other members left idle, otherwise
+ * reads new ones, and handles them one at a time. While it holds entries it sends
+ * heartbeats so nobody claims them; when the runtime stops it gives back the entries
+ * it has not started.
+ */
+export class GroupMember {
+  private readonly scope: string;
+  /** Entries read and not yet acknowledged, released or dead-lettered. */
+  private readonly held = new Map<string, DeliveredEntry>();
+  private current: AbortController | undefined;
+  private abandoned = false;
+
+  constructor(private readonly options: MemberOptions) {
+    this.scope = scopeOf(options.definition);
+  }
+
+  async run(): Promise<void> {
+    const { broker, definition, stopping, name } = this.options;
+    const batchSize = definition.batchSize ?? 1;
+    const claimEveryMs = Math.min(1000, Math.max(50, Math.floor(definition.visibilityTimeoutMs / 4)));
+    let groupReady = false;
+    let nextClaimAt = 0;
+    let failures = 0;
+    while (!stopping.aborted) {
+      try {
+        if (!groupReady) {
+          await broker.ensureGroup(this.scope, definition.stream, definition.name);
+          groupReady = true;
+        }
+        let batch: DeliveredEntry[] = [];
+        if (Date.now() >= nextClaimAt) {
+          batch = await broker.claimIdle(
+            this.scope,
+            definition.stream,
+            definition.name,
+            name,
+            definition.visibilityTimeoutMs,
+            batchSize,
+          );
+          if (batch.length < batchSize) nextClaimAt = Date.now() + claimEveryMs;
+        }
+        if (batch.length === 0) {
+          batch = await broker.readGroup(this.scope, definition.stream, definition.name, name, {
+            count: batchSize,
+            blockMs: this.options.pollMs,
+          });
+        }
+        failures = 0;
+        await this.handleBatch(batch);
+      } catch (error) {
+        if (isDomainError(error) && error.code === "not_found") groupReady = false;
+        this.options.stats.brokerErrors++;
+        failures++;
+        this.options.logger.warn({ err: describe(error), member: name }, "consumer loop failed; backing off");
+        await sleep(Math.min(5000, 100 * 2 ** Math.min(failures, 6)), stopping);
+      }
+    }
+  }
+
+  /**
+   * Gives up what this member holds: aborts the handler at work and releases every held
+   * entry so another member takes it at once. The runtime calls this when its grace is over.
+   */
+  async abandon(): Promise<void> {
+    this.abandoned = true;
+    this.current?.abort(new Error("the worker is shutting down"));
+    const ids = [...this.held.keys()];
+    this.held.clear();
+    if (ids.length === 0) return;
+    const { broker, definition, name } = this.options;
+    await broker.release(this.scope, definition.stream, definition.name, name, ids).catch((error) => {
+      this.options.logger.warn(
+        { err: describe(error), member: name },
+        "could not release entries; they return after the visibility timeout",
+      );
+    });
+  }
+
+  private async handleBatch(batch: DeliveredEntry[]): Promise<void> {
+    if (batch.length === 0) return;
+    const { broker, definition, name } = this.options;
+    for (const entry of batch) this.held.set(entry.id, entry);
+    const heartbeat = setInterval(
+      () => {
+        const ids = [...this.held.keys()];
+        if (ids.length === 0) return;
+        broker.touch(this.scope, definition.stream, definition.name, name, ids).catch(() => {});
+      },
+      Math.max(10, Math.floor(definition.visibilityTimeoutMs / 3)),
+    );
+    try {
+      for (const entry of batch) {
+        if (this.options.stopping.aborted || this.abandoned) break;
+        await this.handleEntry(entry);
+      }
+    } finally {
+      clearInterval(heartbeat);
+      const unstarted = [...this.held.keys()];
+      if (unstarted.length > 0 && !this.abandoned) {
+        this.held.clear();
+        await broker.release(this.scope, definition.stream, definition.name, name, unstarted);
+      }
+    }
+  }
+
+  private async handleEntry(entry: DeliveredEntry): Promise<void> {
+    const { broker, definition, stats, logger, name } = this.options;
+    const { maxAttempts } = definition.retry;
+    if (entry.deliveries > maxAttempts) {
+      // Delivered more often than attempts were made: its handlers never finished (crashes).
+      await this.giveUp(entry, `no outcome after ${entry.deliveries - 1} deliveries (did the worker crash?)`);
+      return;
+    }
+    let payload: unknown;
+    try {
+      payload = definition.schema.parse(JSON.parse(entry.payload));
+    } catch (error) {
+      await this.giveUp(entry, `invalid payload: ${describe(error)}`);
+      return;
+    }
+
+    const controller = new AbortController();
+    this.current = controller;
+    stats.inFlight++;
+    let failure: unknown;
+    let failed = false;
+    try {
+      await this.options.handle(payload, {
+        entryId: entry.id,
+        attempt: entry.deliveries,
+        member: name,
+        signal: controller.signal,
+        logger: logger.child({ consumer: definition.name, entryId: entry.id, attempt: entry.deliveries }),
+      });
+    } catch (error) {
+      failed = true;
+      failure = error;
+    } finally {
+      stats.inFlight--;
+      this.current = undefined;
+    }
+    if (this.abandoned) return; // released already; another member owns it now
+
+    if (!failed) {
+      await broker.ack(this.scope, definition.stream, definition.name, [entry.id]);
+      this.held.delete(entry.id);
+      stats.processed++;
+      return;
+    }
+    if (entry.deliveries >= maxAttempts) {
+      await this.giveUp(entry, describe(failure));
+      return;
+    }
+    const delay = backoffMs(definition.retry, entry.deliveries);
+    logger.warn(
+      {
+        consumer: definition.name,
+        entryId: entry.id,
+        attempt: entry.deliveries,
+        retryInMs: delay,
+        err: describe(failure),
+      },
+      "handler failed; will retry",
+    );
+    await broker.release(
+      this.scope,
+      definition.stream,
+      definition.name,
+      name,
+      [entry.id],
+      Math.max(0, definition.visibilityTimeoutMs - delay),
+    );
+    this.held.delete(entry.id);
+    stats.retried++;
+  }
+
+  private async giveUp(entry: DeliveredEntry, error: string): Promise<void> {
+    const { broker, definition, stats, logger } = this.options;
+    await deadLetter(broker, definition, entry, error);
+    this.held.delete(entry.id);
+    stats.deadLettered++;
+    logger.error(
+      { consumer: definition.name, entryId: entry.id, deliveries: entry.deliveries, err: error },
+      "entry dead-lettered",
+    );
+  }
+}
+
+/** Sleeps, waking early when `signal` aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done);
+  });
+}

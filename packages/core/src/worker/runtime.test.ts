@@ -1,0 +1,242 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { z } from "zod";
+import type { Broker } from "../broker/port.ts";
+import { brokerBackends, eventually, randomScope, type TestBroker } from "../broker/test-backends.ts";
+import { DomainError } from "../errors.ts";
+import { createLogger } from "../logger.ts";
+import { bindHandlers, type ConsumerDefinition, type ConsumerHandler, defineConsumer } from "./catalog.ts";
+import { deadLetterCounter, readDeadLetters } from "./dead-letter.ts";
+import { enqueue } from "./enqueue.ts";
+import { startWorkerRuntime, type WorkerRuntime } from "./runtime.ts";
+
+const logger = createLogger({ level: "silent", name: "worker-test" });
+const jobSchema = z.object({ n: z.number().int() });
+
+/** A consumer of its own (fresh scope) with quick timeouts, so retries and claims happen fast. */
+function jobConsumer(overrides: Partial<ConsumerDefinition<typeof jobSchema>> = {}) {
+  return defineConsumer({
+    name: "jobs",
+    stream: "jobs",
+    scope: randomScope("worker"),
+    schema: jobSchema,
+    visibilityTimeoutMs: 400,
+    retry: { maxAttempts: 3, backoffMs: 20 },
+    ...overrides,
+  });
+}
+
+/** The Postgres adapter is the same on both servers; the runtime runs on PGlite and Redis. */
+const backends = brokerBackends().filter((b) => b.name !== "postgres");
+
+for (const backend of backends) {
+  describe.skipIf(Boolean(backend.skip))(
+    `worker runtime on ${backend.name}${backend.skip ? ` (skipped: ${backend.skip})` : ""}`,
+    () => {
+      let opened: TestBroker;
+      let broker: Broker;
+      const runtimes: WorkerRuntime[] = [];
+
+      beforeAll(async () => {
+        opened = await backend.open();
+        broker = opened.broker;
+      });
+      afterAll(async () => {
+        await Promise.all(runtimes.map((r) => r.stop(100)));
+        await opened?.close();
+      });
+
+      function start(
+        definition: ConsumerDefinition<typeof jobSchema>,
+        handle: ConsumerHandler<typeof jobSchema>,
+        concurrency = 1,
+      ): WorkerRuntime {
+        const runtime = startWorkerRuntime({
+          broker,
+          logger,
+          consumers: bindHandlers({ jobs: definition }, { jobs: handle }),
+          concurrency,
+          pollMs: 100,
+        });
+        runtimes.push(runtime);
+        return runtime;
+      }
+
+      test("members of two runtimes process every entry exactly once", async () => {
+        const consumer = jobConsumer();
+        const seen: number[] = [];
+        const handle: ConsumerHandler<typeof jobSchema> = async ({ n }) => {
+          seen.push(n);
+        };
+        const one = start(consumer, handle, 3);
+        const two = start(consumer, handle, 2);
+        for (let n = 0; n < 60; n++) await enqueue(broker, consumer, { n });
+
+        await eventually(() => seen.length >= 60);
+        await Promise.all([one.stop(), two.stop()]);
+        expect([...seen].sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, n) => n));
+        expect((one.stats().jobs?.processed ?? 0) + (two.stats().jobs?.processed ?? 0)).toBe(60);
+        expect(await broker.pendingCount(consumer.scope as string, consumer.stream, consumer.name)).toBe(0);
+        expect(one.running).toBe(false);
+      });
+
+      test("poison payloads go to the dead-letter stream, are counted, and do not block the stream", async () => {
+        const consumer = jobConsumer();
+        const scope = consumer.scope as string;
+        const handled: number[] = [];
+        await broker.append(scope, consumer.stream, "not json");
+        await broker.append(scope, consumer.stream, JSON.stringify({ n: "seven" }));
+        await enqueue(broker, consumer, { n: 1 });
+        const runtime = start(consumer, async ({ n }) => {
+          handled.push(n);
+        });
+
+        await eventually(() => handled.length === 1);
+        await eventually(async () => (await broker.counter(scope, deadLetterCounter(consumer))) === 2);
+        await runtime.stop();
+        const letters = await readDeadLetters(broker, consumer);
+        expect(letters.map((l) => l.payload)).toEqual(["not json", JSON.stringify({ n: "seven" })]);
+        expect(letters.every((l) => l.error.startsWith("invalid payload") && l.consumer === "jobs")).toBe(true);
+        expect(runtime.stats().jobs?.deadLettered).toBe(2);
+        expect(await broker.pendingCount(scope, consumer.stream, consumer.name)).toBe(0);
+      });
+
+      test("a failing handler is retried with its attempt number, and succeeds", async () => {
+        const consumer = jobConsumer();
+        const attempts: number[] = [];
+        const runtime = start(consumer, async (_, { attempt }) => {
+          attempts.push(attempt);
+          if (attempt < 3) throw new Error(`flaky ${attempt}`);
+        });
+        await enqueue(broker, consumer, { n: 1 });
+
+        await eventually(() => runtime.stats().jobs?.processed === 1);
+        await runtime.stop();
+        expect(attempts).toEqual([1, 2, 3]);
+        expect(runtime.stats().jobs?.retried).toBe(2);
+        expect(await readDeadLetters(broker, consumer)).toEqual([]);
+      });
+
+      test("a handler failing past its retries is dead-lettered with its error, and the stream moves on", async () => {
+        const consumer = jobConsumer({ retry: { maxAttempts: 2, backoffMs: 10 } });
+        const done: number[] = [];
+        const runtime = start(consumer, async ({ n }) => {
+          if (n === 0) throw new Error("always broken");
+          done.push(n);
+        });
+        await enqueue(broker, consumer, { n: 0 });
+        await enqueue(broker, consumer, { n: 1 });
+
+        await eventually(() => runtime.stats().jobs?.deadLettered === 1 && done.length === 1);
+        await runtime.stop();
+        const [letter] = await readDeadLetters(broker, consumer);
+        expect(letter).toMatchObject({ error: "always broken", deliveries: 2, payload: JSON.stringify({ n: 0 }) });
+      });
+
+      test("an entry delivered more often than its attempts (its workers crashed) is dead-lettered without running", async () => {
+        const consumer = jobConsumer({ retry: { maxAttempts: 2, backoffMs: 10 } });
+        const scope = consumer.scope as string;
+        await broker.ensureGroup(scope, consumer.stream, consumer.name);
+        await enqueue(broker, consumer, { n: 1 });
+        // Three members take the entry and die holding it.
+        const [entry] = await broker.readGroup(scope, consumer.stream, consumer.name, "crashed-1");
+        if (!entry) throw new Error("nothing read");
+        await broker.release(scope, consumer.stream, consumer.name, "crashed-1", [entry.id]);
+        await broker.claimIdle(scope, consumer.stream, consumer.name, "crashed-2", 60_000, 1);
+        await broker.release(scope, consumer.stream, consumer.name, "crashed-2", [entry.id]);
+
+        let ran = false;
+        const runtime = start(consumer, async () => {
+          ran = true;
+        });
+        await eventually(() => runtime.stats().jobs?.deadLettered === 1);
+        await runtime.stop();
+        expect(ran).toBe(false);
+        const [letter] = await readDeadLetters(broker, consumer);
+        expect(letter?.deliveries).toBe(3);
+        expect(letter?.error).toContain("no outcome");
+      });
+
+      test("stop lets the entry at hand finish and hands the unstarted ones to another worker at once", async () => {
+        // A long visibility timeout: whatever the second runtime gets, it got because it was released.
+        const consumer = jobConsumer({ batchSize: 5, visibilityTimeoutMs: 60_000 });
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        const firstHandled: number[] = [];
+        let started = false;
+        for (let n = 0; n < 5; n++) await enqueue(broker, consumer, { n });
+        const first = start(consumer, async ({ n }) => {
+          started = true;
+          await gate;
+          firstHandled.push(n);
+        });
+        await eventually(() => started);
+
+        const stopping = first.stop(30_000);
+        expect(first.running).toBe(false);
+        release();
+        await stopping;
+        expect(firstHandled).toEqual([0]);
+
+        const secondHandled: number[] = [];
+        const second = start(consumer, async ({ n }) => {
+          secondHandled.push(n);
+        });
+        await eventually(() => secondHandled.length === 4);
+        await second.stop();
+        expect(secondHandled).toEqual([1, 2, 3, 4]);
+      });
+
+      test("when the grace period runs out, the handler is aborted and its entry goes to another worker", async () => {
+        const consumer = jobConsumer({ visibilityTimeoutMs: 60_000 });
+        let aborted = false;
+        let started = false;
+        await enqueue(broker, consumer, { n: 42 });
+        const stuck = start(consumer, async (_, { signal }) => {
+          started = true;
+          await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve()));
+          aborted = true;
+          throw signal.reason;
+        });
+        await eventually(() => started);
+        await stuck.stop(50);
+        expect(aborted).toBe(true);
+
+        const rescued: { n: number; attempt: number }[] = [];
+        const rescuer = start(consumer, async ({ n }, { attempt }) => {
+          rescued.push({ n, attempt });
+        });
+        await eventually(() => rescued.length === 1);
+        await rescuer.stop();
+        expect(rescued).toEqual([{ n: 42, attempt: 2 }]);
+        expect(stuck.stats().jobs?.processed).toBe(0);
+      });
+    },
+  );
+}
+
+describe("catalog and enqueue", () => {
+  test("enqueue refuses a payload its consumer's schema rejects", async () => {
+    const consumer = jobConsumer();
+    const nobroker = {} as Broker;
+    const error = await enqueue(nobroker, consumer, { n: 1.5 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DomainError);
+    expect((error as DomainError).code).toBe("validation_error");
+  });
+
+  test("two consumers with one name are refused", () => {
+    const consumer = jobConsumer();
+    const handle = async () => {};
+    expect(() =>
+      startWorkerRuntime({
+        broker: {} as Broker,
+        logger,
+        consumers: [
+          { definition: consumer, handle },
+          { definition: consumer, handle },
+        ],
+      }),
+    ).toThrow(/two consumers are named jobs/);
+  });
+});
