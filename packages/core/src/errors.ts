@@ -51,7 +51,17 @@ export type Area =
   | "webhooks"
   | "platform";
 
-const AREAS = new Set<string>(["accounts", "hub", "monitoring", "storage", "gateway", "secrets", "flows", "runs", "webhooks"]);
+const AREAS = new Set<string>([
+  "accounts",
+  "hub",
+  "monitoring",
+  "storage",
+  "gateway",
+  "secrets",
+  "flows",
+  "runs",
+  "webhooks",
+]);
 
 export function areaOfProcedure(procedurePath: string | undefined): Area {
   const first = procedurePath?.split(".")[0] ?? "";

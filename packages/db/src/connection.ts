@@ -81,7 +81,9 @@ async function openPglite(target: { dataDir?: string; loadFrom?: Blob }): Promis
 async function openPostgres(url: string, poolSize: number): Promise<DatabaseHandle> {
   const types = {
     getTypeParser: ((oid: number, format?: "text" | "binary") =>
-      oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+      oid === INT8_OID
+        ? (value: string) => Number(value)
+        : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
   };
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000, types });
   // An idle client whose server went away emits here; the pool replaces it on next use.

@@ -26,12 +26,24 @@ for (const { backend, skip } of databaseBackends()) {
       const handle = await openTestDatabase(backend);
       try {
         await expect(
-          handle.db.insertInto("users").values({ id: "u1", email: "A@x.io", password_hash: "h", display_name: "A" }).execute(),
+          handle.db
+            .insertInto("users")
+            .values({ id: "u1", email: "A@x.io", password_hash: "h", display_name: "A" })
+            .execute(),
         ).rejects.toThrow(/users_email_lower_case/);
-        await handle.db.insertInto("users").values({ id: "u1", email: "a@x.io", password_hash: "h", display_name: "A" }).execute();
-        await handle.db.insertInto("accounts").values({ id: "a1", name: "acme", display_name: "Acme", root_email: "a@x.io" }).execute();
+        await handle.db
+          .insertInto("users")
+          .values({ id: "u1", email: "a@x.io", password_hash: "h", display_name: "A" })
+          .execute();
+        await handle.db
+          .insertInto("accounts")
+          .values({ id: "a1", name: "acme", display_name: "Acme", root_email: "a@x.io" })
+          .execute();
         await expect(
-          handle.db.insertInto("memberships").values({ account_id: "a1", user_id: "u1", role: "emperor" as never }).execute(),
+          handle.db
+            .insertInto("memberships")
+            .values({ account_id: "a1", user_id: "u1", role: "emperor" as never })
+            .execute(),
         ).rejects.toThrow(/memberships_role/);
       } finally {
         await handle.close();
@@ -63,11 +75,17 @@ describe.skipIf(!databaseBackends().find((b) => b.backend === "postgres" && !b.s
       const scratch = await createScratchPostgres();
       try {
         const run = () =>
-          Bun.spawn(["bun", cli, "migrate"], { env: { ...process.env, DATABASE_URL: scratch.url }, stdout: "pipe", stderr: "pipe" });
+          Bun.spawn(["bun", cli, "migrate"], {
+            env: { ...process.env, DATABASE_URL: scratch.url },
+            stdout: "pipe",
+            stderr: "pipe",
+          });
         const [a, b] = [run(), run()];
-        const [outA, outB] = await Promise.all([new Response(a.stdout).json(), new Response(b.stdout).json()]);
+        const [outA, outB] = (await Promise.all([new Response(a.stdout).json(), new Response(b.stdout).json()])) as {
+          applied: string[];
+        }[];
         expect([await a.exited, await b.exited]).toEqual([0, 0]);
-        const applied = [...outA.applied, ...outB.applied].sort();
+        const applied = [...(outA?.applied ?? []), ...(outB?.applied ?? [])].sort();
         expect(applied).toEqual(Object.keys(migrations).sort());
 
         const handle = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 1 });

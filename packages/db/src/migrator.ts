@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import { type MigrationResultSet, Migrator } from "kysely/migration";
 import { migrations } from "./migrations/index.ts";
+import type { Database } from "./schema.ts";
 
 /**
  * Brings the schema up to date. Kysely's Postgres adapter holds a session-level
@@ -8,7 +9,7 @@ import { migrations } from "./migrations/index.ts";
  * the second waits, then finds nothing left to do. (PGlite has one connection and
  * needs no lock.)
  */
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
   const { error, results }: MigrationResultSet = await migrator.migrateToLatest();
   if (error) {

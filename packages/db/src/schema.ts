@@ -10,7 +10,7 @@ export interface AccountsTable {
   name: string;
   display_name: string;
   root_email: string;
-  plan: string;
+  plan: ColumnType<string, string | undefined, string>;
   created_at: CreatedAt;
 }
 
@@ -30,10 +30,91 @@ export interface MembershipsTable {
   created_at: CreatedAt;
 }
 
+/** A sign-in: one refresh-token family. Revoking it ends its access tokens too. */
+export interface AuthSessionsTable {
+  id: string;
+  account_id: string;
+  user_id: string;
+  created_at: CreatedAt;
+  revoked_at: Date | null;
+}
+
+/** Refresh tokens, stored only as SHA-256 hashes; a rotated one is kept to recognise its reuse. */
+export interface RefreshTokensTable {
+  token_hash: string;
+  session_id: string;
+  account_id: string;
+  user_id: string;
+  expires_at: Date;
+  rotated_at: Date | null;
+  created_at: CreatedAt;
+}
+
+/** A password login waiting for its second factor; the MFA token is stored as a hash. */
+export interface MfaChallengesTable {
+  token_hash: string;
+  account_id: string;
+  user_id: string;
+  webauthn_challenge: string | null;
+  expires_at: Date;
+  created_at: CreatedAt;
+}
+
+export interface UserTotpTable {
+  user_id: string;
+  /** Base32. */
+  secret: string;
+  /** Null while the setup waits for its first code. */
+  enabled_at: Date | null;
+  /** The TOTP time step of the last accepted code; a code is accepted once. */
+  last_used_step: number | null;
+  created_at: CreatedAt;
+}
+
+export interface PasskeysTable {
+  /** The WebAuthn credential id, base64url. */
+  id: string;
+  user_id: string;
+  /** The COSE public key, base64url. */
+  public_key: string;
+  counter: ColumnType<number, number | undefined, number>;
+  transports: ColumnType<string[], string, string>;
+  device_type: string;
+  backed_up: boolean;
+  created_at: CreatedAt;
+  last_used_at: Date | null;
+}
+
+export interface PasskeyRegistrationsTable {
+  user_id: string;
+  challenge: string;
+  expires_at: Date;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  created_by: string;
+  name: string;
+  /** The first characters of the key, shown in listings. */
+  prefix: string;
+  key_hash: string;
+  /** Path patterns (`*` as suffix wildcard); null = unrestricted. Written as a JSON string. */
+  allowed_paths: ColumnType<string[] | null, string | null, string | null>;
+  created_at: CreatedAt;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
   memberships: MembershipsTable;
+  auth_sessions: AuthSessionsTable;
+  refresh_tokens: RefreshTokensTable;
+  mfa_challenges: MfaChallengesTable;
+  user_totp: UserTotpTable;
+  passkeys: PasskeysTable;
+  passkey_registrations: PasskeyRegistrationsTable;
+  api_keys: ApiKeysTable;
 }
 
 export type Account = Selectable<AccountsTable>;

@@ -5,15 +5,17 @@ import pg from "pg";
 import { z } from "zod";
 import { type DatabaseHandle, openDatabase } from "./connection.ts";
 import { migrateToLatest } from "./migrator.ts";
+import type { Database } from "./schema.ts";
 
 /**
  * The test suites' only view of the environment. PostgreSQL and Redis suites run
  * when these are set (CI sets both) and announce that they were skipped otherwise.
  */
+const unsetWhenEmpty = (value: unknown) => (value === "" ? undefined : value);
 export const testEnv = z
   .object({
-    DATABASE_URL: z.url().optional(),
-    REDIS_URL: z.url().optional(),
+    DATABASE_URL: z.preprocess(unsetWhenEmpty, z.url().optional()),
+    REDIS_URL: z.preprocess(unsetWhenEmpty, z.url().optional()),
   })
   .parse(process.env);
 
@@ -33,7 +35,7 @@ let migratedPglite: Promise<Blob> | undefined;
 function migratedPgliteImage(): Promise<Blob> {
   migratedPglite ??= (async () => {
     const pglite = await PGlite.create();
-    const db = new Kysely<any>({ dialect: new PGliteDialect({ pglite }) });
+    const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
     await migrateToLatest(db);
     const image = await pglite.dumpDataDir("none");
     await db.destroy();

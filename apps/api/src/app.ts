@@ -1,0 +1,52 @@
+import { type AppRouter, createContext, type Services } from "@platform/core";
+import { Elysia } from "elysia";
+import type { OpenAPIObject } from "trpc-to-openapi";
+import { docsAsset, docsPage } from "./docs.ts";
+import { webhookIngress } from "./ingress.ts";
+import type { HttpMetrics } from "./metrics.ts";
+import { readiness } from "./readiness.ts";
+import { requestMeta } from "./request-meta.ts";
+import { createRestHandler } from "./rest.ts";
+import { createTrpcHandler } from "./trpc-endpoint.ts";
+
+export interface AppDependencies {
+  services: Services;
+  router: AppRouter;
+  openapi: OpenAPIObject;
+  metrics: HttpMetrics;
+}
+
+/**
+ * The routes. Operational and ingress routes are plain Elysia routes; every spec path
+ * falls through to the REST handler, which must stay last. Handlers that read the body
+ * themselves are mounted with `parse: "none"` so Elysia leaves it unread.
+ */
+export function createApp({ services, router, openapi, metrics }: AppDependencies) {
+  const logger = services.logger;
+  const rest = createRestHandler({ router, logger });
+  const trpc = createTrpcHandler({ router, logger });
+  const contextOf = (request: Request) => {
+    const meta = requestMeta(request);
+    return createContext(services, {
+      id: meta.id,
+      ip: meta.ip,
+      path: new URL(request.url).pathname,
+      headers: request.headers,
+    });
+  };
+  const openapiJson = JSON.stringify(openapi);
+
+  return new Elysia()
+    .get("/healthz", () => Response.json({ status: "ok" }))
+    .get("/readyz", () => readiness(services))
+    .get("/metrics", async () => {
+      const { body, contentType } = await metrics.render();
+      return new Response(body, { headers: { "content-type": contentType } });
+    })
+    .get("/openapi.json", () => new Response(openapiJson, { headers: { "content-type": "application/json" } }))
+    .get("/docs", () => new Response(docsPage, { headers: { "content-type": "text/html; charset=utf-8" } }))
+    .get("/docs/:asset", ({ params }) => docsAsset(params.asset))
+    .all("/webhooks/:webhookId", ({ request }) => webhookIngress(request), { parse: "none" })
+    .all("/trpc/*", ({ request }) => trpc(request, contextOf(request)), { parse: "none" })
+    .all("/*", ({ request }) => rest(request, contextOf(request)), { parse: "none" });
+}

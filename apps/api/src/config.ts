@@ -1,0 +1,58 @@
+import { type CoreConfig, coreConfigSchema, parseEnv, toCoreConfig } from "@platform/core";
+import { z } from "zod";
+
+/**
+ * The API's settings, read once at start-up. `--mode=embedded` (`bun run start`) runs
+ * the worker in the same process and may use PGlite and the Postgres broker;
+ * `--mode=scale-out` (`bun run start:api`) needs DATABASE_URL and REDIS_URL.
+ */
+const apiEnvSchema = coreConfigSchema.extend({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10 * 1024 * 1024),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000),
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+});
+
+export type RunMode = "embedded" | "scale-out";
+
+export interface ApiConfig {
+  mode: RunMode;
+  core: CoreConfig;
+  port: number;
+  host: string;
+  maxBodyBytes: number;
+  shutdownGraceMs: number;
+  workerConcurrency: number;
+}
+
+export function readRunMode(argv: string[]): RunMode {
+  const flag = argv.find((arg) => arg.startsWith("--mode="));
+  const mode = flag?.slice("--mode=".length) ?? "embedded";
+  if (mode !== "embedded" && mode !== "scale-out") throw new Error(`invalid --mode: ${mode} (embedded or scale-out)`);
+  return mode;
+}
+
+export function loadApiConfig(env: Record<string, string | undefined>, mode: RunMode): ApiConfig {
+  const schema =
+    mode === "scale-out"
+      ? apiEnvSchema.extend({
+          DATABASE_URL: z.url({ error: "is required in scale-out mode (a postgres:// URL)" }),
+          REDIS_URL: z.url({ error: "is required in scale-out mode (a redis:// URL)" }),
+        })
+      : apiEnvSchema;
+  const parsed = parseEnv(schema, env);
+  return {
+    mode,
+    core: toCoreConfig(parsed),
+    port: parsed.PORT,
+    host: parsed.HOST,
+    maxBodyBytes: parsed.MAX_BODY_BYTES,
+    shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS,
+    workerConcurrency: parsed.WORKER_CONCURRENCY,
+  };
+}

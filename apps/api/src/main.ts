@@ -1,0 +1,41 @@
+import { ConfigError, createLogger, createServices, openConfiguredDatabase } from "@platform/core";
+import { type ApiConfig, loadApiConfig, readRunMode } from "./config.ts";
+import { startServer } from "./server.ts";
+
+function loadConfigOrExit(): ApiConfig {
+  try {
+    return loadApiConfig(process.env, readRunMode(Bun.argv.slice(2)));
+  } catch (error) {
+    console.error(error instanceof ConfigError || error instanceof Error ? error.message : String(error));
+    process.exit(2);
+  }
+}
+
+const config = loadConfigOrExit();
+const logger = createLogger({ level: config.core.logLevel, name: "api" });
+const database = await openConfiguredDatabase(config.core);
+const { services, close } = await createServices(config.core, logger, database);
+const server = startServer(services, config);
+logger.info(
+  {
+    url: server.url,
+    publicUrl: config.core.publicUrl,
+    mode: config.mode,
+    database: database.kind,
+    broker: services.broker.kind,
+  },
+  "listening",
+);
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, "shutting down: no new requests, finishing in-flight ones");
+  await server.stop(config.shutdownGraceMs);
+  await close();
+  logger.info("stopped");
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

@@ -1,0 +1,15 @@
+/** What the edge learns about a request before routing, shared with the routes it reaches. */
+export interface RequestMeta {
+  id: string;
+  ip: string;
+}
+
+const metas = new WeakMap<Request, RequestMeta>();
+
+export function attachRequestMeta(request: Request, meta: RequestMeta): void {
+  metas.set(request, meta);
+}
+
+export function requestMeta(request: Request): RequestMeta {
+  return metas.get(request) ?? { id: crypto.randomUUID(), ip: "unknown" };
+}

@@ -1,0 +1,99 @@
+import { expect } from "bun:test";
+import { createHmac, randomBytes } from "node:crypto";
+import type { TestApi } from "./harness.ts";
+
+/** A signing key the test knows, so it can mint tokens the server would (expired ones, say). */
+export function testSigningKey(): { kid: string; secret: string; env: string } {
+  const secret = randomBytes(32).toString("base64url");
+  return { kid: "test", secret, env: `test:${secret}` };
+}
+
+/** Settings for suites that sign in many times from one address. */
+export const GENEROUS_LIMITS = { LOGIN_ATTEMPTS_PER_EMAIL: "1000", LOGIN_ATTEMPTS_PER_IP: "10000" };
+
+export const PASSWORD = "correct horse battery staple";
+
+let sequence = 0;
+export function uniqueEmail(tag: string): string {
+  sequence += 1;
+  return `${tag}-${Date.now().toString(36)}-${sequence}@example.com`;
+}
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+export interface AuthResultBody {
+  refresh_token: string;
+  auth_token: string;
+  passkey_enabled: boolean;
+  totp_enabled: boolean;
+  account: { name: string; id: string; display_name: string; root_email: string; subscription_status: string };
+}
+
+export interface SignedUp {
+  email: string;
+  password: string;
+  auth: AuthResultBody;
+}
+
+/** Creates an account through the API and returns its owner's sign-in. */
+export async function signUp(api: TestApi, tag: string, extra: Record<string, unknown> = {}): Promise<SignedUp> {
+  const email = uniqueEmail(tag);
+  const response = await api.request("/accounts/signup", {
+    method: "POST",
+    json: { email, password: PASSWORD, account_name: `${tag} inc`, ...extra },
+  });
+  expect(response.status).toBe(200);
+  const { data } = (await response.json()) as { data: AuthResultBody };
+  return { email, password: PASSWORD, auth: data };
+}
+
+export function logIn(api: TestApi, email: string, password = PASSWORD): Promise<Response> {
+  return api.request("/accounts/auth-with-password", { method: "POST", json: { email, password } });
+}
+
+/** Signs in and expects the full result (no second factor). */
+export async function logInFully(api: TestApi, email: string, password = PASSWORD): Promise<AuthResultBody> {
+  const response = await logIn(api, email, password);
+  expect(response.status).toBe(200);
+  const { data } = (await response.json()) as { data: AuthResultBody };
+  expect(data.auth_token).toBeString();
+  return data;
+}
+
+/** Adds a user to the account of `ownerToken` and signs them in. */
+export async function addMember(
+  api: TestApi,
+  ownerToken: string,
+  tag: string,
+  role: "admin" | "member",
+): Promise<{ email: string; auth: AuthResultBody }> {
+  const email = uniqueEmail(tag);
+  const response = await api.request("/accounts/users", {
+    method: "POST",
+    headers: bearer(ownerToken),
+    json: { email, password: PASSWORD, role },
+  });
+  expect(response.status).toBe(200);
+  return { email, auth: await logInFully(api, email) };
+}
+
+/** An HS256 JWT signed by hand, to present tokens the server never issued. */
+export function handSignedJwt(
+  secret: Uint8Array | Buffer,
+  header: Record<string, unknown>,
+  payload: Record<string, unknown>,
+): string {
+  const encode = (part: Record<string, unknown>) => Buffer.from(JSON.stringify(part)).toString("base64url");
+  const signingInput = `${encode(header)}.${encode(payload)}`;
+  const signature = createHmac("sha256", secret).update(signingInput).digest("base64url");
+  return `${signingInput}.${signature}`;
+}
+
+/** The claims of a JWT, read without verifying it. */
+export function jwtParts(token: string): { header: Record<string, unknown>; payload: Record<string, unknown> } {
+  const [header = "", payload = ""] = token.split(".");
+  return {
+    header: JSON.parse(Buffer.from(header, "base64url").toString()),
+    payload: JSON.parse(Buffer.from(payload, "base64url").toString()),
+  };
+}

@@ -1,0 +1,194 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { databaseBackends } from "@platform/db/testing";
+import { startTestApi, type TestApi } from "./harness.ts";
+
+/** Every operation the spec names, as `METHOD path`. */
+const SPEC_OPERATIONS = [
+  "POST /accounts/auth-with-password",
+  "DELETE /accounts/all-passkeys",
+  "DELETE /accounts/remove-user",
+  "GET /accounts/payment/prices",
+  "POST /monitoring/metrics/current",
+  "GET /hub/mcp/registry",
+  "POST /hub/nodes",
+  "POST /storage/streams/{name}/messages",
+  "PUT /storage/kv/{bucket}",
+  "GET /gateway/{gateway_topic}",
+  "DELETE /gateway/{gateway_topic}",
+  "DELETE /gateway/{gateway_topic}/mapping/details",
+  "GET /secrets/{key}",
+  "POST /webhooks/{webhook_id}",
+];
+
+for (const { backend, skip } of databaseBackends()) {
+  describe.skipIf(Boolean(skip))(`HTTP edge on ${backend}${skip ? ` (skipped: ${skip})` : ""}`, () => {
+    let api: TestApi;
+    beforeAll(async () => {
+      api = await startTestApi({ backend, maxBodyBytes: 64 * 1024 });
+    });
+    afterAll(() => api.stop());
+
+    test("healthz answers ok with a fresh request id, and echoes one the client sent", async () => {
+      const fresh = await api.request("/healthz");
+      expect(fresh.status).toBe(200);
+      expect(await fresh.json()).toEqual({ status: "ok" });
+      expect(fresh.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+
+      const echoed = await api.request("/healthz", { headers: { "x-request-id": "trace-42" } });
+      expect(echoed.headers.get("x-request-id")).toBe("trace-42");
+    });
+
+    test("readyz is 200 while the database and broker answer", async () => {
+      const response = await api.request("/readyz");
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ status: "ready", checks: { database: "ok", broker: "ok" } });
+    });
+
+    test("the OpenAPI document covers every specified operation with both security schemes", async () => {
+      const response = await api.request("/openapi.json");
+      expect(response.status).toBe(200);
+      const document = await response.json();
+      expect(document.openapi).toStartWith("3.");
+      const operations = Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(
+        ([path, item]) =>
+          Object.keys(item)
+            .filter((key) => ["get", "post", "put", "patch", "delete"].includes(key))
+            .map((method) => `${method.toUpperCase()} ${path}`),
+      );
+      expect(operations).toEqual(expect.arrayContaining(SPEC_OPERATIONS));
+      expect(document.components.securitySchemes).toEqual({
+        bearerAuth: expect.objectContaining({ type: "http", scheme: "bearer" }),
+        apiKey: expect.objectContaining({ type: "apiKey", in: "header", name: "X-Api-Key" }),
+      });
+      const secrets = document.paths["/secrets/{key}"].get;
+      expect(secrets.security).toEqual([{ bearerAuth: [] }, { apiKey: [] }]);
+      expect(secrets.responses["401"].content["application/json"].schema).toEqual({
+        $ref: "#/components/schemas/Error",
+      });
+      const login = document.paths["/accounts/auth-with-password"].post;
+      expect(login.security).toBeUndefined();
+      const metrics = document.paths["/monitoring/metrics/current"].post;
+      expect(metrics.responses["400"].content["application/json"].schema).toEqual({
+        $ref: "#/components/schemas/MetricsError",
+      });
+      expect(document.paths["/hub/mcp/registry"].get.operationId).toBe("listMcpRegistryServers");
+    });
+
+    test("the docs page loads its script from this server, not a CDN", async () => {
+      const page = await api.request("/docs");
+      expect(page.headers.get("content-type")).toContain("text/html");
+      const html = await page.text();
+      expect(html).not.toMatch(/https?:\/\//);
+      const script = html.match(/src="([^"]+\.js)"/)?.[1];
+      expect(script).toBe("/docs/swagger-ui-bundle.js");
+      const asset = await api.request(script as string);
+      expect(asset.status).toBe(200);
+      expect((await asset.text()).length).toBeGreaterThan(100_000);
+    });
+
+    test("an unknown route is 404 with an error body", async () => {
+      const response = await api.request("/no/such/thing");
+      expect(response.status).toBe(404);
+      expect(await response.json()).toEqual({ error: "not found" });
+    });
+
+    test("invalid input is 400 in the area's shape, never a zod dump", async () => {
+      const metrics = await api.request("/monitoring/metrics/current", { method: "POST", json: { metrics: [] } });
+      expect(metrics.status).toBe(400);
+      expect(await metrics.json()).toEqual({ message: "metrics are required", data: null });
+
+      const badJson = await api.request("/monitoring/metrics/current", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{not json",
+      });
+      expect(badJson.status).toBe(400);
+      expect(await badJson.json()).toEqual({ message: "metrics are required", data: null });
+
+      const registry = await api.request("/hub/mcp/registry?limit=500", { headers: { authorization: "Bearer x" } });
+      expect(registry.status).toBe(401);
+    });
+
+    test("a missing credential is 401 in the area's shape", async () => {
+      const storage = await api.request("/storage/kv/orders", { method: "PUT", json: { description: "x" } });
+      expect(storage.status).toBe(401);
+      expect(await storage.json()).toEqual({ error: "unauthorized" });
+
+      const secrets = await api.request("/secrets/db-password");
+      expect(secrets.status).toBe(401);
+      expect(await secrets.json()).toEqual({ error: "missing credential" });
+
+      const trpc = await api.request("/trpc/secrets.get?input=%7B%22key%22%3A%22x%22%7D");
+      expect(trpc.status).toBe(401);
+      const body = await trpc.json();
+      expect(body.error.data.domainCode).toBe("unauthorized");
+      expect(JSON.stringify(body)).not.toContain("stack");
+    });
+
+    test("a body over the limit is 413, whether its length is declared or streamed", async () => {
+      const big = "x".repeat(65 * 1024);
+      const declared = await api.request("/monitoring/metrics/current", { method: "POST", json: { metrics: [big] } });
+      expect(declared.status).toBe(413);
+      expect(await declared.json()).toEqual({ error: "request body exceeds 65536 bytes" });
+
+      const chunks = [
+        new TextEncoder().encode(`{"metrics":["`),
+        new TextEncoder().encode(big),
+        new TextEncoder().encode(`"]}`),
+      ];
+      const streamed = await api.request("/monitoring/metrics/current", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: new ReadableStream({
+          pull(controller) {
+            const next = chunks.shift();
+            if (next) controller.enqueue(next);
+            else controller.close();
+          },
+        }),
+      });
+      expect(streamed.status).toBe(413);
+    });
+
+    test("a webhook id that names no trigger is 404, and only POST triggers", async () => {
+      const post = await api.request("/webhooks/unknown-id", { method: "POST", json: { type: "x" } });
+      expect(post.status).toBe(404);
+      expect(await post.json()).toEqual({ error: "webhook not found" });
+      const get = await api.request("/webhooks/unknown-id");
+      expect(get.status).toBe(405);
+    });
+
+    test("metrics count requests per route template and status", async () => {
+      const secretsDenied = async () => {
+        const text = await (await api.request("/metrics")).text();
+        const line = text
+          .split("\n")
+          .find((l) => l.startsWith('http_requests_total{method="GET",route="/secrets/{key}",status="401"}'));
+        return Number(line?.split(" ")[1] ?? 0);
+      };
+      const before = await secretsDenied();
+      await api.request("/secrets/one");
+      await api.request("/secrets/two");
+      expect(await secretsDenied()).toBe(before + 2);
+      const text = await (await api.request("/metrics")).text();
+      expect(text).toMatch(
+        /http_request_duration_seconds_bucket\{le="[^"]+",method="GET",route="\/healthz",status="200"\}/,
+      );
+      expect(text).not.toContain("/secrets/one");
+    });
+
+    test("readyz is 503 naming the database once the database stops answering", async () => {
+      const standalone = await startTestApi({ backend });
+      try {
+        await standalone.services.database.close();
+        const response = await standalone.request("/readyz");
+        expect(response.status).toBe(503);
+        const body = await response.json();
+        expect(body.error).toMatch(/^database( and broker)? unreachable$/);
+        expect(body.checks.database).toBe("unreachable");
+      } finally {
+        await standalone.stop().catch(() => {});
+      }
+    });
+  });
+}

@@ -1,0 +1,130 @@
+import { z } from "zod";
+
+/**
+ * Settings core needs, parsed by each app's config module from its environment.
+ * Every one has a default that is safe for embedded mode.
+ */
+/** An empty variable (`DATABASE_URL=`) counts as unset. */
+const optionalUrl = z.preprocess((value) => (value === "" ? undefined : value), z.url().optional());
+
+export const coreConfigSchema = z.object({
+  /** The API's public address ({base_url}); links in responses are built from it. */
+  PUBLIC_URL: z.url().default("http://localhost:3000"),
+  /** {webhook_url}; defaults to PUBLIC_URL + /webhooks. */
+  WEBHOOK_BASE_URL: optionalUrl,
+  /** Gateways' public base; a gateway's url is this + /<topic>. Defaults to PUBLIC_URL + /gw. */
+  GATEWAY_BASE_URL: optionalUrl,
+  DATA_DIR: z.string().min(1).default("./data"),
+  DATABASE_URL: optionalUrl,
+  REDIS_URL: optionalUrl,
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** Lifetime of an access token (JWT), in seconds. */
+  ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(10).max(86_400).default(900),
+  /** Lifetime of a refresh token, in seconds; each refresh issues a new one. */
+  REFRESH_TOKEN_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .default(30 * 86_400),
+  /** How long an MFA token from a password login waits for its second factor, in seconds. */
+  MFA_TOKEN_TTL_SECONDS: z.coerce.number().int().min(30).max(3600).default(300),
+  /**
+   * HS256 keys for access tokens: `kid:secret[,kid:secret...]`, secrets base64url of at
+   * least 32 bytes. The first signs; the others still verify (rotation). When unset, one
+   * key is generated once into DATA_DIR (file mode 0600).
+   */
+  JWT_SIGNING_KEYS: z
+    .string()
+    .regex(/^[\w.-]{1,64}:[\w-]{43,}(,[\w.-]{1,64}:[\w-]{43,})*$/, {
+      error: "must be kid:secret[,kid:secret...] with base64url secrets of at least 32 bytes",
+    })
+    .optional(),
+  /** WebAuthn relying party id; defaults to PUBLIC_URL's host name. */
+  WEBAUTHN_RP_ID: z.string().min(1).optional(),
+  /** WebAuthn relying party name shown by authenticators. */
+  WEBAUTHN_RP_NAME: z.string().min(1).default("Workflow Platform"),
+  /** Origins allowed in WebAuthn responses, comma-separated; defaults to PUBLIC_URL's origin. */
+  WEBAUTHN_ORIGINS: z.string().min(1).optional(),
+  /** A JSON file holding the price catalog (an array of Price objects); built-in defaults when unset. */
+  PRICES_FILE: z.string().min(1).optional(),
+  /** Login and MFA attempts allowed per email address per window. */
+  LOGIN_ATTEMPTS_PER_EMAIL: z.coerce.number().int().min(1).default(10),
+  /** Login and MFA attempts allowed per client IP per window. */
+  LOGIN_ATTEMPTS_PER_IP: z.coerce.number().int().min(1).default(50),
+  /** The window of the two limits above, in seconds. */
+  LOGIN_ATTEMPT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
+});
+
+export type CoreEnv = z.infer<typeof coreConfigSchema>;
+
+/** Settings of accounts and authentication. */
+export interface AuthConfig {
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  mfaTokenTtlSeconds: number;
+  /** Raw `JWT_SIGNING_KEYS`; when absent, keys are generated into `dataDir`. */
+  signingKeys?: string;
+  webauthn: { rpId: string; rpName: string; origins: string[] };
+  pricesFile?: string;
+  loginLimits: { perEmail: number; perIp: number; windowSeconds: number };
+}
+
+export interface CoreConfig {
+  publicUrl: string;
+  webhookBaseUrl: string;
+  gatewayBaseUrl: string;
+  dataDir: string;
+  databaseUrl?: string;
+  redisUrl?: string;
+  logLevel: CoreEnv["LOG_LEVEL"];
+  auth: AuthConfig;
+}
+
+const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, "");
+
+export function toCoreConfig(env: CoreEnv): CoreConfig {
+  const publicUrl = withoutTrailingSlash(env.PUBLIC_URL);
+  return {
+    publicUrl,
+    webhookBaseUrl: withoutTrailingSlash(env.WEBHOOK_BASE_URL ?? `${publicUrl}/webhooks`),
+    gatewayBaseUrl: withoutTrailingSlash(env.GATEWAY_BASE_URL ?? `${publicUrl}/gw`),
+    dataDir: env.DATA_DIR,
+    databaseUrl: env.DATABASE_URL,
+    redisUrl: env.REDIS_URL,
+    logLevel: env.LOG_LEVEL,
+    auth: {
+      accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
+      refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,
+      mfaTokenTtlSeconds: env.MFA_TOKEN_TTL_SECONDS,
+      signingKeys: env.JWT_SIGNING_KEYS,
+      webauthn: {
+        rpId: env.WEBAUTHN_RP_ID ?? new URL(publicUrl).hostname,
+        rpName: env.WEBAUTHN_RP_NAME,
+        origins: env.WEBAUTHN_ORIGINS?.split(",").map((origin) => withoutTrailingSlash(origin.trim())) ?? [
+          new URL(publicUrl).origin,
+        ],
+      },
+      pricesFile: env.PRICES_FILE,
+      loginLimits: {
+        perEmail: env.LOGIN_ATTEMPTS_PER_EMAIL,
+        perIp: env.LOGIN_ATTEMPTS_PER_IP,
+        windowSeconds: env.LOGIN_ATTEMPT_WINDOW_SECONDS,
+      },
+    },
+  };
+}
+
+/**
+ * Parses an environment against a schema; on failure throws one line that names
+ * every offending variable, which the apps print before exiting.
+ */
+export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => `${issue.path.join(".") || "environment"}: ${issue.message}`);
+  throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}

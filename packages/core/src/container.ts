@@ -1,0 +1,55 @@
+import { type DatabaseHandle, migrateToLatest, openDatabase } from "@platform/db";
+import { createAuthenticator } from "./accounts/authenticate.ts";
+import { createAccountsDeps } from "./accounts/deps.ts";
+import { createBroker } from "./broker/index.ts";
+import type { CoreConfig } from "./config.ts";
+import type { Logger } from "./logger.ts";
+import type { Services } from "./services.ts";
+
+export interface ServicesHandle {
+  services: Services;
+  /** Closes the broker, then the database. */
+  close(): Promise<void>;
+}
+
+/** Opens the configured database (PostgreSQL when DATABASE_URL is set, else PGlite in DATA_DIR) and migrates it. */
+export async function openConfiguredDatabase(config: CoreConfig): Promise<DatabaseHandle> {
+  const database = await openDatabase(
+    config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir },
+  );
+  try {
+    await migrateToLatest(database.db);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  return database;
+}
+
+/** Builds every service once, on an open and migrated database. */
+export async function createServices(
+  config: CoreConfig,
+  logger: Logger,
+  database: DatabaseHandle,
+): Promise<ServicesHandle> {
+  const broker = await createBroker({ redisUrl: config.redisUrl, database, logger });
+  let accounts: Services["accounts"];
+  try {
+    accounts = await createAccountsDeps(config, database.db, broker);
+  } catch (error) {
+    await broker.close();
+    throw error;
+  }
+  if (!config.auth.signingKeys && config.redisUrl) {
+    logger.warn("JWT_SIGNING_KEYS is not set: using a key kept in DATA_DIR; set it when several API processes serve");
+  }
+  const authenticate = createAuthenticator(accounts);
+  const services: Services = { config, logger, database, db: database.db, broker, authenticate, accounts };
+  return {
+    services,
+    async close() {
+      await broker.close();
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,41 @@
+import type { Role } from "@platform/db";
+import type { Services } from "./services.ts";
+
+/** What the HTTP edge knows about a request, independent of the HTTP framework. */
+export interface RequestInfo {
+  id: string;
+  ip: string;
+  /** The path as the client addressed it (`/hub/agent/...`), used by API-key path restrictions. */
+  path: string;
+  headers: Headers;
+}
+
+export type Credential = { scheme: "bearer"; token: string } | { scheme: "api_key"; key: string } | null;
+
+/** The caller, once a credential has been verified. */
+export interface Principal {
+  accountId: string;
+  userId: string;
+  role: Role;
+  /** Set when the caller used an API key rather than an access token. */
+  apiKeyId?: string;
+}
+
+export interface Context {
+  services: Services;
+  request: RequestInfo;
+  credential: Credential;
+}
+
+/** Reads `Authorization: Bearer <token>` or `X-Api-Key: <key>`; the bearer token wins when both are sent. */
+export function parseCredential(headers: Headers): Credential {
+  const authorization = headers.get("authorization");
+  const bearer = authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
+  if (bearer) return { scheme: "bearer", token: bearer };
+  const key = headers.get("x-api-key")?.trim();
+  return key ? { scheme: "api_key", key } : null;
+}
+
+export function createContext(services: Services, request: RequestInfo): Context {
+  return { services, request, credential: parseCredential(request.headers) };
+}

@@ -1,0 +1,11 @@
+export { createAuthenticator } from "./accounts/authenticate.ts";
+export type { AccountsDeps } from "./accounts/deps.ts";
+export * from "./config.ts";
+export { createServices, openConfiguredDatabase, type ServicesHandle } from "./container.ts";
+export * from "./context.ts";
+export * from "./errors.ts";
+export * from "./logger.ts";
+export { buildOpenApiDocument } from "./openapi.ts";
+export { type AppRouter, appRouter } from "./router.ts";
+export type { Authenticator, Services } from "./services.ts";
+export { describeError } from "./trpc.ts";

@@ -1,0 +1,117 @@
+import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
+import { z } from "zod";
+import { createDocument, type ZodOpenApiPathsObject } from "zod-openapi";
+import type { CoreConfig } from "./config.ts";
+import { appRouter } from "./router.ts";
+
+const SPEC_VERSION = "0.1.1";
+
+const errorSchema = { type: "object", required: ["error"], properties: { error: { type: "string" } } } as const;
+const metricsErrorSchema = {
+  type: "object",
+  required: ["message", "data"],
+  properties: { message: { type: "string" }, data: { type: "null" } },
+} as const;
+
+const description = `Workflow and integration platform API (spec version ${SPEC_VERSION}).
+
+Errors answer \`{"error": string}\`; the metrics endpoint answers \`{"message": string, "data": null}\`.
+Statuses: 400 invalid input, 401 missing or bad credential, 403 not allowed, 404 missing, 409 conflict,
+413 body too large (limit set by MAX_BODY_BYTES, default 10 MiB), 415 unsupported content type,
+429 rate limited (with Retry-After), 500 internal, 501 not implemented yet, 502 upstream unusable, 503 dependency down.
+
+Conventions where the spec is silent: a DELETE request's JSON body is read like its query string
+(flat fields only); a POST or PUT with an empty body is read as \`{}\`; query booleans accept true/false/1/0.
+Durations (\`options.timeout\`, a gateway's \`timeout\`) are milliseconds; a gateway's \`limit.time\` is seconds.`;
+
+/** The webhook ingress is a plain route (it needs the raw bytes), so it is described by hand. */
+function webhookPaths(webhookBaseUrl: string): ZodOpenApiPathsObject {
+  return {
+    "/webhooks/{webhook_id}": {
+      servers: [{ url: webhookBaseUrl.replace(/\/webhooks$/, "") }],
+      post: {
+        operationId: "triggerWebhook",
+        tags: ["webhooks"],
+        summary: "Start a flow from an external service",
+        description:
+          "Accepts application/json, application/x-www-form-urlencoded and multipart/form-data. " +
+          "Acknowledge mode answers 200 at once; wait mode answers when the flow ends. " +
+          "A trigger secured by API key takes it as the query parameter `api_key` or the header `X-Api-Key`.",
+        requestParams: {
+          path: z.object({ webhook_id: z.string() }),
+          query: z.object({ api_key: z.string().optional() }),
+        },
+        responses: {
+          "200": {
+            description: "Accepted",
+            content: {
+              "application/json": {
+                schema: z.object({ message: z.string(), run_id: z.string().nullable() }),
+              },
+            },
+          },
+          "401": { description: "Signature or API key rejected" },
+          "404": { description: "No webhook with this id" },
+          "413": { description: "Body too large" },
+          "415": { description: "Unsupported content type" },
+        },
+      },
+    },
+  };
+}
+
+/**
+ * The OpenAPI document, generated from the routers once per process. Error responses
+ * are rewritten into the spec's shapes: the generator's defaults describe tRPC's own.
+ */
+export function buildOpenApiDocument(config: Pick<CoreConfig, "publicUrl" | "webhookBaseUrl">): OpenAPIObject {
+  const document = generateOpenApiDocument(appRouter, {
+    title: "Workflow Platform API",
+    description,
+    version: SPEC_VERSION,
+    baseUrl: config.publicUrl,
+    docsUrl: `${config.publicUrl}/docs`,
+    tags: ["accounts", "hub", "monitoring", "storage", "gateway", "secrets", "webhooks"],
+    securitySchemes: {
+      bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "auth_token from sign-in" },
+      apiKey: { type: "apiKey", in: "header", name: "X-Api-Key", description: "An account API key" },
+    },
+  });
+  const webhooks = createDocument({
+    openapi: "3.1.0",
+    info: { title: "", version: "" },
+    paths: webhookPaths(config.webhookBaseUrl),
+  });
+  document.paths = { ...document.paths, ...webhooks.paths };
+  document.components = {
+    ...document.components,
+    schemas: {
+      ...Object.fromEntries(
+        Object.entries(document.components?.schemas ?? {}).filter(([name]) => !name.startsWith("error.")),
+      ),
+      ...webhooks.components?.schemas,
+      Error: { ...errorSchema, required: [...errorSchema.required] },
+      MetricsError: { ...metricsErrorSchema, required: [...metricsErrorSchema.required] },
+    },
+  };
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    const errorRef = {
+      $ref: path.startsWith("/monitoring") ? "#/components/schemas/MetricsError" : "#/components/schemas/Error",
+    };
+    for (const operation of Object.values(
+      item as Record<string, { responses?: Record<string, { description: string; content?: unknown }> }>,
+    )) {
+      if (!operation || typeof operation !== "object" || !operation.responses) continue;
+      for (const [status, response] of Object.entries(operation.responses)) {
+        // The generator shares one response object between operations: replace, never mutate.
+        if (Number(status) >= 400) {
+          operation.responses[status] = {
+            description: response.description,
+            content: { "application/json": { schema: errorRef } },
+          };
+        }
+      }
+    }
+  }
+  return document;
+}

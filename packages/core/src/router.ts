@@ -1,0 +1,19 @@
+import { accountsRouter } from "./accounts/router.ts";
+import { gatewayRouter } from "./gateways/router.ts";
+import { hubRouter } from "./hub/router.ts";
+import { monitoringRouter } from "./monitoring/router.ts";
+import { secretsRouter } from "./secrets/router.ts";
+import { storageRouter } from "./storage/router.ts";
+import { router } from "./trpc.ts";
+
+/** One router per area; REST paths come from each procedure's `meta.openapi`. */
+export const appRouter = router({
+  accounts: accountsRouter,
+  hub: hubRouter,
+  monitoring: monitoringRouter,
+  storage: storageRouter,
+  gateway: gatewayRouter,
+  secrets: secretsRouter,
+});
+
+export type AppRouter = typeof appRouter;

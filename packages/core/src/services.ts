@@ -1,0 +1,22 @@
+import type { Database, DatabaseHandle } from "@platform/db";
+import type { Kysely } from "kysely";
+import type { AccountsDeps } from "./accounts/deps.ts";
+import type { Broker } from "./broker/port.ts";
+import type { CoreConfig } from "./config.ts";
+import type { Credential, Principal } from "./context.ts";
+import type { Logger } from "./logger.ts";
+
+/** Verifies a credential for a path; throws DomainError `unauthorized` or `forbidden`. */
+export type Authenticator = (credential: Credential, target: { path: string }) => Promise<Principal>;
+
+/** Everything a procedure may use, built once per process by `createServices`. */
+export interface Services {
+  config: CoreConfig;
+  logger: Logger;
+  database: DatabaseHandle;
+  db: Kysely<Database>;
+  broker: Broker;
+  authenticate: Authenticator;
+  /** Signing keys, price catalog and settings of accounts and authentication. */
+  accounts: AccountsDeps;
+}
