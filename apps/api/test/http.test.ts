@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { AppRouter } from "@platform/core";
 import { databaseBackends } from "@platform/db/testing";
+import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
 import { startTestApi, type TestApi } from "./harness.ts";
 
 /** Every operation the spec names, as `METHOD path`. */
@@ -123,6 +125,15 @@ for (const { backend, skip } of databaseBackends()) {
       const body = await trpc.json();
       expect(body.error.data.domainCode).toBe("unauthorized");
       expect(JSON.stringify(body)).not.toContain("stack");
+    });
+
+    test("a typed tRPC client reaches the same procedures and sees the domain error code", async () => {
+      const client = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${api.url}/trpc` })] });
+      const failure = await client.monitoring.current.mutate({ metrics: [] }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(TRPCClientError);
+      const data = (failure as TRPCClientError<AppRouter>).data as { domainCode?: string; httpStatus?: number };
+      expect(data.domainCode).toBe("validation_error");
+      expect(data.httpStatus).toBe(400);
     });
 
     test("a body over the limit is 413, whether its length is declared or streamed", async () => {
