@@ -1,21 +1,32 @@
 import { type AppRouter, type Context, describeError, type Logger } from "@platform/core";
-import type { TRPCError } from "@trpc/server";
-import { createOpenApiFetchHandler } from "trpc-to-openapi";
+import { TRPCError } from "@trpc/server";
+import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
 
 /**
- * The spec's REST surface, served at the root. trpc-to-openapi strips its endpoint from
- * the whole URL string, so it is handed a copy of the request at a fixed internal origin
- * under `/rest` (see stack-notes.md), never the client's URL.
+ * The spec's REST surface, served at the root through trpc-to-openapi's request handler.
+ *
+ * The library's fetch adapter builds that handler anew for every request (and with it,
+ * outside NODE_ENV=production, the whole OpenAPI document: 20x slower), and strips its
+ * endpoint from the URL as a string. This adapter builds the handler once and hands it
+ * the client's own URL, with the body already read.
  */
-const INTERNAL_ORIGIN = "http://localhost/rest";
 
 export interface RestHandlerOptions {
   router: AppRouter;
   logger: Logger;
 }
 
-/** The JSON object of a DELETE request's body, whose flat fields are read like query parameters. */
-async function deleteBodyAsQuery(request: Request, url: URL): Promise<void> {
+interface FailureShape {
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+}
+
+/** The body the handler sees, or the parse error it should raise when it reads it. */
+type ReadBody = { ok: true; value: unknown } | { ok: false };
+
+/** A DELETE request's JSON body: its flat fields are read like query parameters. */
+async function foldDeleteBodyIntoQuery(request: Request, url: URL): Promise<void> {
   const text = await request.text();
   if (!text.trim()) return;
   let body: unknown;
@@ -32,49 +43,95 @@ async function deleteBodyAsQuery(request: Request, url: URL): Promise<void> {
   }
 }
 
-async function toInternalRequest(request: Request): Promise<Request> {
-  const original = new URL(request.url);
-  const url = new URL(`${INTERNAL_ORIGIN}${original.pathname}${original.search}`);
-  const headers = new Headers(request.headers);
-  if (request.method === "GET" || request.method === "HEAD")
-    return new Request(url.toString(), { method: request.method, headers });
-  if (request.method === "DELETE") {
-    await deleteBodyAsQuery(request, url);
-    headers.delete("content-length");
-    return new Request(url.toString(), { method: "DELETE", headers });
-  }
-  const body = await request.arrayBuffer();
-  if (body.byteLength === 0) {
+async function readJsonBody(request: Request, headers: Headers): Promise<ReadBody> {
+  const text = await request.text();
+  if (!text.trim()) {
+    // An empty POST/PUT is read as `{}`, whatever content type it claims.
     headers.set("content-type", "application/json");
-    return new Request(url.toString(), { method: request.method, headers, body: "{}" });
+    return { ok: true, value: {} };
   }
-  return new Request(url.toString(), { method: request.method, headers, body });
+  if (!headers.get("content-type")?.includes("application/json")) return { ok: true, value: undefined };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** The request as the handler reads it: a real `Request` (it checks), whose `body` is the parsed JSON. */
+async function toHandlerRequest(request: Request): Promise<Request> {
+  const url = new URL(request.url);
+  const headers = new Headers(request.headers);
+  headers.delete("content-length");
+  let body: ReadBody = { ok: true, value: undefined };
+  if (request.method === "DELETE") await foldDeleteBodyIntoQuery(request, url);
+  else if (request.method !== "GET" && request.method !== "HEAD") body = await readJsonBody(request, headers);
+  const target = new Request(url.toString(), { method: request.method, headers, signal: request.signal });
+  return new Proxy(target, {
+    get(base, property) {
+      if (property === "body") {
+        if (!body.ok) throw new TRPCError({ code: "PARSE_ERROR", message: "request body is not valid JSON" });
+        return body.value;
+      }
+      const value = Reflect.get(base, property, base);
+      return typeof value === "function" ? value.bind(base) : value;
+    },
+  });
+}
+
+/** Collects what the handler writes into a fetch `Response`. */
+function responseCollector(): { res: unknown; done: Promise<Response> } {
+  const headers = new Headers();
+  let statusCode = 200;
+  let resolve: (response: Response) => void = () => {};
+  const done = new Promise<Response>((r) => {
+    resolve = r;
+  });
+  const res = {
+    setHeader(key: string, value: string | string[]) {
+      if (typeof value === "string") headers.set(key, value);
+      else for (const v of value) headers.append(key, v);
+    },
+    get statusCode() {
+      return statusCode;
+    },
+    set statusCode(code: number) {
+      statusCode = code;
+    },
+    end(body?: string) {
+      resolve(new Response(body, { status: statusCode, headers }));
+    },
+  };
+  return { res, done };
 }
 
 export function createRestHandler({ router, logger }: RestHandlerOptions) {
+  const contexts = new WeakMap<object, Context>();
+  const handler = createOpenApiNodeHttpHandler({
+    router,
+    createContext: ({ req }: { req: object }) => {
+      const context = contexts.get(req);
+      if (!context) throw new Error("REST request without a context");
+      return context;
+    },
+    onError: ({ error, path, ctx }: { error: TRPCError; path?: string; ctx?: Context }) => {
+      if (describeError(error, path).code === "internal_error") {
+        logger.error({ reqId: ctx?.request.id, path, err: error.cause ?? error }, "request failed");
+      }
+    },
+  } as Parameters<typeof createOpenApiNodeHttpHandler>[0]);
+
   return async (request: Request, context: Context): Promise<Response> => {
-    const response = await createOpenApiFetchHandler({
-      endpoint: "/rest",
-      req: await toInternalRequest(request),
-      router,
-      createContext: () => context,
-      onError: ({ error, path }: { error: TRPCError; path?: string }) => {
-        if (describeError(error, path).code === "internal_error") {
-          logger.error({ reqId: context.request.id, path, err: error.cause ?? error }, "request failed");
-        }
-      },
-    });
+    const req = await toHandlerRequest(request);
+    contexts.set(req, context);
+    const { res, done } = responseCollector();
+    await (handler as (req: unknown, res: unknown) => Promise<void>)(req, res);
+    const response = await done;
     if (response.status < 400) return response;
-    // The adapter writes tRPC's own error body; the formatter left the spec's body under data.failure.
+    // The handler writes tRPC's own error body; the formatter left the spec's body under data.failure.
     const payload = (await response.json().catch(() => null)) as { data?: { failure?: FailureShape } } | null;
     const failure = payload?.data?.failure;
     if (!failure) return Response.json({ error: "internal error" }, { status: 500 });
     return Response.json(failure.body, { status: failure.status, headers: failure.headers });
   };
-}
-
-interface FailureShape {
-  status: number;
-  body: unknown;
-  headers: Record<string, string>;
 }
