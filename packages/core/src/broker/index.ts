@@ -5,7 +5,6 @@ import { createPostgresBroker } from "./postgres/index.ts";
 import { createRedisBroker } from "./redis/index.ts";
 
 export * from "./port.ts";
-export { createRedisClient } from "./redis/client.ts";
 
 export interface CreateBrokerOptions {
   /** Redis Streams when set (scale-out); otherwise the PostgreSQL adapter on `database` (embedded). */

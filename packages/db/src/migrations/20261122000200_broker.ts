@@ -5,6 +5,11 @@ import { type Kysely, sql } from "kysely";
  * rate limits). Every table carries the `scope` (account id or platform scope).
  * Names and keys are compared byte-wise (`collate "C"`) so listings page the same on
  * every server locale and on PGlite.
+ *
+ * Indexes are few on purpose: PGlite never gathers statistics, and with none the
+ * planner cannot tell two indexes with the same leading columns apart (an index on
+ * `(scope, stream, created_at)` once won over the primary key for lookups by id,
+ * scanning a whole stream per foreign-key check).
  */
 export async function up(db: Kysely<any>): Promise<void> {
   // One row per stream: `last_id` hands out entry ids. Appending locks this row until
@@ -28,7 +33,6 @@ export async function up(db: Kysely<any>): Promise<void> {
       primary key (scope, stream, id),
       foreign key (scope, stream) references broker_streams (scope, stream) on delete cascade
     )`.execute(db);
-  await sql`create index broker_stream_entries_age on broker_stream_entries (scope, stream, created_at)`.execute(db);
 
   await sql`
     create table broker_stream_groups (
@@ -59,7 +63,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     create index broker_stream_pending_idle on broker_stream_pending (scope, stream, group_name, delivered_at)`.execute(
     db,
   );
-  await sql`create index broker_stream_pending_entry on broker_stream_pending (scope, stream, entry_id)`.execute(db);
 
   await sql`create sequence broker_kv_revision`.execute(db);
   await sql`

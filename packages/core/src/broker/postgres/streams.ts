@@ -259,11 +259,17 @@ export function postgresStreams(handle: DatabaseHandle, appends: TopicListener, 
       }
       if (options.maxAgeMs !== undefined) {
         assertInteger("maxAgeMs", options.maxAgeMs, 0);
+        // Entries are appended in time order, so the old ones are the ids before the first young one.
         const result = await guarded(() =>
           sql`
-            delete from broker_stream_entries
-            where scope = ${scope} and stream = ${stream}
-              and created_at < clock_timestamp() - ${options.maxAgeMs}::float8 * interval '1 millisecond'`.execute(db),
+            delete from broker_stream_entries e using broker_streams s
+            where s.scope = ${scope} and s.stream = ${stream} and e.scope = s.scope and e.stream = s.stream
+              and e.id < coalesce(
+                (select id from broker_stream_entries
+                 where scope = ${scope} and stream = ${stream}
+                   and created_at >= clock_timestamp() - ${options.maxAgeMs}::float8 * interval '1 millisecond'
+                 order by id limit 1),
+                s.last_id + 1)`.execute(db),
         );
         removed += Number(result.numAffectedRows ?? 0);
       }

@@ -8,10 +8,19 @@ import type { Logger } from "../../logger.ts";
  * re-sending of commands that were in flight when the connection dropped, so a
  * call made while Redis is down rejects at once instead of waiting for it to return.
  */
-export function createRedisClient(url: string, options: { name: string; logger?: Logger }): Redis {
+export function createRedisClient(
+  url: string,
+  options: {
+    name: string;
+    logger?: Logger;
+    /** Sends the commands issued in one tick in one write: much higher throughput for a shared connection. */
+    autoPipelining?: boolean;
+  },
+): Redis {
   const client = new Redis(url, {
     connectionName: options.name,
     lazyConnect: true,
+    enableAutoPipelining: options.autoPipelining ?? false,
     protocol: 2,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,

@@ -14,7 +14,7 @@ import { redisStreams } from "./streams.ts";
  * itself unready meanwhile.
  */
 export async function createRedisBroker(url: string, logger?: Logger): Promise<Broker> {
-  const client = createRedisClient(url, { name: "broker", logger });
+  const client = createRedisClient(url, { name: "broker", logger, autoPipelining: true });
   const blocking = new BlockingClientPool(url, logger);
   const notifications = new RedisNotifications(client, url, logger);
   try {
