@@ -47,9 +47,9 @@ export const coreConfigSchema = z.object({
   WEBAUTHN_ORIGINS: z.string().min(1).optional(),
   /** A JSON file holding the price catalog (an array of Price objects); built-in defaults when unset. */
   PRICES_FILE: z.string().min(1).optional(),
-  /** Login and MFA attempts allowed per email address per window. */
+  /** Sign-in, second-factor and sign-up attempts allowed per email per window (each kind counted apart). */
   LOGIN_ATTEMPTS_PER_EMAIL: z.coerce.number().int().min(1).default(10),
-  /** Login and MFA attempts allowed per client IP per window. */
+  /** The same, per client IP. */
   LOGIN_ATTEMPTS_PER_IP: z.coerce.number().int().min(1).default(50),
   /** The window of the two limits above, in seconds. */
   LOGIN_ATTEMPT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),

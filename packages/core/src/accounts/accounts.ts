@@ -1,0 +1,85 @@
+import type { Database } from "@platform/db";
+import type { Kysely } from "kysely";
+import { DomainError } from "../errors.ts";
+import { isUniqueViolation } from "./database-errors.ts";
+import type { AccountsDeps } from "./deps.ts";
+import { hashPassword } from "./passwords.ts";
+import { admitAttempt } from "./rate-limits.ts";
+import type { AccountView } from "./schemas.ts";
+import { type Member, type SessionTokens, startSession } from "./sessions.ts";
+
+export interface SignupInput {
+  email: string;
+  password: string;
+  account_name: string;
+  display_name?: string;
+}
+
+const emailTaken = () => new DomainError("conflict", "an account with this email already exists");
+
+/** The name a user is shown under when they gave none: the part of the email before `@`. */
+export function defaultDisplayName(email: string): string {
+  return email.split("@")[0] || email;
+}
+
+export async function accountView(db: Kysely<Database>, accountId: string): Promise<AccountView> {
+  const row = await db
+    .selectFrom("accounts")
+    .select(["id", "name", "display_name", "root_email", "plan"])
+    .where("id", "=", accountId)
+    .executeTakeFirst();
+  if (!row) throw new DomainError("unauthorized", "invalid credential");
+  return {
+    name: row.name,
+    id: row.id,
+    display_name: row.display_name,
+    root_email: row.root_email,
+    subscription_status: row.plan,
+  };
+}
+
+/**
+ * Creates an account with its root user (the owner) and signs that user in. The email
+ * must not belong to any user yet (409).
+ */
+export async function signUp(
+  deps: AccountsDeps,
+  input: SignupInput,
+  ip: string,
+): Promise<{ member: Member; tokens: SessionTokens }> {
+  await admitAttempt(deps.broker, deps.config.loginLimits, "signup", { email: input.email, ip });
+  const passwordHash = await hashPassword(input.password);
+  const member = { accountId: Bun.randomUUIDv7(), userId: Bun.randomUUIDv7() };
+  try {
+    await deps.db.transaction().execute(async (trx) => {
+      const existing = await trx.selectFrom("users").select("id").where("email", "=", input.email).executeTakeFirst();
+      if (existing) throw emailTaken();
+      await trx
+        .insertInto("accounts")
+        .values({
+          id: member.accountId,
+          name: input.account_name,
+          display_name: input.display_name ?? input.account_name,
+          root_email: input.email,
+        })
+        .execute();
+      await trx
+        .insertInto("users")
+        .values({
+          id: member.userId,
+          email: input.email,
+          password_hash: passwordHash,
+          display_name: input.display_name ?? defaultDisplayName(input.email),
+        })
+        .execute();
+      await trx
+        .insertInto("memberships")
+        .values({ account_id: member.accountId, user_id: member.userId, role: "owner" })
+        .execute();
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw emailTaken();
+    throw error;
+  }
+  return { member, tokens: await startSession(deps, member) };
+}

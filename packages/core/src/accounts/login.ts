@@ -1,0 +1,101 @@
+import type { z } from "zod";
+import { DomainError } from "../errors.ts";
+import { accountView } from "./accounts.ts";
+import type { AccountsDeps } from "./deps.ts";
+import { consumeMfaChallenge, createMfaChallenge, findMfaChallenge } from "./mfa-challenges.ts";
+import { checkPasskeyAssertion, hasPasskeys } from "./passkeys.ts";
+import { verifyPassword } from "./passwords.ts";
+import { admitAttempt } from "./rate-limits.ts";
+import type { AuthResult, MfaMethod, MfaRequired, passkeyAssertion } from "./schemas.ts";
+import { type Member, type SessionTokens, startSession } from "./sessions.ts";
+import { spendTotpCode, totpEnabled } from "./totp.ts";
+
+/** The second factors a user has enrolled, in the order clients should offer them. */
+async function enrolledMethods(deps: AccountsDeps, userId: string): Promise<MfaMethod[]> {
+  const [totp, passkey] = await Promise.all([totpEnabled(deps.db, userId), hasPasskeys(deps.db, userId)]);
+  return [...(totp ? (["totp"] as const) : []), ...(passkey ? (["passkey"] as const) : [])];
+}
+
+/** The spec's Authentication result for a member who now holds `tokens`. */
+export async function authResultFor(deps: AccountsDeps, member: Member, tokens: SessionTokens): Promise<AuthResult> {
+  const [account, methods] = await Promise.all([
+    accountView(deps.db, member.accountId),
+    enrolledMethods(deps, member.userId),
+  ]);
+  return {
+    refresh_token: tokens.refresh_token,
+    auth_token: tokens.auth_token,
+    passkey_enabled: methods.includes("passkey"),
+    totp_enabled: methods.includes("totp"),
+    account,
+  };
+}
+
+const badCredentials = () => new DomainError("unauthorized", "invalid email or password");
+
+/**
+ * The account a password login signs into when the user belongs to several: the one
+ * they own, else the one they joined first.
+ */
+async function accountToSignInto(deps: AccountsDeps, userId: string): Promise<string | undefined> {
+  const membership = await deps.db
+    .selectFrom("memberships")
+    .select("account_id")
+    .where("user_id", "=", userId)
+    .orderBy((eb) => eb.case().when("role", "=", "owner").then(0).else(1).end())
+    .orderBy("created_at")
+    .orderBy("account_id")
+    .executeTakeFirst();
+  return membership?.account_id;
+}
+
+/**
+ * Email and password. An unknown email and a wrong password answer the same 401 after the
+ * same work. With a second factor enrolled the answer is an MFA token instead of tokens.
+ */
+export async function loginWithPassword(
+  deps: AccountsDeps,
+  input: { email: string; password: string },
+  ip: string,
+): Promise<AuthResult | MfaRequired> {
+  await admitAttempt(deps.broker, deps.config.loginLimits, "login", { email: input.email, ip });
+  const user = await deps.db
+    .selectFrom("users")
+    .select(["id", "password_hash"])
+    .where("email", "=", input.email)
+    .executeTakeFirst();
+  if (!(await verifyPassword(input.password, user?.password_hash)) || !user) throw badCredentials();
+  const accountId = await accountToSignInto(deps, user.id);
+  if (!accountId) throw badCredentials();
+  const member = { accountId, userId: user.id };
+  const methods = await enrolledMethods(deps, user.id);
+  if (methods.length > 0) {
+    return { mfa_required: true, mfa_token: await createMfaChallenge(deps, member), methods };
+  }
+  return authResultFor(deps, member, await startSession(deps, member));
+}
+
+export interface SecondFactorInput {
+  mfa_token: string;
+  totp_code?: string;
+  passkey?: z.infer<typeof passkeyAssertion>;
+}
+
+/** Completes a password login with a TOTP code or a passkey assertion. */
+export async function loginWithSecondFactor(
+  deps: AccountsDeps,
+  input: SecondFactorInput,
+  ip: string,
+): Promise<AuthResult> {
+  const pending = await findMfaChallenge(deps.db, input.mfa_token);
+  await admitAttempt(deps.broker, deps.config.loginLimits, "mfa", { email: pending.email, ip });
+  const proven = input.passkey
+    ? await checkPasskeyAssertion(deps, pending, input.passkey)
+    : input.totp_code !== undefined && (await spendTotpCode(deps.db, pending.userId, input.totp_code));
+  if (!proven) {
+    throw new DomainError("unauthorized", input.passkey ? "passkey not accepted" : "invalid or already used code");
+  }
+  await consumeMfaChallenge(deps.db, pending);
+  const member = { accountId: pending.accountId, userId: pending.userId };
+  return authResultFor(deps, member, await startSession(deps, member));
+}

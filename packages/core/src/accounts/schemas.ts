@@ -1,0 +1,248 @@
+import { z } from "zod";
+import { pathParam } from "../schemas.ts";
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "./passwords.ts";
+
+// ---- Resources of the spec -------------------------------------------------------------
+
+export const account = z
+  .object({
+    name: z.string(),
+    id: z.string(),
+    display_name: z.string(),
+    root_email: z.string(),
+    subscription_status: z.string().meta({ description: "The account's plan, e.g. `free`." }),
+  })
+  .meta({ id: "Account" });
+
+export type AccountView = z.infer<typeof account>;
+
+export const authResult = z
+  .object({
+    refresh_token: z.string(),
+    auth_token: z.string().meta({ description: "A JWT, sent as `Authorization: Bearer`." }),
+    passkey_enabled: z.boolean(),
+    totp_enabled: z.boolean(),
+    account,
+  })
+  .meta({ id: "AuthResult" });
+
+export type AuthResult = z.infer<typeof authResult>;
+
+export const mfaMethod = z.enum(["totp", "passkey"]);
+export type MfaMethod = z.infer<typeof mfaMethod>;
+
+export const mfaRequired = z
+  .object({
+    mfa_required: z.literal(true),
+    mfa_token: z.string().meta({ description: "Pass to `POST /accounts/auth-with-mfa`; valid for a few minutes." }),
+    methods: z.array(mfaMethod),
+  })
+  .meta({ id: "MfaRequired" });
+
+export type MfaRequired = z.infer<typeof mfaRequired>;
+
+export const price = z
+  .object({
+    id: z.string(),
+    currency: z.string(),
+    unit_amount: z.number().int(),
+    amount: z.number().int(),
+    lookup_key: z.string(),
+    nickname: z.string(),
+    metadata: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: "Price" });
+
+export type Price = z.infer<typeof price>;
+
+// ---- Pieces of requests ----------------------------------------------------------------
+
+/** An email as typed at sign-in: compared lower-cased, never validated (an unknown one is a 401). */
+const loginEmail = z.string().trim().toLowerCase().min(1);
+
+/** An email that is about to be stored. */
+const newEmail = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .pipe(z.email({ error: "must be an email address" }));
+
+const newPassword = z
+  .string()
+  .min(MIN_PASSWORD_LENGTH, { error: `must be at least ${MIN_PASSWORD_LENGTH} characters` })
+  .max(MAX_PASSWORD_LENGTH, { error: `must be at most ${MAX_PASSWORD_LENGTH} characters` });
+
+const base64url = z.string().regex(/^[A-Za-z0-9_-]*$/, { error: "must be base64url" });
+
+// ---- Requests and responses ------------------------------------------------------------
+
+export const signupInput = z.object({
+  email: newEmail,
+  password: newPassword,
+  account_name: z.string().trim().min(1).max(200),
+  display_name: z.string().trim().min(1).max(200).optional(),
+});
+
+export const passwordLoginInput = z.object({ email: loginEmail, password: z.string().min(1) });
+
+/** A WebAuthn assertion (`AuthenticationResponseJSON`), as `@simplewebauthn/browser` returns it. */
+export const passkeyAssertion = z
+  .object({
+    id: base64url.min(1),
+    rawId: base64url.min(1),
+    type: z.literal("public-key"),
+    response: z.object({
+      clientDataJSON: base64url,
+      authenticatorData: base64url,
+      signature: base64url,
+      userHandle: base64url.optional(),
+    }),
+    authenticatorAttachment: z.enum(["platform", "cross-platform"]).optional(),
+    clientExtensionResults: z.record(z.string(), z.unknown()).default({}),
+  })
+  .meta({ id: "PasskeyAssertion" });
+
+/** A WebAuthn attestation (`RegistrationResponseJSON`), as `@simplewebauthn/browser` returns it. */
+export const passkeyAttestation = z
+  .object({
+    id: base64url.min(1),
+    rawId: base64url.min(1),
+    type: z.literal("public-key"),
+    response: z.object({
+      clientDataJSON: base64url,
+      attestationObject: base64url,
+      authenticatorData: base64url.optional(),
+      transports: z.array(z.string()).optional(),
+      publicKeyAlgorithm: z.number().int().optional(),
+      publicKey: base64url.optional(),
+    }),
+    authenticatorAttachment: z.enum(["platform", "cross-platform"]).optional(),
+    clientExtensionResults: z.record(z.string(), z.unknown()).default({}),
+  })
+  .meta({ id: "PasskeyAttestation" });
+
+export const mfaLoginInput = z
+  .object({
+    mfa_token: z.string().min(1),
+    totp_code: z
+      .string()
+      .trim()
+      .regex(/^\d{6}$/, { error: "must be 6 digits" })
+      .optional(),
+    passkey: passkeyAssertion.optional(),
+  })
+  .refine((input) => (input.totp_code === undefined) !== (input.passkey === undefined), {
+    error: "give either totp_code or passkey",
+  });
+
+export const mfaTokenInput = z.object({ mfa_token: z.string().min(1) });
+
+export const refreshTokenInput = z.object({ refresh_token: z.string().min(1) });
+
+export const totpSetup = z.object({
+  secret: z.string().meta({ description: "Base32; the same secret as in `otpauth_url`." }),
+  otpauth_url: z.string().meta({ example: "otpauth://totp/Workflow%20Platform:ada%40example.com?..." }),
+});
+
+export const totpCodeInput = z.object({
+  code: z
+    .string()
+    .trim()
+    .regex(/^\d{6}$/, { error: "must be 6 digits" }),
+});
+
+export const passkeyRegistrationInput = z.object({ response: passkeyAttestation });
+
+const credentialDescriptor = z.object({
+  id: z.string(),
+  type: z.string().meta({ example: "public-key" }),
+  transports: z.array(z.string()).optional(),
+});
+
+/** `PublicKeyCredentialCreationOptionsJSON`, for `navigator.credentials.create` (e.g. via `@simplewebauthn/browser`). */
+export const passkeyCreationOptions = z
+  .object({
+    challenge: z.string(),
+    rp: z.object({ name: z.string(), id: z.string().optional() }),
+    user: z.object({ id: z.string(), name: z.string(), displayName: z.string() }),
+    pubKeyCredParams: z.array(z.object({ alg: z.number(), type: z.string() })),
+    timeout: z.number().optional(),
+    excludeCredentials: z.array(credentialDescriptor).optional(),
+    authenticatorSelection: z
+      .object({
+        authenticatorAttachment: z.string().optional(),
+        requireResidentKey: z.boolean().optional(),
+        residentKey: z.string().optional(),
+        userVerification: z.string().optional(),
+      })
+      .optional(),
+    hints: z.array(z.string()).optional(),
+    attestation: z.string().optional(),
+    extensions: z.unknown().optional(),
+  })
+  .meta({ id: "PasskeyCreationOptions" });
+
+/** `PublicKeyCredentialRequestOptionsJSON`, for `navigator.credentials.get`. */
+export const passkeyRequestOptions = z
+  .object({
+    challenge: z.string(),
+    rpId: z.string().optional(),
+    timeout: z.number().optional(),
+    allowCredentials: z.array(credentialDescriptor).optional(),
+    userVerification: z.string().optional(),
+    hints: z.array(z.string()).optional(),
+    extensions: z.unknown().optional(),
+  })
+  .meta({ id: "PasskeyRequestOptions" });
+
+export const emailInput = z.object({ email: loginEmail });
+
+export const memberRole = z.enum(["admin", "member"]);
+
+export const addUserInput = z.object({
+  email: newEmail,
+  password: newPassword.optional().meta({ description: "Required when the email has no user yet; ignored otherwise." }),
+  role: memberRole,
+  display_name: z.string().trim().min(1).max(200).optional(),
+});
+
+export const addedUser = z.object({ email: z.string(), role: memberRole });
+
+export const userEntry = z
+  .object({ email: z.string(), role: z.enum(["owner", "admin", "member"]), display_name: z.string() })
+  .meta({ id: "AccountUser" });
+
+/** A path pattern of an API key: starts with `/`, may end with `*` (a prefix match), no `*` elsewhere. */
+const pathPattern = z
+  .string()
+  .min(1)
+  .max(500)
+  .regex(/^\/[^*]*\*?$/, { error: "must start with / and may only end with *" });
+
+export const createApiKeyInput = z.object({
+  name: z.string().trim().min(1).max(200),
+  allowed_paths: z
+    .array(pathPattern)
+    .min(1, { error: "must name at least one path, or be left out for an unrestricted key" })
+    .max(100)
+    .optional(),
+});
+
+export const createdApiKey = z.object({
+  id: z.string(),
+  name: z.string(),
+  key: z.string().meta({ description: "Shown only in this response; send it as `X-Api-Key`." }),
+  allowed_paths: z.array(z.string()).nullable().meta({ description: "Null: the key is not restricted." }),
+});
+
+export const apiKeyEntry = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    prefix: z.string().meta({ description: "The first characters of the key." }),
+    allowed_paths: z.array(z.string()).nullable(),
+    created: z.number().int().meta({ description: "Unix timestamp in seconds." }),
+  })
+  .meta({ id: "ApiKey" });
+
+export const apiKeyIdInput = z.object({ id: pathParam("Id of the API key.") });

@@ -1,0 +1,61 @@
+import { randomBytes } from "node:crypto";
+import { link, mkdir, readFile, unlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+
+/** An HS256 key for access tokens, named by the `kid` header of the tokens it signs. */
+export interface SigningKey {
+  kid: string;
+  secret: Uint8Array;
+}
+
+/** The key that signs new tokens, and every key still accepted (the signing one included). */
+export interface SigningKeyRing {
+  current: SigningKey;
+  byKid: Map<string, SigningKey>;
+}
+
+export const GENERATED_KEYS_FILE = "jwt-signing-keys";
+
+/** Parses `kid:secret[,kid:secret...]` (base64url secrets); the first key signs. */
+export function parseSigningKeys(text: string): SigningKeyRing {
+  const keys = text
+    .trim()
+    .split(",")
+    .map((entry) => {
+      const [kid, secret] = entry.trim().split(":");
+      if (!kid || !secret) throw new Error("signing keys must be written kid:secret[,kid:secret...]");
+      const bytes = new Uint8Array(Buffer.from(secret, "base64url"));
+      if (bytes.byteLength < 32) throw new Error(`signing key ${kid} is shorter than 32 bytes`);
+      return { kid, secret: bytes };
+    });
+  const current = keys[0];
+  if (!current) throw new Error("no signing key given");
+  return { current, byKid: new Map(keys.map((key) => [key.kid, key])) };
+}
+
+/** A fresh key in the `JWT_SIGNING_KEYS` format. */
+export function generateSigningKeyText(): string {
+  return `k${Date.now().toString(36)}:${randomBytes(32).toString("base64url")}`;
+}
+
+/**
+ * The configured keys, or (embedded mode, nothing configured) the key kept in
+ * `dataDir`, generated on first start with mode 0600. Two processes starting together
+ * agree: only one can link the file into place, the other reads it.
+ */
+export async function loadSigningKeys(configured: string | undefined, dataDir: string): Promise<SigningKeyRing> {
+  if (configured) return parseSigningKeys(configured);
+  const file = join(dataDir, GENERATED_KEYS_FILE);
+  await mkdir(dataDir, { recursive: true });
+  // Written aside, then linked into place: the file appears complete or not at all.
+  const draft = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
+  await writeFile(draft, `${generateSigningKeyText()}\n`, { mode: 0o600, flag: "wx" });
+  try {
+    await link(draft, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  } finally {
+    await unlink(draft);
+  }
+  return parseSigningKeys(await readFile(file, "utf8"));
+}
