@@ -8,15 +8,21 @@ export function testSigningKey(): { kid: string; secret: string; env: string } {
   return { kid: "test", secret, env: `test:${secret}` };
 }
 
-/** Settings for suites that sign in many times from one address. */
-export const GENEROUS_LIMITS = { LOGIN_ATTEMPTS_PER_EMAIL: "1000", LOGIN_ATTEMPTS_PER_IP: "10000" };
-
 export const PASSWORD = "correct horse battery staple";
 
 let sequence = 0;
 export function uniqueEmail(tag: string): string {
   sequence += 1;
   return `${tag}-${Date.now().toString(36)}-${sequence}@example.com`;
+}
+
+/**
+ * A response's JSON body. Tests read fields freely and let their assertions check the
+ * shape, so the body is untyped here.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the assertions that read a body are its type check
+export async function readBody(response: Response): Promise<any> {
+  return response.json();
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

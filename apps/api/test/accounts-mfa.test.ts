@@ -7,9 +7,9 @@ import {
   type AuthResultBody,
   addMember,
   bearer,
-  GENEROUS_LIMITS,
   logIn,
   logInFully,
+  readBody,
   type SignedUp,
   signUp,
 } from "./accounts-helpers.ts";
@@ -20,290 +20,313 @@ const ORIGIN = "http://localhost:3000";
 const STEP_MS = 30_000;
 
 for (const { backend, skip } of databaseBackends()) {
-  describe.skipIf(Boolean(skip))(`accounts: TOTP and passkeys on ${backend}${skip ? ` (skipped: ${skip})` : ""}`, () => {
-    let api: TestApi;
-    beforeAll(async () => {
-      api = await startTestApi({ backend, env: GENEROUS_LIMITS });
-    }, 60_000);
-    afterAll(() => api.stop());
+  describe.skipIf(Boolean(skip))(
+    `accounts: TOTP and passkeys on ${backend}${skip ? ` (skipped: ${skip})` : ""}`,
+    () => {
+      let api: TestApi;
+      beforeAll(async () => {
+        api = await startTestApi({ backend });
+      }, 60_000);
+      afterAll(() => api.stop());
 
-    const post = (path: string, json: unknown, token?: string) =>
-      api.request(path, { method: "POST", json, headers: token ? bearer(token) : {} });
+      const post = (path: string, json: unknown, token?: string) =>
+        api.request(path, { method: "POST", json, headers: token ? bearer(token) : {} });
 
-    async function mfaTokenFor(email: string, methods: string[]): Promise<string> {
-      const response = await logIn(api, email);
-      expect(response.status).toBe(200);
-      const { data } = await response.json();
-      expect(Object.keys(data).sort()).toEqual(["methods", "mfa_required", "mfa_token"]);
-      expect(data.mfa_required).toBe(true);
-      expect(data.methods).toEqual(methods);
-      return data.mfa_token;
-    }
-
-    /** Sets up TOTP for a fresh owner and returns its URL and the time of the confirming code. */
-    async function ownerWithTotp(tag: string): Promise<SignedUp & { otpauthUrl: string; confirmedAt: number }> {
-      const owner = await signUp(api, tag);
-      const setup = await post("/accounts/totp/setup", undefined, owner.auth.auth_token);
-      const { data } = await setup.json();
-      const confirmedAt = Date.now();
-      const verify = await post(
-        "/accounts/totp/verify",
-        { code: totpCodeFromUrl(data.otpauth_url, confirmedAt) },
-        owner.auth.auth_token,
-      );
-      expect(verify.status).toBe(200);
-      return { ...owner, otpauthUrl: data.otpauth_url, confirmedAt };
-    }
-
-    async function registerPasskey(token: string): Promise<SoftwareAuthenticator> {
-      const authenticator = new SoftwareAuthenticator(ORIGIN);
-      const options = await (await post("/accounts/passkeys/register-options", undefined, token)).json();
-      const response = await post("/accounts/passkeys/register", { response: authenticator.register(options) }, token);
-      expect(response.status).toBe(200);
-      expect(await response.json()).toEqual({ message: "success" });
-      return authenticator;
-    }
-
-    test("TOTP setup gives a secret and its otpauth URL; sign-in needs no code until one is confirmed", async () => {
-      const owner = await signUp(api, "totp-setup");
-      const setup = await post("/accounts/totp/setup", undefined, owner.auth.auth_token);
-      expect(setup.status).toBe(200);
-      const { data } = await setup.json();
-      expect(Object.keys(data).sort()).toEqual(["otpauth_url", "secret"]);
-      expect(data.otpauth_url).toStartWith("otpauth://totp/");
-      expect(new URL(data.otpauth_url).searchParams.get("secret")).toBe(data.secret);
-
-      const before = await logInFully(api, owner.email);
-      expect(before.totp_enabled).toBe(false);
-
-      const wrong = await post("/accounts/totp/verify", { code: "000000" }, owner.auth.auth_token);
-      expect(wrong.status).toBe(400);
-      expect(await wrong.json()).toEqual({ error: "invalid code" });
-      const malformed = await post("/accounts/totp/verify", { code: "12ab" }, owner.auth.auth_token);
-      expect(malformed.status).toBe(400);
-
-      const verify = await post(
-        "/accounts/totp/verify",
-        { code: totpCodeFromUrl(data.otpauth_url) },
-        owner.auth.auth_token,
-      );
-      expect(verify.status).toBe(200);
-      expect(await verify.json()).toEqual({ message: "success" });
-
-      const again = await post("/accounts/totp/setup", undefined, owner.auth.auth_token);
-      expect(again.status).toBe(409);
-      expect(await again.json()).toEqual({ error: "TOTP is already enabled" });
-    });
-
-    test("with TOTP enabled, sign-in asks for a code, and a code from the app completes it", async () => {
-      const owner = await ownerWithTotp("totp-login");
-      const mfaToken = await mfaTokenFor(owner.email, ["totp"]);
-      // The confirming code's step is spent; the app's next code is the one to use.
-      const code = totpCodeFromUrl(owner.otpauthUrl, owner.confirmedAt + STEP_MS);
-      const response = await post("/accounts/auth-with-mfa", { mfa_token: mfaToken, totp_code: code });
-      expect(response.status).toBe(200);
-      const { data } = (await response.json()) as { data: AuthResultBody };
-      expect(data.totp_enabled).toBe(true);
-      expect(data.passkey_enabled).toBe(false);
-      expect(data.account).toEqual(owner.auth.account);
-      expect((await api.request("/accounts/users", { headers: bearer(data.auth_token) })).status).toBe(200);
-
-      // The MFA token was spent.
-      const spent = await post("/accounts/auth-with-mfa", { mfa_token: mfaToken, totp_code: code });
-      expect(spent.status).toBe(401);
-      expect(await spent.json()).toEqual({ error: "invalid or expired mfa_token" });
-    });
-
-    test("a TOTP code is accepted once; a replayed, older or wrong code is refused", async () => {
-      const owner = await ownerWithTotp("totp-replay");
-      const code = totpCodeFromUrl(owner.otpauthUrl, owner.confirmedAt + STEP_MS);
-      const first = await post("/accounts/auth-with-mfa", {
-        mfa_token: await mfaTokenFor(owner.email, ["totp"]),
-        totp_code: code,
-      });
-      expect(first.status).toBe(200);
-
-      const mfaToken = await mfaTokenFor(owner.email, ["totp"]);
-      for (const refused of [code, totpCodeFromUrl(owner.otpauthUrl, owner.confirmedAt), "123456"]) {
-        const response = await post("/accounts/auth-with-mfa", { mfa_token: mfaToken, totp_code: refused });
-        expect(response.status).toBe(401);
-        expect(await response.json()).toEqual({ error: "invalid or already used code" });
+      async function mfaTokenFor(email: string, methods: string[]): Promise<string> {
+        const response = await logIn(api, email);
+        expect(response.status).toBe(200);
+        const { data } = await readBody(response);
+        expect(Object.keys(data).sort()).toEqual(["methods", "mfa_required", "mfa_token"]);
+        expect(data.mfa_required).toBe(true);
+        expect(data.methods).toEqual(methods);
+        return data.mfa_token;
       }
-    });
 
-    test("malformed second-factor requests are 400 and unknown MFA tokens 401", async () => {
-      const neither = await post("/accounts/auth-with-mfa", { mfa_token: "mfa_x" });
-      expect(neither.status).toBe(400);
-      const notDigits = await post("/accounts/auth-with-mfa", { mfa_token: "mfa_x", totp_code: "abcdef" });
-      expect(notDigits.status).toBe(400);
-      const unknown = await post("/accounts/auth-with-mfa", { mfa_token: "mfa_x", totp_code: "123456" });
-      expect(unknown.status).toBe(401);
-      expect(await unknown.json()).toEqual({ error: "invalid or expired mfa_token" });
-    });
-
-    test("a passkey registers with the software authenticator and then completes sign-ins", async () => {
-      const owner = await signUp(api, "passkey");
-      const options = await (await post("/accounts/passkeys/register-options", undefined, owner.auth.auth_token)).json();
-      expect(options.rp).toEqual({ name: "Workflow Platform", id: "localhost" });
-      expect(options.user.name).toBe(owner.email);
-      expect(options.challenge).toBeString();
-      const authenticator = new SoftwareAuthenticator(ORIGIN);
-      const registered = await post(
-        "/accounts/passkeys/register",
-        { response: authenticator.register(options) },
-        owner.auth.auth_token,
-      );
-      expect(registered.status).toBe(200);
-
-      const mfaToken = await mfaTokenFor(owner.email, ["passkey"]);
-      const requestOptions = await (await post("/accounts/passkeys/auth-options", { mfa_token: mfaToken })).json();
-      expect(requestOptions.rpId).toBe("localhost");
-      expect(requestOptions.allowCredentials.map((credential: { id: string }) => credential.id)).toEqual([
-        authenticator.id,
-      ]);
-
-      const response = await post("/accounts/auth-with-mfa", {
-        mfa_token: mfaToken,
-        passkey: authenticator.assert(requestOptions),
-      });
-      expect(response.status).toBe(200);
-      const { data } = (await response.json()) as { data: AuthResultBody };
-      expect(data.passkey_enabled).toBe(true);
-      expect(data.totp_enabled).toBe(false);
-      expect((await api.request("/accounts/users", { headers: bearer(data.auth_token) })).status).toBe(200);
-
-      // The same authenticator again, on a new sign-in.
-      const second = await mfaTokenFor(owner.email, ["passkey"]);
-      const secondOptions = await (await post("/accounts/passkeys/auth-options", { mfa_token: second })).json();
-      const again = await post("/accounts/auth-with-mfa", {
-        mfa_token: second,
-        passkey: authenticator.assert(secondOptions),
-      });
-      expect(again.status).toBe(200);
-    });
-
-    test("assertions over the wrong challenge, for another site, or by an unknown authenticator are refused", async () => {
-      const owner = await signUp(api, "passkey-bad");
-      const authenticator = await registerPasskey(owner.auth.auth_token);
-      const mfaToken = await mfaTokenFor(owner.email, ["passkey"]);
-
-      const early = await post("/accounts/auth-with-mfa", {
-        mfa_token: mfaToken,
-        passkey: authenticator.assert({ challenge: "AAAA" }),
-      });
-      expect(early.status).toBe(400);
-
-      const options = await (await post("/accounts/passkeys/auth-options", { mfa_token: mfaToken })).json();
-      const attempts = [
-        authenticator.assert(options, { challenge: Buffer.from("another challenge").toString("base64url") }),
-        authenticator.assert(options, { rpId: "evil.example" }),
-        new SoftwareAuthenticator(ORIGIN).assert(options),
-        new SoftwareAuthenticator("https://evil.example").assert(options),
-      ];
-      for (const passkey of attempts) {
-        const response = await post("/accounts/auth-with-mfa", { mfa_token: mfaToken, passkey });
-        expect(response.status).toBe(401);
-        expect(await response.json()).toEqual({ error: "passkey not accepted" });
+      /** Sets up TOTP for a fresh owner and returns its URL and the time of the confirming code. */
+      async function ownerWithTotp(tag: string): Promise<SignedUp & { otpauthUrl: string; confirmedAt: number }> {
+        const owner = await signUp(api, tag);
+        const setup = await post("/accounts/totp/setup", undefined, owner.auth.auth_token);
+        const { data } = await readBody(setup);
+        const confirmedAt = Date.now();
+        const verify = await post(
+          "/accounts/totp/verify",
+          { code: totpCodeFromUrl(data.otpauth_url, confirmedAt) },
+          owner.auth.auth_token,
+        );
+        expect(verify.status).toBe(200);
+        return { ...owner, otpauthUrl: data.otpauth_url, confirmedAt };
       }
-      // The honest assertion still works: failures did not spend the sign-in.
-      const honest = await post("/accounts/auth-with-mfa", { mfa_token: mfaToken, passkey: authenticator.assert(options) });
-      expect(honest.status).toBe(200);
-    });
 
-    test("registering without options, or the same passkey twice, is refused", async () => {
-      const owner = await signUp(api, "passkey-twice");
-      const authenticator = new SoftwareAuthenticator(ORIGIN);
-      const withoutOptions = await post(
-        "/accounts/passkeys/register",
-        { response: authenticator.register({ challenge: "AAAA", rp: { id: "localhost" } }) },
-        owner.auth.auth_token,
-      );
-      expect(withoutOptions.status).toBe(400);
+      async function registerPasskey(token: string): Promise<SoftwareAuthenticator> {
+        const authenticator = new SoftwareAuthenticator(ORIGIN);
+        const options = await readBody(await post("/accounts/passkeys/register-options", undefined, token));
+        const response = await post(
+          "/accounts/passkeys/register",
+          { response: authenticator.register(options) },
+          token,
+        );
+        expect(response.status).toBe(200);
+        expect(await readBody(response)).toEqual({ message: "success" });
+        return authenticator;
+      }
 
-      const options = await (await post("/accounts/passkeys/register-options", undefined, owner.auth.auth_token)).json();
-      expect(
-        (await post("/accounts/passkeys/register", { response: authenticator.register(options) }, owner.auth.auth_token))
-          .status,
-      ).toBe(200);
-      const next = await (await post("/accounts/passkeys/register-options", undefined, owner.auth.auth_token)).json();
-      expect(next.excludeCredentials.map((credential: { id: string }) => credential.id)).toEqual([authenticator.id]);
-      const twice = await post(
-        "/accounts/passkeys/register",
-        { response: authenticator.register(next) },
-        owner.auth.auth_token,
-      );
-      expect(twice.status).toBe(409);
-    });
+      test("TOTP setup gives a secret and its otpauth URL; sign-in needs no code until one is confirmed", async () => {
+        const owner = await signUp(api, "totp-setup");
+        const setup = await post("/accounts/totp/setup", undefined, owner.auth.auth_token);
+        expect(setup.status).toBe(200);
+        const { data } = await readBody(setup);
+        expect(Object.keys(data).sort()).toEqual(["otpauth_url", "secret"]);
+        expect(data.otpauth_url).toStartWith("otpauth://totp/");
+        expect(new URL(data.otpauth_url).searchParams.get("secret")).toBe(data.secret);
 
-    test("with TOTP and a passkey, sign-in offers both and either completes it", async () => {
-      const owner = await ownerWithTotp("both");
-      const authenticator = await registerPasskey(owner.auth.auth_token);
-      const byPasskey = await mfaTokenFor(owner.email, ["totp", "passkey"]);
-      const options = await (await post("/accounts/passkeys/auth-options", { mfa_token: byPasskey })).json();
-      const response = await post("/accounts/auth-with-mfa", {
-        mfa_token: byPasskey,
-        passkey: authenticator.assert(options),
+        const before = await logInFully(api, owner.email);
+        expect(before.totp_enabled).toBe(false);
+
+        const wrong = await post("/accounts/totp/verify", { code: "000000" }, owner.auth.auth_token);
+        expect(wrong.status).toBe(400);
+        expect(await readBody(wrong)).toEqual({ error: "invalid code" });
+        const malformed = await post("/accounts/totp/verify", { code: "12ab" }, owner.auth.auth_token);
+        expect(malformed.status).toBe(400);
+
+        const verify = await post(
+          "/accounts/totp/verify",
+          { code: totpCodeFromUrl(data.otpauth_url) },
+          owner.auth.auth_token,
+        );
+        expect(verify.status).toBe(200);
+        expect(await readBody(verify)).toEqual({ message: "success" });
+
+        const again = await post("/accounts/totp/setup", undefined, owner.auth.auth_token);
+        expect(again.status).toBe(409);
+        expect(await readBody(again)).toEqual({ error: "TOTP is already enabled" });
       });
-      const { data } = (await response.json()) as { data: AuthResultBody };
-      expect(data.totp_enabled).toBe(true);
-      expect(data.passkey_enabled).toBe(true);
 
-      const byCode = await mfaTokenFor(owner.email, ["totp", "passkey"]);
-      const code = totpCodeFromUrl(owner.otpauthUrl, owner.confirmedAt + STEP_MS);
-      expect((await post("/accounts/auth-with-mfa", { mfa_token: byCode, totp_code: code })).status).toBe(200);
-    });
+      test("with TOTP enabled, sign-in asks for a code, and a code from the app completes it", async () => {
+        const owner = await ownerWithTotp("totp-login");
+        const mfaToken = await mfaTokenFor(owner.email, ["totp"]);
+        // The confirming code's step is spent; the app's next code is the one to use.
+        const code = totpCodeFromUrl(owner.otpauthUrl, owner.confirmedAt + STEP_MS);
+        const response = await post("/accounts/auth-with-mfa", { mfa_token: mfaToken, totp_code: code });
+        expect(response.status).toBe(200);
+        const { data } = (await readBody(response)) as { data: AuthResultBody };
+        expect(data.totp_enabled).toBe(true);
+        expect(data.passkey_enabled).toBe(false);
+        expect(data.account).toEqual(owner.auth.account);
+        expect((await api.request("/accounts/users", { headers: bearer(data.auth_token) })).status).toBe(200);
 
-    test("a user removes their own passkeys; passkey_enabled and sign-in follow", async () => {
-      const owner = await signUp(api, "passkey-remove");
-      await registerPasskey(owner.auth.auth_token);
-      await mfaTokenFor(owner.email, ["passkey"]);
-
-      const response = await api.request("/accounts/all-passkeys", {
-        method: "DELETE",
-        headers: bearer(owner.auth.auth_token),
-        json: { email: owner.email },
+        // The MFA token was spent.
+        const spent = await post("/accounts/auth-with-mfa", { mfa_token: mfaToken, totp_code: code });
+        expect(spent.status).toBe(401);
+        expect(await readBody(spent)).toEqual({ error: "invalid or expired mfa_token" });
       });
-      expect(response.status).toBe(200);
-      expect(await response.json()).toEqual({ message: "success" });
-      const after = await logInFully(api, owner.email);
-      expect(after.passkey_enabled).toBe(false);
-    });
 
-    test("owners and admins remove another user's passkeys; members cannot, and nobody but the owner touches the owner's", async () => {
-      const owner = await signUp(api, "pk-owner");
-      const admin = await addMember(api, owner.auth.auth_token, "pk-admin", "admin");
-      const member = await addMember(api, owner.auth.auth_token, "pk-member", "member");
-      await registerPasskey(member.auth.auth_token);
-      await registerPasskey(owner.auth.auth_token);
-      const removeAll = (token: string, email: string) =>
-        api.request(`/accounts/all-passkeys?email=${encodeURIComponent(email)}`, {
-          method: "DELETE",
-          headers: bearer(token),
+      test("a TOTP code is accepted once; a replayed, older or wrong code is refused", async () => {
+        const owner = await ownerWithTotp("totp-replay");
+        const code = totpCodeFromUrl(owner.otpauthUrl, owner.confirmedAt + STEP_MS);
+        const first = await post("/accounts/auth-with-mfa", {
+          mfa_token: await mfaTokenFor(owner.email, ["totp"]),
+          totp_code: code,
         });
+        expect(first.status).toBe(200);
 
-      const byMember = await removeAll(member.auth.auth_token, owner.email);
-      expect(byMember.status).toBe(403);
-      expect(await byMember.json()).toEqual({ error: "only owners and admins can remove another user's passkeys" });
-      const byAdminOnOwner = await removeAll(admin.auth.auth_token, owner.email);
-      expect(byAdminOnOwner.status).toBe(403);
+        const mfaToken = await mfaTokenFor(owner.email, ["totp"]);
+        for (const refused of [code, totpCodeFromUrl(owner.otpauthUrl, owner.confirmedAt), "123456"]) {
+          const response = await post("/accounts/auth-with-mfa", { mfa_token: mfaToken, totp_code: refused });
+          expect(response.status).toBe(401);
+          expect(await readBody(response)).toEqual({ error: "invalid or already used code" });
+        }
+      });
 
-      expect((await removeAll(admin.auth.auth_token, member.email)).status).toBe(200);
-      expect((await logInFully(api, member.email)).passkey_enabled).toBe(false);
-      await mfaTokenFor(owner.email, ["passkey"]);
+      test("malformed second-factor requests are 400 and unknown MFA tokens 401", async () => {
+        const neither = await post("/accounts/auth-with-mfa", { mfa_token: "mfa_x" });
+        expect(neither.status).toBe(400);
+        const notDigits = await post("/accounts/auth-with-mfa", { mfa_token: "mfa_x", totp_code: "abcdef" });
+        expect(notDigits.status).toBe(400);
+        const unknown = await post("/accounts/auth-with-mfa", { mfa_token: "mfa_x", totp_code: "123456" });
+        expect(unknown.status).toBe(401);
+        expect(await readBody(unknown)).toEqual({ error: "invalid or expired mfa_token" });
+      });
 
-      const unknown = await removeAll(owner.auth.auth_token, "nobody@example.com");
-      expect(unknown.status).toBe(404);
-    });
+      test("a passkey registers with the software authenticator and then completes sign-ins", async () => {
+        const owner = await signUp(api, "passkey");
+        const options = await readBody(
+          await post("/accounts/passkeys/register-options", undefined, owner.auth.auth_token),
+        );
+        expect(options.rp).toEqual({ name: "Workflow Platform", id: "localhost" });
+        expect(options.user.name).toBe(owner.email);
+        expect(options.challenge).toBeString();
+        const authenticator = new SoftwareAuthenticator(ORIGIN);
+        const registered = await post(
+          "/accounts/passkeys/register",
+          { response: authenticator.register(options) },
+          owner.auth.auth_token,
+        );
+        expect(registered.status).toBe(200);
 
-    test("second factors are enrolled with a Bearer token, not with an API key", async () => {
-      const owner = await signUp(api, "pk-apikey");
-      const created = await post("/accounts/api-keys", { name: "ci" }, owner.auth.auth_token);
-      const { data } = await created.json();
-      for (const path of ["/accounts/totp/setup", "/accounts/passkeys/register-options"]) {
-        const response = await api.request(path, { method: "POST", headers: { "x-api-key": data.key } });
-        expect(response.status).toBe(403);
-        expect((await response.json()).error).toContain("not an API key");
-      }
-    });
-  });
+        const mfaToken = await mfaTokenFor(owner.email, ["passkey"]);
+        const requestOptions = await readBody(await post("/accounts/passkeys/auth-options", { mfa_token: mfaToken }));
+        expect(requestOptions.rpId).toBe("localhost");
+        expect(requestOptions.allowCredentials.map((credential: { id: string }) => credential.id)).toEqual([
+          authenticator.id,
+        ]);
+
+        const response = await post("/accounts/auth-with-mfa", {
+          mfa_token: mfaToken,
+          passkey: authenticator.assert(requestOptions),
+        });
+        expect(response.status).toBe(200);
+        const { data } = (await readBody(response)) as { data: AuthResultBody };
+        expect(data.passkey_enabled).toBe(true);
+        expect(data.totp_enabled).toBe(false);
+        expect((await api.request("/accounts/users", { headers: bearer(data.auth_token) })).status).toBe(200);
+
+        // The same authenticator again, on a new sign-in.
+        const second = await mfaTokenFor(owner.email, ["passkey"]);
+        const secondOptions = await readBody(await post("/accounts/passkeys/auth-options", { mfa_token: second }));
+        const again = await post("/accounts/auth-with-mfa", {
+          mfa_token: second,
+          passkey: authenticator.assert(secondOptions),
+        });
+        expect(again.status).toBe(200);
+      });
+
+      test("assertions over the wrong challenge, for another site, or by an unknown authenticator are refused", async () => {
+        const owner = await signUp(api, "passkey-bad");
+        const authenticator = await registerPasskey(owner.auth.auth_token);
+        const mfaToken = await mfaTokenFor(owner.email, ["passkey"]);
+
+        const early = await post("/accounts/auth-with-mfa", {
+          mfa_token: mfaToken,
+          passkey: authenticator.assert({ challenge: "AAAA" }),
+        });
+        expect(early.status).toBe(400);
+
+        const options = await readBody(await post("/accounts/passkeys/auth-options", { mfa_token: mfaToken }));
+        const attempts = [
+          authenticator.assert(options, { challenge: Buffer.from("another challenge").toString("base64url") }),
+          authenticator.assert(options, { rpId: "evil.example" }),
+          new SoftwareAuthenticator(ORIGIN).assert(options),
+          new SoftwareAuthenticator("https://evil.example").assert(options),
+        ];
+        for (const passkey of attempts) {
+          const response = await post("/accounts/auth-with-mfa", { mfa_token: mfaToken, passkey });
+          expect(response.status).toBe(401);
+          expect(await readBody(response)).toEqual({ error: "passkey not accepted" });
+        }
+        // The honest assertion still works: failures did not spend the sign-in.
+        const honest = await post("/accounts/auth-with-mfa", {
+          mfa_token: mfaToken,
+          passkey: authenticator.assert(options),
+        });
+        expect(honest.status).toBe(200);
+      });
+
+      test("registering without options, or the same passkey twice, is refused", async () => {
+        const owner = await signUp(api, "passkey-twice");
+        const authenticator = new SoftwareAuthenticator(ORIGIN);
+        const withoutOptions = await post(
+          "/accounts/passkeys/register",
+          { response: authenticator.register({ challenge: "AAAA", rp: { id: "localhost" } }) },
+          owner.auth.auth_token,
+        );
+        expect(withoutOptions.status).toBe(400);
+
+        const options = await readBody(
+          await post("/accounts/passkeys/register-options", undefined, owner.auth.auth_token),
+        );
+        expect(
+          (
+            await post(
+              "/accounts/passkeys/register",
+              { response: authenticator.register(options) },
+              owner.auth.auth_token,
+            )
+          ).status,
+        ).toBe(200);
+        const next = await readBody(
+          await post("/accounts/passkeys/register-options", undefined, owner.auth.auth_token),
+        );
+        expect(next.excludeCredentials.map((credential: { id: string }) => credential.id)).toEqual([authenticator.id]);
+        const twice = await post(
+          "/accounts/passkeys/register",
+          { response: authenticator.register(next) },
+          owner.auth.auth_token,
+        );
+        expect(twice.status).toBe(409);
+      });
+
+      test("with TOTP and a passkey, sign-in offers both and either completes it", async () => {
+        const owner = await ownerWithTotp("both");
+        const authenticator = await registerPasskey(owner.auth.auth_token);
+        const byPasskey = await mfaTokenFor(owner.email, ["totp", "passkey"]);
+        const options = await readBody(await post("/accounts/passkeys/auth-options", { mfa_token: byPasskey }));
+        const response = await post("/accounts/auth-with-mfa", {
+          mfa_token: byPasskey,
+          passkey: authenticator.assert(options),
+        });
+        const { data } = (await readBody(response)) as { data: AuthResultBody };
+        expect(data.totp_enabled).toBe(true);
+        expect(data.passkey_enabled).toBe(true);
+
+        const byCode = await mfaTokenFor(owner.email, ["totp", "passkey"]);
+        const code = totpCodeFromUrl(owner.otpauthUrl, owner.confirmedAt + STEP_MS);
+        expect((await post("/accounts/auth-with-mfa", { mfa_token: byCode, totp_code: code })).status).toBe(200);
+      });
+
+      test("a user removes their own passkeys; passkey_enabled and sign-in follow", async () => {
+        const owner = await signUp(api, "passkey-remove");
+        await registerPasskey(owner.auth.auth_token);
+        await mfaTokenFor(owner.email, ["passkey"]);
+
+        const response = await api.request("/accounts/all-passkeys", {
+          method: "DELETE",
+          headers: bearer(owner.auth.auth_token),
+          json: { email: owner.email },
+        });
+        expect(response.status).toBe(200);
+        expect(await readBody(response)).toEqual({ message: "success" });
+        const after = await logInFully(api, owner.email);
+        expect(after.passkey_enabled).toBe(false);
+      });
+
+      test("owners and admins remove another user's passkeys; members cannot, and nobody but the owner touches the owner's", async () => {
+        const owner = await signUp(api, "pk-owner");
+        const admin = await addMember(api, owner.auth.auth_token, "pk-admin", "admin");
+        const member = await addMember(api, owner.auth.auth_token, "pk-member", "member");
+        await registerPasskey(member.auth.auth_token);
+        await registerPasskey(owner.auth.auth_token);
+        const removeAll = (token: string, email: string) =>
+          api.request(`/accounts/all-passkeys?email=${encodeURIComponent(email)}`, {
+            method: "DELETE",
+            headers: bearer(token),
+          });
+
+        const byMember = await removeAll(member.auth.auth_token, owner.email);
+        expect(byMember.status).toBe(403);
+        expect(await readBody(byMember)).toEqual({
+          error: "only owners and admins can remove another user's passkeys",
+        });
+        const byAdminOnOwner = await removeAll(admin.auth.auth_token, owner.email);
+        expect(byAdminOnOwner.status).toBe(403);
+
+        expect((await removeAll(admin.auth.auth_token, member.email)).status).toBe(200);
+        expect((await logInFully(api, member.email)).passkey_enabled).toBe(false);
+        await mfaTokenFor(owner.email, ["passkey"]);
+
+        const unknown = await removeAll(owner.auth.auth_token, "nobody@example.com");
+        expect(unknown.status).toBe(404);
+      });
+
+      test("second factors are enrolled with a Bearer token, not with an API key", async () => {
+        const owner = await signUp(api, "pk-apikey");
+        const created = await post("/accounts/api-keys", { name: "ci" }, owner.auth.auth_token);
+        const { data } = await readBody(created);
+        for (const path of ["/accounts/totp/setup", "/accounts/passkeys/register-options"]) {
+          const response = await api.request(path, { method: "POST", headers: { "x-api-key": data.key } });
+          expect(response.status).toBe(403);
+          expect((await readBody(response)).error).toContain("not an API key");
+        }
+      });
+    },
+  );
 }

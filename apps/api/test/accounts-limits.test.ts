@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { databaseBackends, testEnv } from "@platform/db/testing";
+import { totpCodeFromUrl } from "../../../packages/core/src/accounts/testing.ts";
+import { bearer, logIn, readBody, signUp, uniqueEmail } from "./accounts-helpers.ts";
+import { startTestApi, type TestApi } from "./harness.ts";
+
+async function expectRateLimited(response: Response): Promise<void> {
+  expect(response.status).toBe(429);
+  expect(await readBody(response)).toEqual({ error: "too many attempts; try again later" });
+  const retryAfter = Number(response.headers.get("retry-after"));
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(900);
+}
+
+/** The limiter lives in the broker: once on the database's own adapter, once on Redis. */
+const variants = databaseBackends().flatMap(({ backend, skip }) => [
+  { backend, redis: false, label: backend, skip },
+  {
+    backend,
+    redis: true,
+    label: `${backend} + redis`,
+    skip: skip || (testEnv.REDIS_URL ? false : "REDIS_URL is not set"),
+  },
+]);
+
+for (const { backend, redis, label, skip } of variants) {
+  describe.skipIf(Boolean(skip))(`accounts: brute-force limits on ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {
+    describe("per email", () => {
+      let api: TestApi;
+      beforeAll(async () => {
+        api = await startTestApi({
+          backend,
+          redis,
+          env: { LOGIN_ATTEMPTS_PER_EMAIL: "3" },
+        });
+      }, 60_000);
+      afterAll(() => api.stop());
+
+      test("after the email's attempts are spent, even the right password gets 429 with Retry-After", async () => {
+        const { email, password } = await signUp(api, "limited");
+        for (let attempt = 0; attempt < 3; attempt++) {
+          expect((await logIn(api, email, "wrong password here")).status).toBe(401);
+        }
+        await expectRateLimited(await logIn(api, email, password));
+        // Another email from the same address is unaffected.
+        const other = await signUp(api, "unaffected");
+        expect((await logIn(api, other.email)).status).toBe(200);
+      });
+
+      test("guesses at the second factor are limited per email too", async () => {
+        const owner = await signUp(api, "mfa-limited");
+        const setup = await readBody(
+          await api.request("/accounts/totp/setup", { method: "POST", headers: bearer(owner.auth.auth_token) }),
+        );
+        const verify = await api.request("/accounts/totp/verify", {
+          method: "POST",
+          headers: bearer(owner.auth.auth_token),
+          json: { code: totpCodeFromUrl(setup.data.otpauth_url) },
+        });
+        expect(verify.status).toBe(200); // second-factor attempt 1 of 3
+        const login = await readBody(await logIn(api, owner.email));
+        const guess = () =>
+          api.request("/accounts/auth-with-mfa", {
+            method: "POST",
+            json: { mfa_token: login.data.mfa_token, totp_code: "000000" },
+          });
+        expect((await guess()).status).toBe(401); // 2 of 3
+        expect((await guess()).status).toBe(401); // 3 of 3
+        await expectRateLimited(await guess());
+      });
+    });
+
+    // Redis keeps the limiter's counts across servers and runs, and every test request comes
+    // from 127.0.0.1, so the per-address budget is only measured on a fresh database broker.
+    describe.skipIf(redis)("per client address", () => {
+      let api: TestApi;
+      beforeAll(async () => {
+        api = await startTestApi({
+          backend,
+          env: { LOGIN_ATTEMPTS_PER_IP: "3" },
+        });
+      }, 60_000);
+      afterAll(() => api.stop());
+
+      test("one address trying many emails is stopped after its attempts are spent", async () => {
+        for (let attempt = 0; attempt < 3; attempt++) {
+          expect((await logIn(api, uniqueEmail("spray"), "wrong password here")).status).toBe(401);
+        }
+        await expectRateLimited(await logIn(api, uniqueEmail("spray"), "wrong password here"));
+      });
+    });
+  });
+}
