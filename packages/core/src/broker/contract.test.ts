@@ -17,7 +17,7 @@ for (const backend of brokerBackends()) {
       beforeAll(async () => {
         opened = await backend.open();
         broker = opened.broker;
-      });
+      }, 60_000);
       afterAll(async () => {
         await opened?.close();
       });
@@ -63,6 +63,19 @@ for (const backend of brokerBackends()) {
           expect(payloads([...first, ...second, ...third])).toEqual(["a", "b", "c", "d", "e"]);
           expect(await broker.length(scope, "events")).toBe(5);
           expect(await broker.length(scope, "never-written")).toBe(0);
+        });
+
+        test("concurrent appends each get the id of their own entry", async () => {
+          const scope = randomScope();
+          const peer = await opened.openPeer();
+          const values = Array.from({ length: 60 }, (_, i) => `v${i}`);
+          const appended = await Promise.all(values.map((v, i) => (i % 3 === 0 ? peer : broker).append(scope, "s", v)));
+          expect(new Set(appended).size).toBe(values.length);
+          const stored = await broker.readRange(scope, "s", { limit: 100 });
+          expect(stored).toHaveLength(values.length);
+          // Every caller got the id of its own entry.
+          const byId = new Map(stored.map((e) => [e.id, e.payload]));
+          expect(appended.map((id) => byId.get(id))).toEqual(values);
         });
 
         test("keeps payloads byte for byte", async () => {

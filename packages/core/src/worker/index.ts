@@ -1,4 +1,5 @@
 export * from "./catalog.ts";
+export { platformConsumers } from "./consumers.ts";
 export { type DeadLetter, deadLetterCounter, deadLetterStream, readDeadLetters } from "./dead-letter.ts";
 export { enqueue } from "./enqueue.ts";
 export type { ConsumerStats } from "./member.ts";

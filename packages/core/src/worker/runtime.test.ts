@@ -39,7 +39,7 @@ for (const backend of backends) {
       beforeAll(async () => {
         opened = await backend.open();
         broker = opened.broker;
-      });
+      }, 60_000);
       afterAll(async () => {
         await Promise.all(runtimes.map((r) => r.stop(100)));
         await opened?.close();

@@ -1,11 +1,12 @@
 import type { DatabaseHandle } from "@platform/db";
 import type { Logger } from "../../logger.ts";
 import type { Broker } from "../port.ts";
+import { APPENDS_CHANNEL } from "./append-batches.ts";
 import { postgresCounters } from "./counters.ts";
 import { guarded } from "./failures.ts";
 import { postgresKv } from "./kv.ts";
 import { NOTIFICATIONS_CHANNEL, postgresNotifications } from "./notifications.ts";
-import { APPENDS_CHANNEL, postgresStreams } from "./streams.ts";
+import { postgresStreams } from "./streams.ts";
 import { startSweeper } from "./sweeper.ts";
 import { TopicListener } from "./wakeups.ts";
 

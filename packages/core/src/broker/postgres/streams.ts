@@ -3,11 +3,9 @@ import { sql } from "kysely";
 import { DomainError } from "../../errors.ts";
 import { assertInteger, assertName, assertNames, assertNonNegative, MAX_IDLE_MS } from "../arguments.ts";
 import type { DeliveredEntry, StreamEntry, StreamPort } from "../port.ts";
+import { AppendBatches } from "./append-batches.ts";
 import { guarded, parseEntryId, parseEntryIds } from "./failures.ts";
 import { type TopicListener, topicOf, watchTopic } from "./wakeups.ts";
-
-/** The NOTIFY channel appends announce themselves on (payload: the stream's topic). */
-export const APPENDS_CHANNEL = "broker_stream_appended";
 
 /** Longest a blocked reader sleeps between checks, in case a notification was lost (listener reconnect). */
 const MAX_SLEEP_MS = 1000;
@@ -29,13 +27,15 @@ const groupMissing = () => new DomainError("not_found", "the consumer group does
 /**
  * Streams in tables. Correct by construction on PGlite, where SKIP LOCKED never skips
  * and one transaction runs at a time:
- * - an append takes the stream row's lock to number its entry, so entries commit in id order;
+ * - an append takes the stream row's lock to number its entries, so entries commit in id order
+ *   (concurrent appends to one stream share a statement: see append-batches.ts);
  * - a group read locks the group row for one short transaction, hands out the next entries
  *   after its cursor, records them as pending and moves the cursor: no entry goes to two members;
  * - a claim is one UPDATE whose WHERE re-checks the idle deadline on the row it locked;
  * - no transaction is held while waiting: a blocking read polls, woken early by LISTEN/NOTIFY.
  */
-export function postgresStreams(handle: DatabaseHandle, appends: TopicListener, isClosed: () => boolean): StreamPort {
+export function postgresStreams(handle: DatabaseHandle, appended: TopicListener, isClosed: () => boolean): StreamPort {
+  const appends = new AppendBatches(handle);
   const db = handle.db;
 
   /** Hands out up to `count` undelivered entries; [] when there are none. */
@@ -88,23 +88,7 @@ export function postgresStreams(handle: DatabaseHandle, appends: TopicListener, 
   return {
     async append(scope, stream, payload) {
       assertNames({ scope, stream });
-      const topic = topicOf(scope, stream);
-      const result = await guarded(() =>
-        sql<{ id: number }>`
-          with next as (
-            insert into broker_streams as s (scope, stream, last_id) values (${scope}, ${stream}, 1)
-            on conflict (scope, stream) do update set last_id = s.last_id + 1
-            returning last_id
-          ), entry as (
-            insert into broker_stream_entries (scope, stream, id, payload, created_at)
-            select ${scope}, ${stream}, last_id, ${payload}, clock_timestamp() from next
-            returning id
-          )
-          select id, pg_notify(${APPENDS_CHANNEL}, ${topic})::text as notified from entry`.execute(db),
-      );
-      const row = result.rows[0];
-      if (!row) throw new Error("append returned no id");
-      return String(row.id);
+      return appends.append(scope, stream, payload);
     },
 
     async ensureGroup(scope, stream, group, options = {}) {
@@ -134,8 +118,8 @@ export function postgresStreams(handle: DatabaseHandle, appends: TopicListener, 
       if (blockMs === 0) return toDelivered(await guarded(() => readNew(scope, stream, group, consumer, count)));
 
       const deadline = Date.now() + blockMs;
-      await guarded(() => appends.start());
-      const watch = watchTopic(appends, topicOf(scope, stream));
+      await guarded(() => appended.start());
+      const watch = watchTopic(appended, topicOf(scope, stream));
       try {
         for (;;) {
           watch.reset();
