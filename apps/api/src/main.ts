@@ -31,8 +31,9 @@ let stopping = false;
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
+  const drained = server.stop(config.shutdownGraceMs);
   logger.info({ signal }, "shutting down: no new requests, finishing in-flight ones");
-  await server.stop(config.shutdownGraceMs);
+  await drained;
   await close();
   logger.info("stopped");
   process.exit(0);
