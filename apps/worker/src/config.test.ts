@@ -1,0 +1,48 @@
+import { describe, expect, test } from "bun:test";
+import { loadWorkerConfig } from "./config.ts";
+
+describe("worker configuration", () => {
+  test("runs embedded with no settings at all", () => {
+    const config = loadWorkerConfig({});
+    expect(config.core.databaseUrl).toBeUndefined();
+    expect(config.core.redisUrl).toBeUndefined();
+    expect(config.core.dataDir).toBe("./data");
+    expect(config).toMatchObject({ concurrency: 4, healthPort: 3001, shutdownGraceMs: 10_000 });
+  });
+
+  test("reads every worker setting", () => {
+    const config = loadWorkerConfig({
+      DATABASE_URL: "postgres://db.internal/platform",
+      REDIS_URL: "redis://cache.internal:6379",
+      WORKER_CONCURRENCY: "16",
+      WORKER_HEALTH_PORT: "9000",
+      WORKER_SHUTDOWN_GRACE_MS: "2500",
+      LOG_LEVEL: "warn",
+    });
+    expect(config).toMatchObject({ concurrency: 16, healthPort: 9000, shutdownGraceMs: 2500 });
+    expect(config.core).toMatchObject({
+      databaseUrl: "postgres://db.internal/platform",
+      redisUrl: "redis://cache.internal:6379",
+      logLevel: "warn",
+    });
+  });
+
+  test("a bad value is refused in one line that names the variable", () => {
+    for (const [name, value] of [
+      ["WORKER_CONCURRENCY", "lots"],
+      ["WORKER_CONCURRENCY", "0"],
+      ["WORKER_HEALTH_PORT", "70000"],
+      ["REDIS_URL", "not a url"],
+      ["LOG_LEVEL", "loud"],
+    ] as const) {
+      let message = "";
+      try {
+        loadWorkerConfig({ [name]: value });
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toContain(name);
+      expect(message).not.toContain("\n");
+    }
+  });
+});

@@ -1,0 +1,19 @@
+import { platformConsumers } from "@platform/core";
+import { loadWorkerConfig, type WorkerConfig } from "./config.ts";
+import { exitOnSignals, runWorkerProcess } from "./process.ts";
+
+function loadConfigOrExit(): WorkerConfig {
+  try {
+    return loadWorkerConfig(process.env);
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exit(2);
+  }
+}
+
+const config = loadConfigOrExit();
+const worker = await runWorkerProcess(config, platformConsumers).catch((error: unknown) => {
+  console.error(`worker failed to start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});
+exitOnSignals(worker, config);
