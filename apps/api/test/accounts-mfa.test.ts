@@ -317,6 +317,24 @@ for (const { backend, skip } of databaseBackends()) {
         expect(unknown.status).toBe(404);
       });
 
+      test("an admin cannot remove the passkeys of a user who also belongs to another account", async () => {
+        const owner = await signUp(api, "pk-home-owner");
+        const outsider = await signUp(api, "pk-other-owner");
+        await registerPasskey(outsider.auth.auth_token);
+        const added = await post("/accounts/users", { email: outsider.email, role: "member" }, owner.auth.auth_token);
+        expect(added.status).toBe(200);
+
+        const response = await api.request(`/accounts/all-passkeys?email=${encodeURIComponent(outsider.email)}`, {
+          method: "DELETE",
+          headers: bearer(owner.auth.auth_token),
+        });
+        expect(response.status).toBe(403);
+        expect(await readBody(response)).toEqual({
+          error: "this user also belongs to another account; only they can remove their passkeys",
+        });
+        await mfaTokenFor(outsider.email, ["passkey"]);
+      });
+
       test("second factors are enrolled with a Bearer token, not with an API key", async () => {
         const owner = await signUp(api, "pk-apikey");
         const created = await post("/accounts/api-keys", { name: "ci" }, owner.auth.auth_token);

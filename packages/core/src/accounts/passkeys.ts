@@ -175,7 +175,8 @@ export async function checkPasskeyAssertion(
 
 /**
  * Removes every passkey of a user of the caller's account. Allowed to the user
- * themself, and to owners and admins for other users except the owner.
+ * themself, and to owners and admins for other users except the owner and except
+ * users who also belong to another account.
  */
 export async function removeAllPasskeys(deps: AccountsDeps, principal: Principal, email: string): Promise<void> {
   const target = await findMember(deps.db, principal.accountId, email);
@@ -184,6 +185,20 @@ export async function removeAllPasskeys(deps: AccountsDeps, principal: Principal
     if (!isAdmin(principal))
       throw new DomainError("forbidden", "only owners and admins can remove another user's passkeys");
     if (target.role === "owner") throw new DomainError("forbidden", "only the owner can remove the owner's passkeys");
+    // Passkeys belong to the user, not the account: one account's admin must not weaken
+    // the sign-in of someone who also belongs to another account.
+    const elsewhere = await deps.db
+      .selectFrom("memberships")
+      .select("account_id")
+      .where("user_id", "=", target.userId)
+      .where("account_id", "!=", principal.accountId)
+      .executeTakeFirst();
+    if (elsewhere) {
+      throw new DomainError(
+        "forbidden",
+        "this user also belongs to another account; only they can remove their passkeys",
+      );
+    }
   }
   await deps.db.transaction().execute(async (trx) => {
     await trx.deleteFrom("passkeys").where("user_id", "=", target.userId).execute();
