@@ -1,4 +1,11 @@
-import { ConfigError, createLogger, createServices, openConfiguredDatabase } from "@platform/core";
+import {
+  ConfigError,
+  createLogger,
+  createServices,
+  openConfiguredDatabase,
+  platformConsumers,
+  startWorkerRuntime,
+} from "@platform/core";
 import { type ApiConfig, loadApiConfig, readRunMode } from "./config.ts";
 import { startServer } from "./server.ts";
 
@@ -15,12 +22,23 @@ const config = loadConfigOrExit();
 const logger = createLogger({ level: config.core.logLevel, name: "api" });
 const database = await openConfiguredDatabase(config.core);
 const { services, close } = await createServices(config.core, logger, database);
+// Embedded mode runs the worker here; in scale-out mode `start:worker` processes do.
+const worker =
+  config.mode === "embedded"
+    ? startWorkerRuntime({
+        broker: services.broker,
+        logger: logger.child({ component: "worker" }),
+        consumers: platformConsumers(services),
+        concurrency: config.workerConcurrency,
+      })
+    : undefined;
 const server = startServer(services, config);
 logger.info(
   {
     url: server.url,
     publicUrl: config.core.publicUrl,
     mode: config.mode,
+    worker: worker ? "in-process" : "separate",
     database: database.kind,
     broker: services.broker.kind,
   },
@@ -34,6 +52,7 @@ async function shutdown(signal: string): Promise<void> {
   const drained = server.stop(config.shutdownGraceMs);
   logger.info({ signal }, "shutting down: no new requests, finishing in-flight ones");
   await drained;
+  await worker?.stop(config.shutdownGraceMs);
   await close();
   logger.info("stopped");
   process.exit(0);

@@ -1,5 +1,6 @@
 export { createAuthenticator } from "./accounts/authenticate.ts";
 export type { AccountsDeps } from "./accounts/deps.ts";
+export * from "./broker/index.ts";
 export * from "./config.ts";
 export { createServices, openConfiguredDatabase, type ServicesHandle } from "./container.ts";
 export * from "./context.ts";
@@ -9,3 +10,4 @@ export { buildOpenApiDocument } from "./openapi.ts";
 export { type AppRouter, appRouter } from "./router.ts";
 export type { Authenticator, Services } from "./services.ts";
 export { describeError } from "./trpc.ts";
+export * from "./worker/index.ts";
