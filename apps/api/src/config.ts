@@ -1,10 +1,11 @@
-import { type CoreConfig, coreConfigSchema, parseEnv, toCoreConfig } from "@platform/core";
+import { type CoreConfig, coreConfigSchema, parseEnv, signingKeysSchema, toCoreConfig } from "@platform/core";
 import { z } from "zod";
 
 /**
  * The API's settings, read once at start-up. `--mode=embedded` (`bun run start`) runs
  * the worker in the same process and may use PGlite and the Postgres broker;
- * `--mode=scale-out` (`bun run start:api`) needs DATABASE_URL and REDIS_URL.
+ * `--mode=scale-out` (`bun run start:api`) needs DATABASE_URL, REDIS_URL and
+ * JWT_SIGNING_KEYS (shared by every API process).
  */
 const apiEnvSchema = coreConfigSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -43,6 +44,8 @@ export function loadApiConfig(env: Record<string, string | undefined>, mode: Run
       ? apiEnvSchema.extend({
           DATABASE_URL: z.url({ error: "is required in scale-out mode (a postgres:// URL)" }),
           REDIS_URL: z.url({ error: "is required in scale-out mode (a redis:// URL)" }),
+          // Every API process must sign and verify with the same keys.
+          JWT_SIGNING_KEYS: signingKeysSchema,
         })
       : apiEnvSchema;
   const parsed = parseEnv(schema, env);

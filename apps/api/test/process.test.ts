@@ -37,12 +37,13 @@ describe("configuration", () => {
     expect(stderr).toContain("PORT");
   });
 
-  test("scale-out mode without DATABASE_URL and REDIS_URL refuses to start and names both", async () => {
+  test("scale-out mode without DATABASE_URL, REDIS_URL and signing keys refuses to start and names them", async () => {
     const { code, stderr } = await runToExit(["--mode=scale-out"], {});
     expect(code).toBe(2);
     expect(stderr.trim().split("\n")).toHaveLength(1);
     expect(stderr).toContain("DATABASE_URL");
     expect(stderr).toContain("REDIS_URL");
+    expect(stderr).toContain("JWT_SIGNING_KEYS");
   });
 
   test("defaults suit embedded mode and derive the public addresses from PUBLIC_URL", () => {

@@ -2,11 +2,11 @@ import { describe, expect, test } from "bun:test";
 import { loadWorkerConfig } from "./config.ts";
 
 describe("worker configuration", () => {
-  test("runs embedded with no settings at all", () => {
-    const config = loadWorkerConfig({});
-    expect(config.core.databaseUrl).toBeUndefined();
-    expect(config.core.redisUrl).toBeUndefined();
-    expect(config.core.dataDir).toBe("./data");
+  const required = { DATABASE_URL: "postgres://db.internal/platform", REDIS_URL: "redis://cache.internal:6379" };
+
+  test("needs DATABASE_URL and REDIS_URL, and names both when they are missing", () => {
+    expect(() => loadWorkerConfig({})).toThrow(/DATABASE_URL.*REDIS_URL/);
+    const config = loadWorkerConfig(required);
     expect(config).toMatchObject({ concurrency: 4, healthPort: 3001, shutdownGraceMs: 10_000 });
   });
 
@@ -37,7 +37,7 @@ describe("worker configuration", () => {
     ] as const) {
       let message = "";
       try {
-        loadWorkerConfig({ [name]: value });
+        loadWorkerConfig({ ...required, [name]: value });
       } catch (error) {
         message = (error as Error).message;
       }

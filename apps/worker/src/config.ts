@@ -2,11 +2,15 @@ import { type CoreConfig, coreConfigSchema, parseEnv, toCoreConfig } from "@plat
 import { z } from "zod";
 
 /**
- * The worker's settings, read once at start-up. With DATABASE_URL unset it opens PGlite
- * in DATA_DIR (only one process may use a data directory); with REDIS_URL unset the
- * broker runs on that database.
+ * The worker's settings, read once at start-up. The standalone worker is the scale-out
+ * one: it needs PostgreSQL and Redis, so it can never open (and corrupt) the PGlite
+ * directory of an embedded API, which runs its own worker in-process.
  */
 const workerEnvSchema = coreConfigSchema.extend({
+  DATABASE_URL: z.url({
+    error: "is required by start:worker (a postgres:// URL; embedded mode runs its worker in the API)",
+  }),
+  REDIS_URL: z.url({ error: "is required by start:worker (a redis:// URL)" }),
   /** Group members per consumer in this process. */
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
   /** Port of GET /healthz (0: any free port, logged at start). */

@@ -1,8 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createBroker, enqueue } from "@platform/core";
 import type { DatabaseHandle } from "@platform/db";
 import { createScratchPostgres, testEnv } from "@platform/db/testing";
@@ -76,24 +73,18 @@ describe("the worker process", () => {
     expect(stderr.split("\n")).toHaveLength(1);
   });
 
-  test("runs embedded on PGlite in DATA_DIR, reports healthy, and exits 0 on SIGTERM", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "worker-data-"));
-    try {
-      const { child, lines } = spawn([main], { DATA_DIR: dataDir, WORKER_HEALTH_PORT: "0", LOG_LEVEL: "info" });
-      const port = await loggedHealthPort(lines);
-      const health = await fetch(`http://127.0.0.1:${port}/healthz`);
-      expect(health.status).toBe(200);
-      expect(await health.json()).toEqual({ status: "ok", checks: { database: "ok", broker: "ok" } });
-      child.kill("SIGTERM");
-      expect(await child.exited).toBe(0);
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  }, 30_000);
+  test("without DATABASE_URL and REDIS_URL it refuses to start, so it never shares an embedded PGlite", async () => {
+    const { child } = spawn([main], { DATA_DIR: "./data" });
+    expect(await child.exited).toBe(2);
+    const stderr = (await new Response(child.stderr).text()).trim();
+    expect(stderr).toContain("DATABASE_URL");
+    expect(stderr).toContain("REDIS_URL");
+    expect(stderr.split("\n")).toHaveLength(1);
+  });
 });
 
-describe.skipIf(!testEnv.DATABASE_URL)(
-  `the worker process on PostgreSQL${testEnv.DATABASE_URL ? "" : " (skipped: DATABASE_URL is not set)"}`,
+describe.skipIf(!testEnv.DATABASE_URL || !testEnv.REDIS_URL)(
+  `the worker process on PostgreSQL and Redis${testEnv.DATABASE_URL && testEnv.REDIS_URL ? "" : " (skipped: DATABASE_URL and REDIS_URL are both needed)"}`,
   () => {
     let scratch: Awaited<ReturnType<typeof createScratchPostgres>>;
     beforeAll(async () => {
@@ -102,6 +93,21 @@ describe.skipIf(!testEnv.DATABASE_URL)(
     afterAll(async () => {
       await scratch?.drop();
     });
+
+    test("reports healthy and exits 0 on SIGTERM", async () => {
+      const { child, lines } = spawn([main], {
+        DATABASE_URL: scratch.url,
+        REDIS_URL: testEnv.REDIS_URL as string,
+        WORKER_HEALTH_PORT: "0",
+        LOG_LEVEL: "info",
+      });
+      const port = await loggedHealthPort(lines);
+      const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({ status: "ok", checks: { database: "ok", broker: "ok" } });
+      child.kill("SIGTERM");
+      expect(await child.exited).toBe(0);
+    }, 30_000);
 
     test("answers 503 while its broker is unreachable", async () => {
       const { child, lines } = spawn([main], {

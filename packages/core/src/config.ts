@@ -1,12 +1,22 @@
 import { z } from "zod";
 
+/** An empty variable (`DATABASE_URL=`) counts as unset. */
+const optionalUrl = z.preprocess((value) => (value === "" ? undefined : value), z.url().optional());
+
+/**
+ * HS256 keys for access tokens: `kid:secret[,kid:secret...]`, secrets base64url of at
+ * least 32 bytes. The first signs; the others still verify (rotation).
+ */
+export const signingKeysSchema = z
+  .string({ error: "is required: kid:secret[,kid:secret...]" })
+  .regex(/^[\w.-]{1,64}:[\w-]{43,}(,[\w.-]{1,64}:[\w-]{43,})*$/, {
+    error: "must be kid:secret[,kid:secret...] with base64url secrets of at least 32 bytes",
+  });
+
 /**
  * Settings core needs, parsed by each app's config module from its environment.
  * Every one has a default that is safe for embedded mode.
  */
-/** An empty variable (`DATABASE_URL=`) counts as unset. */
-const optionalUrl = z.preprocess((value) => (value === "" ? undefined : value), z.url().optional());
-
 export const coreConfigSchema = z.object({
   /** The API's public address ({base_url}); links in responses are built from it. */
   PUBLIC_URL: z.url().default("http://localhost:3000"),
@@ -28,17 +38,8 @@ export const coreConfigSchema = z.object({
     .default(30 * 86_400),
   /** How long an MFA token from a password login waits for its second factor, in seconds. */
   MFA_TOKEN_TTL_SECONDS: z.coerce.number().int().min(30).max(3600).default(300),
-  /**
-   * HS256 keys for access tokens: `kid:secret[,kid:secret...]`, secrets base64url of at
-   * least 32 bytes. The first signs; the others still verify (rotation). When unset, one
-   * key is generated once into DATA_DIR (file mode 0600).
-   */
-  JWT_SIGNING_KEYS: z
-    .string()
-    .regex(/^[\w.-]{1,64}:[\w-]{43,}(,[\w.-]{1,64}:[\w-]{43,})*$/, {
-      error: "must be kid:secret[,kid:secret...] with base64url secrets of at least 32 bytes",
-    })
-    .optional(),
+  /** Access-token signing keys (see signingKeysSchema). When unset, one key is generated once into DATA_DIR (mode 0600). */
+  JWT_SIGNING_KEYS: signingKeysSchema.optional(),
   /** WebAuthn relying party id; defaults to PUBLIC_URL's host name. */
   WEBAUTHN_RP_ID: z.string().min(1).optional(),
   /** WebAuthn relying party name shown by authenticators. */

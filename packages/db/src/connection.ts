@@ -1,4 +1,5 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { Kysely, PGliteDialect, PostgresDialect, sql } from "kysely";
 import pg from "pg";
@@ -46,8 +47,40 @@ async function withTimeout<T>(work: Promise<T>, timeoutMs: number, what: string)
   }
 }
 
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * PGlite files must have one process at a time; a second would corrupt them. The lock
+ * holds the owner's pid, so a lock left by a process that died is taken over.
+ */
+function lockDataDir(dataDir: string): () => void {
+  const lockFile = join(dataDir, "platform.lock");
+  try {
+    writeFileSync(lockFile, String(process.pid), { flag: "wx" });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    const owner = Number(readFileSync(lockFile, "utf8"));
+    if (owner && owner !== process.pid && isRunning(owner)) {
+      throw new Error(`data directory ${dataDir} is in use by process ${owner}`);
+    }
+    writeFileSync(lockFile, String(process.pid));
+  }
+  return () => rmSync(lockFile, { force: true });
+}
+
 async function openPglite(target: { dataDir?: string; loadFrom?: Blob }): Promise<DatabaseHandle> {
-  if (target.dataDir) mkdirSync(target.dataDir, { recursive: true });
+  let unlock = () => {};
+  if (target.dataDir) {
+    mkdirSync(target.dataDir, { recursive: true });
+    unlock = lockDataDir(target.dataDir);
+  }
   const pglite = await PGlite.create({
     dataDir: target.dataDir,
     loadDataDir: target.loadFrom,
@@ -74,6 +107,7 @@ async function openPglite(target: { dataDir?: string; loadFrom?: Blob }): Promis
     async close() {
       await db.destroy();
       if (!pglite.closed) await pglite.close();
+      unlock();
     },
   };
 }
