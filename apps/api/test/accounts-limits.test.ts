@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { totpCodeFromUrl } from "@platform/core/testing";
 import { databaseBackends, testEnv } from "@platform/db/testing";
-import { totpCodeFromUrl } from "../../../packages/core/src/accounts/testing.ts";
 import { bearer, logIn, readBody, signUp, uniqueEmail } from "./accounts-helpers.ts";
 import { startTestApi, type TestApi } from "./harness.ts";
 

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { totpCodeFromUrl } from "@platform/core/testing";
 import { databaseBackends } from "@platform/db/testing";
-// otpauth is a dependency of core only; this helper runs it for the test.
-import { totpCodeFromUrl } from "../../../packages/core/src/accounts/testing.ts";
 import { SoftwareAuthenticator } from "./accounts-authenticator.ts";
 import {
   type AuthResultBody,

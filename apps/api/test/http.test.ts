@@ -49,7 +49,8 @@ for (const { backend, skip } of databaseBackends()) {
     test("the OpenAPI document covers every specified operation with both security schemes", async () => {
       const response = await api.request("/openapi.json");
       expect(response.status).toBe(200);
-      const document = await response.json();
+      // biome-ignore lint/suspicious/noExplicitAny: walking a large JSON document
+      const document = (await response.json()) as any;
       expect(document.openapi).toStartWith("3.");
       const operations = Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(
         ([path, item]) =>
@@ -122,7 +123,7 @@ for (const { backend, skip } of databaseBackends()) {
 
       const trpc = await api.request("/trpc/secrets.get?input=%7B%22key%22%3A%22x%22%7D");
       expect(trpc.status).toBe(401);
-      const body = await trpc.json();
+      const body = (await trpc.json()) as { error: { data: { domainCode: string } } };
       expect(body.error.data.domainCode).toBe("unauthorized");
       expect(JSON.stringify(body)).not.toContain("stack");
     });
@@ -194,7 +195,7 @@ for (const { backend, skip } of databaseBackends()) {
         await standalone.services.database.close();
         const response = await standalone.request("/readyz");
         expect(response.status).toBe(503);
-        const body = await response.json();
+        const body = (await response.json()) as { error: string; checks: Record<string, string> };
         expect(body.error).toMatch(/^database( and broker)? unreachable$/);
         expect(body.checks.database).toBe("unreachable");
       } finally {

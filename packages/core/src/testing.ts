@@ -1,0 +1,2 @@
+/** Helpers for tests outside core (`@platform/core/testing`); never imported by the platform itself. */
+export { totpCodeFromUrl } from "./accounts/testing.ts";
