@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AppRouter } from "@platform/core";
 import { databaseBackends } from "@platform/db/testing";
 import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
+import { signUp } from "./accounts-helpers.ts";
 import { startTestApi, type TestApi } from "./harness.ts";
 
 /** Every operation the spec names, as `METHOD path`. */
@@ -187,6 +188,45 @@ for (const { backend, skip } of databaseBackends()) {
         /http_request_duration_seconds_bucket\{le="[^"]+",method="GET",route="\/healthz",status="200"\}/,
       );
       expect(text).not.toContain("/secrets/one");
+    });
+
+    test("with the database gone, a query fails as 500 with nothing of the cause, and the broker as 503", async () => {
+      const standalone = await startTestApi({ backend });
+      try {
+        const owner = await signUp(standalone, "edge-500");
+        await standalone.services.database.close();
+        const users = await standalone.request("/accounts/users", {
+          headers: { authorization: `Bearer ${owner.auth.auth_token}`, "x-request-id": "edge-500" },
+        });
+        expect(users.status).toBe(500);
+        expect(await users.json()).toEqual({ error: "internal error" });
+        expect(users.headers.get("x-request-id")).toBe("edge-500");
+
+        // Sign-in first asks the limiter, which runs on the same (now closed) database here.
+        const login = await standalone.request("/accounts/auth-with-password", {
+          method: "POST",
+          json: { email: owner.email, password: "correct horse battery staple" },
+        });
+        expect(login.status).toBe(503);
+        expect(await login.json()).toEqual({ error: expect.stringContaining("unavailable") });
+      } finally {
+        await standalone.stop().catch(() => {});
+      }
+    });
+
+    test("readyz is 503 naming the broker while Redis cannot be reached", async () => {
+      // Port 9 (discard) has no listener on this machine: connections are refused.
+      const standalone = await startTestApi({ backend, env: { REDIS_URL: "redis://127.0.0.1:9" } });
+      try {
+        const response = await standalone.request("/readyz");
+        expect(response.status).toBe(503);
+        expect(await response.json()).toEqual({
+          error: "broker unreachable",
+          checks: { database: "ok", broker: "unreachable" },
+        });
+      } finally {
+        await standalone.stop();
+      }
     });
 
     test("readyz is 503 naming the database once the database stops answering", async () => {
