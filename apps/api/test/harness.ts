@@ -29,8 +29,10 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
       REDIS_URL: options.redis ? testEnv.REDIS_URL : undefined,
       // A key of its own, so no test writes one into ./data.
       JWT_SIGNING_KEYS: `test:${randomBytes(32).toString("base64url")}`,
-      // Every test request comes from 127.0.0.1, and Redis keeps counts across runs:
-      // sign-in limits stay out of the way unless a test sets them.
+      // Redis outlives test runs: each server keeps to a namespace of its own.
+      BROKER_NAMESPACE: `test-${randomBytes(6).toString("hex")}`,
+      // Every test request comes from 127.0.0.1: sign-in limits stay out of the way
+      // unless a test sets them.
       LOGIN_ATTEMPTS_PER_EMAIL: "1000000",
       LOGIN_ATTEMPTS_PER_IP: "1000000",
       ...options.env,

@@ -27,6 +27,11 @@ export const coreConfigSchema = z.object({
   DATA_DIR: z.string().min(1).default("./data"),
   DATABASE_URL: optionalUrl,
   REDIS_URL: optionalUrl,
+  /** Prefix of every broker scope, so deployments (or test runs) sharing one Redis never meet. */
+  BROKER_NAMESPACE: z
+    .string()
+    .regex(/^[\w.-]{0,64}$/, { error: "may hold letters, digits, '_', '.' and '-' (at most 64)" })
+    .default(""),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** Lifetime of an access token (JWT), in seconds. */
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(10).max(86_400).default(900),
@@ -77,6 +82,7 @@ export interface CoreConfig {
   dataDir: string;
   databaseUrl?: string;
   redisUrl?: string;
+  brokerNamespace: string;
   logLevel: CoreEnv["LOG_LEVEL"];
   auth: AuthConfig;
 }
@@ -92,6 +98,7 @@ export function toCoreConfig(env: CoreEnv): CoreConfig {
     dataDir: env.DATA_DIR,
     databaseUrl: env.DATABASE_URL,
     redisUrl: env.REDIS_URL,
+    brokerNamespace: env.BROKER_NAMESPACE,
     logLevel: env.LOG_LEVEL,
     auth: {
       accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,

@@ -32,7 +32,12 @@ export async function createServices(
   logger: Logger,
   database: DatabaseHandle,
 ): Promise<ServicesHandle> {
-  const broker = await createBroker({ redisUrl: config.redisUrl, database, logger });
+  const broker = await createBroker({
+    redisUrl: config.redisUrl,
+    database,
+    logger,
+    namespace: config.brokerNamespace,
+  });
   let accounts: Services["accounts"];
   try {
     accounts = await createAccountsDeps(config, database.db, broker);

@@ -1,5 +1,6 @@
 import type { DatabaseHandle } from "@platform/db";
 import type { Logger } from "../logger.ts";
+import { namespaced } from "./namespace.ts";
 import type { Broker } from "./port.ts";
 import { createPostgresBroker } from "./postgres/index.ts";
 import { createRedisBroker } from "./redis/index.ts";
@@ -11,11 +12,15 @@ export interface CreateBrokerOptions {
   redisUrl?: string;
   database: DatabaseHandle;
   logger?: Logger;
+  /** Prefixes every scope (BROKER_NAMESPACE), so deployments or test runs can share one Redis. */
+  namespace?: string;
 }
 
 /** Builds the broker this process runs on. `close()` it before closing the database. */
 export async function createBroker(options: CreateBrokerOptions): Promise<Broker> {
   const logger = options.logger?.child({ component: "broker" });
-  if (options.redisUrl) return createRedisBroker(options.redisUrl, logger);
-  return createPostgresBroker(options.database, logger);
+  const broker = options.redisUrl
+    ? await createRedisBroker(options.redisUrl, logger)
+    : await createPostgresBroker(options.database, logger);
+  return namespaced(broker, options.namespace ?? "");
 }
