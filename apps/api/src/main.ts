@@ -20,8 +20,20 @@ function loadConfigOrExit(): ApiConfig {
 
 const config = loadConfigOrExit();
 const logger = createLogger({ level: config.core.logLevel, name: "api" });
-const database = await openConfiguredDatabase(config.core);
-const { services, close } = await createServices(config.core, logger, database);
+
+/** Start-up failures (database unreachable, data directory in use) end in one line, not a stack. */
+function exitOnStartupFailure(error: unknown): never {
+  const reason = error instanceof Error ? error.message : String(error);
+  logger.fatal({ err: error }, "start-up failed");
+  console.error(`api failed to start: ${reason}`);
+  process.exit(1);
+}
+
+const database = await openConfiguredDatabase(config.core).catch(exitOnStartupFailure);
+const { services, close } = await createServices(config.core, logger, database).catch(async (error: unknown) => {
+  await database.close();
+  return exitOnStartupFailure(error);
+});
 // Embedded mode runs the worker here; in scale-out mode `start:worker` processes do.
 const worker =
   config.mode === "embedded"

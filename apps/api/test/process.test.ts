@@ -46,6 +46,15 @@ describe("configuration", () => {
     expect(stderr).toContain("JWT_SIGNING_KEYS");
   });
 
+  test("an unreachable database stops start-up with one line saying so", async () => {
+    const { code, stderr } = await runToExit(["--mode=embedded"], {
+      DATABASE_URL: "postgres://postgres@127.0.0.1:9/nowhere",
+      LOG_LEVEL: "silent",
+    });
+    expect(code).toBe(1);
+    expect(stderr.trim()).toBe("api failed to start: cannot migrate the database: connect ECONNREFUSED 127.0.0.1:9");
+  });
+
   test("defaults suit embedded mode and derive the public addresses from PUBLIC_URL", () => {
     const config = loadApiConfig({ PUBLIC_URL: "https://flows.example.com/" }, "embedded");
     expect(config.port).toBe(3000);

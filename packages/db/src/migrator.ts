@@ -13,8 +13,9 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
   const { error, results }: MigrationResultSet = await migrator.migrateToLatest();
   if (error) {
-    const failed = results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";
-    throw new Error(`migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`);
+    const reason = error instanceof Error ? error.message : String(error);
+    const failed = results?.find((r) => r.status === "Error")?.migrationName;
+    throw new Error(failed ? `migration ${failed} failed: ${reason}` : `cannot migrate the database: ${reason}`);
   }
   return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
 }
