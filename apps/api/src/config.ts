@@ -48,7 +48,9 @@ export function loadApiConfig(env: Record<string, string | undefined>, mode: Run
           JWT_SIGNING_KEYS: signingKeysSchema,
         })
       : apiEnvSchema;
-  const parsed = parseEnv(schema, env);
+  // Unset, PUBLIC_URL follows PORT, so links, docs and passkey origins name this server.
+  const port = env.PORT || "3000";
+  const parsed = parseEnv(schema, { ...env, PUBLIC_URL: env.PUBLIC_URL || `http://localhost:${port}` });
   return {
     mode,
     core: toCoreConfig(parsed),

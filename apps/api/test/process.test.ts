@@ -55,6 +55,12 @@ describe("configuration", () => {
     expect(stderr.trim()).toBe("api failed to start: cannot migrate the database: connect ECONNREFUSED 127.0.0.1:9");
   });
 
+  test("without PUBLIC_URL the public addresses follow PORT", () => {
+    const config = loadApiConfig({ PORT: "8080" }, "embedded");
+    expect(config.core.publicUrl).toBe("http://localhost:8080");
+    expect(config.core.webhookBaseUrl).toBe("http://localhost:8080/webhooks");
+  });
+
   test("defaults suit embedded mode and derive the public addresses from PUBLIC_URL", () => {
     const config = loadApiConfig({ PUBLIC_URL: "https://flows.example.com/" }, "embedded");
     expect(config.port).toBe(3000);
