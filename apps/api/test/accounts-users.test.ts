@@ -198,6 +198,23 @@ for (const { backend, skip } of databaseBackends()) {
         expect(await readBody(escalate)).toEqual({ error: "a restricted API key cannot create API keys" });
       });
 
+      test("a trailing slash, which routing ignores, does not carry a restricted key past its pattern", async () => {
+        const owner = await signUp(api, "slash");
+        const create = async (allowed_paths: string[]) =>
+          (await readBody(await createKey(bearer(owner.auth.auth_token), { name: "k", allowed_paths }))).data;
+        // Meant for deleting keys by id, not for listing every key of the account.
+        const deleter = await create(["/accounts/api-keys/*"]);
+        for (const path of ["/accounts/api-keys", "/accounts/api-keys/"]) {
+          const response = await api.request(path, { headers: { "x-api-key": deleter.key } });
+          expect(response.status).toBe(403);
+          expect(await readBody(response)).toEqual({ error: "this API key is not allowed on this path" });
+        }
+        // A literal pattern allows its path with the slash routing ignores.
+        const reader = await create(["/accounts/users"]);
+        expect((await listUsers({ "x-api-key": reader.key })).status).toBe(200);
+        expect((await api.request("/accounts/users/", { headers: { "x-api-key": reader.key } })).status).toBe(200);
+      });
+
       test("/hub/agent paths are reached by a restricted key only when it names them", async () => {
         const owner = await signUp(api, "agent");
         const keyFor = async (allowed_paths?: string[]) =>

@@ -30,4 +30,12 @@ describe("API key path patterns", () => {
     expect(pathAllowed(["/storage/*"], "//storage/kv")).toBe(true);
     expect(pathAllowed(["/secrets/*"], "/secrets/%E0%A4%A")).toBe(false);
   });
+
+  test("a trailing slash, which routing ignores, neither widens nor narrows a pattern", () => {
+    expect(pathAllowed(["/storage/*"], "/storage/")).toBe(false);
+    expect(pathAllowed(["/accounts/api-keys/*"], "/accounts/api-keys/")).toBe(false);
+    expect(pathAllowed(["/accounts/api-keys/*"], "/accounts/api-keys/01ab/")).toBe(true);
+    expect(pathAllowed(["/accounts/users"], "/accounts/users/")).toBe(true);
+    expect(pathAllowed(["/*"], "/")).toBe(true);
+  });
 });

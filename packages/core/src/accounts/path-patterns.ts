@@ -7,10 +7,14 @@
 
 const AGENT_PREFIX = "/hub/agent";
 
-/** The path as routing will see it: percent-decoded, repeated slashes collapsed; null when undecodable. */
+/**
+ * The path percent-decoded, repeated slashes collapsed, and without the trailing slash
+ * routing ignores (`/storage/` is served as `/storage`); null when undecodable.
+ */
 function canonicalPath(path: string): string | null {
   try {
-    return decodeURIComponent(path).replace(/\/{2,}/g, "/");
+    const collapsed = decodeURIComponent(path).replace(/\/{2,}/g, "/");
+    return collapsed.length > 1 ? collapsed.replace(/\/$/, "") : collapsed;
   } catch {
     return null;
   }
