@@ -215,6 +215,19 @@ for (const { backend, skip } of databaseBackends()) {
         expect((await api.request("/accounts/users/", { headers: { "x-api-key": reader.key } })).status).toBe(200);
       });
 
+      test("an encoded slash does not make a path look like the one a restricted key names", async () => {
+        const owner = await signUp(api, "encoded");
+        const created = await createKey(bearer(owner.auth.auth_token), {
+          name: "mappings of orders",
+          allowed_paths: ["/gateway/orders/mapping*"],
+        });
+        const headers = { "x-api-key": (await readBody(created)).data.key };
+        // Routing reads this as the gateway "orders/mapping", which the key was not given.
+        const response = await api.request("/gateway/orders%2Fmapping", { headers });
+        expect(response.status).toBe(403);
+        expect(await readBody(response)).toEqual({ error: "this API key is not allowed on this path" });
+      });
+
       test("/hub/agent paths are reached by a restricted key only when it names them", async () => {
         const owner = await signUp(api, "agent");
         const keyFor = async (allowed_paths?: string[]) =>

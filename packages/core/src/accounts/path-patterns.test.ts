@@ -38,4 +38,16 @@ describe("API key path patterns", () => {
     expect(pathAllowed(["/accounts/users"], "/accounts/users/")).toBe(true);
     expect(pathAllowed(["/*"], "/")).toBe(true);
   });
+
+  test("an encoded slash stays inside its segment, as routing reads it", () => {
+    // The gateway named "orders/mapping", not the mappings of the gateway "orders".
+    expect(pathAllowed(["/gateway/orders/mapping*"], "/gateway/orders%2Fmapping")).toBe(false);
+    expect(pathAllowed(["/gateway/orders/mapping*"], "/gateway/orders/mapping/details")).toBe(true);
+    expect(pathAllowed(["/secrets/team/*"], "/secrets/team%2Fdb")).toBe(false);
+    expect(pathAllowed(["/secrets/team%2F*"], "/secrets/team%2fdb")).toBe(true);
+    expect(pathAllowed(["/secrets/*"], "/secrets/team%2Fdb")).toBe(true);
+    expect(pathAllowed(["/secrets/50%25"], "/secrets/50%25")).toBe(true);
+    // Under /hub/agent in any spelling is still under /hub/agent.
+    expect(pathAllowed(["/*"], "/hub%2Fagent/chat")).toBe(false);
+  });
 });

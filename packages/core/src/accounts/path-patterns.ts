@@ -3,25 +3,53 @@
  * ending in `*` (`/storage/*`, `/hub/agent*`). Paths under `/hub/agent` are special: a
  * restricted key reaches them only through a pattern that itself names `/hub/agent`,
  * never through a broader one such as `/*` or `/hub/*`.
+ *
+ * Paths are compared as routing reads them: segment by segment, each percent-decoded, so
+ * an encoded slash stays inside its segment (`/gateway/a%2Fb` is the gateway `a/b`).
  */
 
 const AGENT_PREFIX = "/hub/agent";
 
-/**
- * The path percent-decoded, repeated slashes collapsed, and without the trailing slash
- * routing ignores (`/storage/` is served as `/storage`); null when undecodable.
- */
-function canonicalPath(path: string): string | null {
+/** The decoded segments, without the empty ones of `//` and of the trailing slash routing ignores. */
+function segments(path: string): string[] | null {
   try {
-    const collapsed = decodeURIComponent(path).replace(/\/{2,}/g, "/");
-    return collapsed.length > 1 ? collapsed.replace(/\/$/, "") : collapsed;
+    return path
+      .split("/")
+      .filter((segment) => segment !== "")
+      .map((segment) => decodeURIComponent(segment));
   } catch {
     return null;
   }
 }
 
-function matches(pattern: string, path: string): boolean {
-  return pattern.endsWith("*") ? path.startsWith(pattern.slice(0, -1)) : path === pattern;
+/** The path with each segment decoded, `%` and `/` inside a segment written `%25` and `%2F`; null when undecodable. */
+function canonicalPath(path: string): string | null {
+  const decoded = segments(path);
+  return decoded && `/${decoded.map((segment) => segment.replaceAll("%", "%25").replaceAll("/", "%2F")).join("/")}`;
+}
+
+/** A prefix keeps its trailing slash: `/storage/*` allows neither `/storage` nor `/storagefoo`. */
+function canonicalPrefix(prefix: string): string | null {
+  const canonical = canonicalPath(prefix);
+  return canonical !== null && prefix.endsWith("/") && !canonical.endsWith("/") ? `${canonical}/` : canonical;
+}
+
+/** Under `/hub/agent` in any spelling: any case, encoded slashes read as slashes. */
+function isAgentPath(path: string): boolean {
+  const decoded = segments(path);
+  return (
+    decoded === null ||
+    `/${decoded.join("/")}`
+      .replace(/\/{2,}/g, "/")
+      .toLowerCase()
+      .startsWith(AGENT_PREFIX)
+  );
+}
+
+function matches(pattern: string, canonical: string): boolean {
+  if (!pattern.endsWith("*")) return canonicalPath(pattern) === canonical;
+  const prefix = canonicalPrefix(pattern.slice(0, -1));
+  return prefix !== null && canonical.startsWith(prefix);
 }
 
 function namesAgentPaths(pattern: string): boolean {
@@ -31,6 +59,6 @@ function namesAgentPaths(pattern: string): boolean {
 export function pathAllowed(patterns: readonly string[], path: string): boolean {
   const canonical = canonicalPath(path);
   if (canonical === null) return false;
-  const agentPath = canonical.toLowerCase().startsWith(AGENT_PREFIX);
+  const agentPath = isAgentPath(path);
   return patterns.some((pattern) => (!agentPath || namesAgentPaths(pattern)) && matches(pattern, canonical));
 }
