@@ -468,6 +468,17 @@ for (const backend of brokerBackends()) {
           await Promise.all([stopPeer(), stopOther(), stopOtherScope()]);
         });
 
+        test("closing a broker tells its subscribers nothing", async () => {
+          const scope = randomScope();
+          const peer = await opened.openPeer();
+          const heard: string[] = [];
+          await peer.subscribe(scope, "run:1", (m) => heard.push(m));
+          await peer.close();
+          await broker.publish(scope, "run:1", "after close");
+          await Bun.sleep(100);
+          expect(heard).toEqual([]);
+        });
+
         test("a message over the size limit is refused", async () => {
           expect((await rejection(broker.publish(randomScope(), "c", "x".repeat(7001)))).code).toBe("validation_error");
         });

@@ -13,6 +13,8 @@ export function topicOf(scope: string, name: string): string {
  */
 export class TopicListener {
   private readonly handlers = new Map<string, Set<(message: string) => void>>();
+  /** Called once on `close`: watchers waiting for a notice wake up (subscribers hear nothing). */
+  private readonly closing = new Set<() => void>();
   private listening: Promise<Unlisten> | undefined;
 
   constructor(
@@ -44,6 +46,14 @@ export class TopicListener {
     };
   }
 
+  /** Calls `callback` when the listener closes; returns a way to cancel that. */
+  onClose(callback: () => void): () => void {
+    this.closing.add(callback);
+    return () => {
+      this.closing.delete(callback);
+    };
+  }
+
   /** Runs handlers of `topic` in this process directly (a NOTIFY also arrives later). */
   dispatch(payload: string): void {
     const colon = payload.indexOf(":");
@@ -54,9 +64,10 @@ export class TopicListener {
 
   /** Stops listening; every watcher still waiting wakes up. */
   async close(): Promise<void> {
-    const waiting = [...this.handlers.values()].flatMap((set) => [...set]);
+    const waiting = [...this.closing];
+    this.closing.clear();
     this.handlers.clear();
-    for (const handler of waiting) handler("");
+    for (const wake of waiting) wake();
     const listening = this.listening;
     this.listening = undefined;
     await listening?.then((unlisten) => unlisten()).catch(() => {});
@@ -78,10 +89,12 @@ export interface TopicWatch {
 export function watchTopic(listener: TopicListener, topic: string): TopicWatch {
   let fired = false;
   let wake: (() => void) | undefined;
-  const off = listener.on(topic, () => {
+  const notice = () => {
     fired = true;
     wake?.();
-  });
+  };
+  const off = listener.on(topic, notice);
+  const offClose = listener.onClose(notice);
   return {
     reset() {
       fired = false;
@@ -100,6 +113,7 @@ export function watchTopic(listener: TopicListener, topic: string): TopicWatch {
     },
     close() {
       off();
+      offClose();
       wake?.();
     },
   };
