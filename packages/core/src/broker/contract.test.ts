@@ -468,6 +468,19 @@ for (const backend of brokerBackends()) {
           await Promise.all([stopPeer(), stopOther(), stopOtherScope()]);
         });
 
+        test("a subscriber that throws does not keep the message from the others", async () => {
+          const scope = randomScope();
+          const heard: string[] = [];
+          const stopFaulty = await broker.subscribe(scope, "run:1", () => {
+            throw new Error("a broken subscriber");
+          });
+          const stop = await broker.subscribe(scope, "run:1", (m) => heard.push(m));
+          await broker.publish(scope, "run:1", "finished");
+          await eventually(() => heard.length === 1);
+          expect(heard).toEqual(["finished"]);
+          await Promise.all([stopFaulty(), stop()]);
+        });
+
         test("closing a broker tells its subscribers nothing", async () => {
           const scope = randomScope();
           const peer = await opened.openPeer();

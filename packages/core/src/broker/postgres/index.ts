@@ -16,8 +16,8 @@ import { TopicListener } from "./wakeups.ts";
  */
 export function createPostgresBroker(database: DatabaseHandle, logger?: Logger): Broker {
   let closed = false;
-  const appends = new TopicListener(database, APPENDS_CHANNEL);
-  const notifications = new TopicListener(database, NOTIFICATIONS_CHANNEL);
+  const appends = new TopicListener(database, APPENDS_CHANNEL, logger);
+  const notifications = new TopicListener(database, NOTIFICATIONS_CHANNEL, logger);
   const sweeper = startSweeper(database, logger);
   return {
     kind: "postgres",

@@ -67,7 +67,17 @@ export class RedisNotifications implements NotificationPort {
     if (!this.subscriber) {
       const subscriber = createRedisClient(this.url, { name: "broker-subscriber", logger: this.logger });
       subscriber.on("message", (channel: string, message: string) => {
-        for (const handler of this.subscriptions.get(channel)?.handlers ?? []) handler(message);
+        for (const handler of this.subscriptions.get(channel)?.handlers ?? []) {
+          // One failing handler must not keep the message from the others, nor throw into ioredis.
+          try {
+            handler(message);
+          } catch (error) {
+            this.logger?.warn(
+              { err: error instanceof Error ? error.message : String(error) },
+              "notification handler failed",
+            );
+          }
+        }
       });
       this.subscriber = subscriber;
     }
