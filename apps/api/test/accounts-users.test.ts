@@ -228,6 +228,35 @@ for (const { backend, skip } of databaseBackends()) {
         expect(await readBody(response)).toEqual({ error: "this API key is not allowed on this path" });
       });
 
+      test("over tRPC a restricted key reaches no more than over REST", async () => {
+        const owner = await signUp(api, "trpc-key");
+        const create = async (name: string, allowed_paths?: string[]) =>
+          (await readBody(await createKey(bearer(owner.auth.auth_token), { name, allowed_paths }))).data;
+        const victim = await create("victim");
+        // A pattern copied from the API reference names the key whose id is "{id}", no other.
+        const copied = await create("copied", ["/accounts/api-keys/{id}"]);
+        const rest = await api.request(`/accounts/api-keys/${victim.id}`, {
+          method: "DELETE",
+          headers: { "x-api-key": copied.key },
+        });
+        expect(rest.status).toBe(403);
+        const deleteOverTrpc = (key: string) =>
+          api.request("/trpc/accounts.apiKeys.delete", {
+            method: "POST",
+            headers: { "x-api-key": key },
+            json: { id: victim.id },
+          });
+        const trpc = await deleteOverTrpc(copied.key);
+        expect(trpc.status).toBe(403);
+        expect((await readBody(trpc)).error.message).toBe("this API key is not allowed on this path");
+        expect((await listUsers({ "x-api-key": victim.key })).status).toBe(200);
+
+        // A pattern that allows every id allows the call.
+        const deleter = await create("deleter", ["/accounts/api-keys/*"]);
+        expect((await deleteOverTrpc(deleter.key)).status).toBe(200);
+        expect((await listUsers({ "x-api-key": victim.key })).status).toBe(401);
+      });
+
       test("/hub/agent paths are reached by a restricted key only when it names them", async () => {
         const owner = await signUp(api, "agent");
         const keyFor = async (allowed_paths?: string[]) =>

@@ -50,4 +50,17 @@ describe("API key path patterns", () => {
     // Under /hub/agent in any spelling is still under /hub/agent.
     expect(pathAllowed(["/*"], "/hub%2Fagent/chat")).toBe(false);
   });
+
+  test("a tRPC call's path template allows only patterns that allow every value of its parameters", () => {
+    expect(pathAllowed(["/accounts/api-keys/*"], "/accounts/api-keys/{id}")).toBe(true);
+    expect(pathAllowed(["/accounts/*"], "/accounts/api-keys/{id}")).toBe(true);
+    expect(pathAllowed(["/accounts/api-keys/{id}"], "/accounts/api-keys/{id}")).toBe(false);
+    expect(pathAllowed(["/accounts/api-keys/{*"], "/accounts/api-keys/{id}")).toBe(false);
+    expect(pathAllowed(["/accounts/api-keys/01ab"], "/accounts/api-keys/{id}")).toBe(false);
+    expect(pathAllowed(["/gateway/*"], "/gateway/{gateway_topic}/mapping/details")).toBe(true);
+    expect(pathAllowed(["/gateway/orders/*"], "/gateway/{gateway_topic}/mapping/details")).toBe(false);
+    expect(pathAllowed(["/accounts/users"], "/accounts/users")).toBe(true);
+    // A path a client sends has its braces encoded: that is a value, not a template.
+    expect(pathAllowed(["/secrets/{key}"], "/secrets/%7Bkey%7D")).toBe(true);
+  });
 });

@@ -6,6 +6,9 @@
  *
  * Paths are compared as routing reads them: segment by segment, each percent-decoded, so
  * an encoded slash stays inside its segment (`/gateway/a%2Fb` is the gateway `a/b`).
+ * A tRPC call is checked against its procedure's path template (`/secrets/{key}`; a path
+ * a client sends has its braces encoded): a parameter stands for every value, so only a
+ * prefix pattern that ends before the first parameter allows the call.
  */
 
 const AGENT_PREFIX = "/hub/agent";
@@ -56,9 +59,18 @@ function namesAgentPaths(pattern: string): boolean {
   return pattern.toLowerCase().startsWith(AGENT_PREFIX);
 }
 
+/** A template's part before its first parameter, which every prefix pattern allowing it must cover. */
+function templateAllowed(pattern: string, template: string): boolean {
+  if (!pattern.endsWith("*")) return false;
+  const prefix = canonicalPrefix(pattern.slice(0, -1));
+  const fixed = canonicalPrefix(template.slice(0, template.indexOf("{")));
+  return prefix !== null && fixed?.startsWith(prefix) === true;
+}
+
 export function pathAllowed(patterns: readonly string[], path: string): boolean {
   const canonical = canonicalPath(path);
   if (canonical === null) return false;
   const agentPath = isAgentPath(path);
-  return patterns.some((pattern) => (!agentPath || namesAgentPaths(pattern)) && matches(pattern, canonical));
+  const allows = path.includes("{") ? templateAllowed : (pattern: string) => matches(pattern, canonical);
+  return patterns.some((pattern) => (!agentPath || namesAgentPaths(pattern)) && allows(pattern, path));
 }
