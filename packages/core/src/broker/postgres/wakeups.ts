@@ -24,9 +24,16 @@ export class TopicListener {
     private readonly logger?: Logger,
   ) {}
 
+  /**
+   * The one callback handed to the database, whatever the number of attempts: a handle
+   * may keep a callback whose LISTEN failed and call it once it reconnects, so a new
+   * callback per attempt would deliver each notice once per failed attempt.
+   */
+  private readonly onPayload = (payload: string) => this.dispatch(payload);
+
   /** Resolves once LISTEN is active. */
   async start(): Promise<void> {
-    this.listening ??= this.handle.listen(this.channel, (payload) => this.dispatch(payload));
+    this.listening ??= this.handle.listen(this.channel, this.onPayload);
     try {
       await this.listening;
     } catch (error) {
