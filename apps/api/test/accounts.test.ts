@@ -129,6 +129,43 @@ for (const { backend, skip } of databaseBackends()) {
         }
       });
 
+      test("over-long emails, passwords and tokens are 400 naming the field, not a 500 or an internal message", async () => {
+        const { auth } = await signUp(api, "long");
+        // Characters of three UTF-8 bytes each, which no index row of the limiter can hold.
+        const wide = Array.from({ length: 1000 }, (_, i) => String.fromCharCode(0x4e00 + ((i * 7919) % 20000))).join(
+          "",
+        );
+        const longEmail = `${"a".repeat(250)}@example.com`;
+        const cases: [string, string, unknown, string][] = [
+          ["POST", "/accounts/auth-with-password", { email: wide, password: "x" }, "email"],
+          [
+            "POST",
+            "/accounts/auth-with-password",
+            { email: `${"a".repeat(2000)}@example.com`, password: "x" },
+            "email",
+          ],
+          ["POST", "/accounts/auth-with-password", { email: "a@example.com", password: "x".repeat(1025) }, "password"],
+          ["POST", "/accounts/signup", { email: longEmail, password: PASSWORD, account_name: "x" }, "email"],
+          ["POST", "/accounts/users", { email: longEmail, password: PASSWORD, role: "member" }, "email"],
+          ["DELETE", "/accounts/remove-user", { email: wide }, "email"],
+          ["DELETE", "/accounts/all-passkeys", { email: wide }, "email"],
+          ["POST", "/accounts/refresh", { refresh_token: `rt_${"x".repeat(10_000)}` }, "refresh_token"],
+          [
+            "POST",
+            "/accounts/auth-with-mfa",
+            { mfa_token: `mfa_${"x".repeat(10_000)}`, totp_code: "123456" },
+            "mfa_token",
+          ],
+        ];
+        for (const [method, path, json, field] of cases) {
+          const response = await api.request(path, { method, json, headers: bearer(auth.auth_token) });
+          expect(response.status, `${path} ${field}`).toBe(400);
+          const body = await readBody(response);
+          expect(Object.keys(body)).toEqual(["error"]);
+          expect(body.error).toContain(`${field}: must be at most`);
+        }
+      });
+
       test("missing, expired, forged and unsigned access tokens are 401", async () => {
         const { auth } = await signUp(api, "tokens");
         const { payload } = jwtParts(auth.auth_token);

@@ -57,20 +57,30 @@ export type Price = z.infer<typeof price>;
 
 // ---- Pieces of requests ----------------------------------------------------------------
 
-/** An email as typed at sign-in: compared lower-cased, never validated (an unknown one is a 401). */
-const loginEmail = z.string().trim().toLowerCase().min(1);
+/** RFC 5321: an address holds at most 254 characters. Longer input is refused before any lookup. */
+const MAX_EMAIL_LENGTH = 254;
+/** Refresh and MFA tokens are under 50 characters; anything much longer is not one. */
+const MAX_OPAQUE_TOKEN_LENGTH = 256;
+
+const atMost = (max: number) => ({ error: `must be at most ${max} characters` });
+
+/** An email as typed at sign-in: compared lower-cased, only its length validated (an unknown one is a 401). */
+const loginEmail = z.string().trim().toLowerCase().min(1).max(MAX_EMAIL_LENGTH, atMost(MAX_EMAIL_LENGTH));
 
 /** An email that is about to be stored. */
 const newEmail = z
   .string()
   .trim()
   .toLowerCase()
+  .max(MAX_EMAIL_LENGTH, atMost(MAX_EMAIL_LENGTH))
   .pipe(z.email({ error: "must be an email address" }));
+
+const opaqueToken = z.string().min(1).max(MAX_OPAQUE_TOKEN_LENGTH, atMost(MAX_OPAQUE_TOKEN_LENGTH));
 
 const newPassword = z
   .string()
   .min(MIN_PASSWORD_LENGTH, { error: `must be at least ${MIN_PASSWORD_LENGTH} characters` })
-  .max(MAX_PASSWORD_LENGTH, { error: `must be at most ${MAX_PASSWORD_LENGTH} characters` });
+  .max(MAX_PASSWORD_LENGTH, atMost(MAX_PASSWORD_LENGTH));
 
 const base64url = z.string().regex(/^[A-Za-z0-9_-]*$/, { error: "must be base64url" });
 
@@ -83,7 +93,10 @@ export const signupInput = z.object({
   display_name: z.string().trim().min(1).max(200).optional(),
 });
 
-export const passwordLoginInput = z.object({ email: loginEmail, password: z.string().min(1) });
+export const passwordLoginInput = z.object({
+  email: loginEmail,
+  password: z.string().min(1).max(MAX_PASSWORD_LENGTH, atMost(MAX_PASSWORD_LENGTH)),
+});
 
 /** A WebAuthn assertion (`AuthenticationResponseJSON`), as `@simplewebauthn/browser` returns it. */
 export const passkeyAssertion = z
@@ -123,7 +136,7 @@ export const passkeyAttestation = z
 
 export const mfaLoginInput = z
   .object({
-    mfa_token: z.string().min(1),
+    mfa_token: opaqueToken,
     totp_code: z
       .string()
       .trim()
@@ -135,9 +148,9 @@ export const mfaLoginInput = z
     error: "give either totp_code or passkey",
   });
 
-export const mfaTokenInput = z.object({ mfa_token: z.string().min(1) });
+export const mfaTokenInput = z.object({ mfa_token: opaqueToken });
 
-export const refreshTokenInput = z.object({ refresh_token: z.string().min(1) });
+export const refreshTokenInput = z.object({ refresh_token: opaqueToken });
 
 export const totpSetup = z.object({
   secret: z.string().meta({ description: "Base32; the same secret as in `otpauth_url`." }),
