@@ -252,6 +252,28 @@ for (const backend of brokerBackends()) {
           expect(payloads(await broker.claimIdle(scope, "s", "g", "b", 60_000, 10))).toEqual(["5", "6"]);
         });
 
+        test("trimming drops the trimmed entries from every group's pending list", async () => {
+          const scope = randomScope();
+          await broker.ensureGroup(scope, "s", "one");
+          await broker.ensureGroup(scope, "s", "two");
+          await appendAll(scope, "s", ["1", "2", "3", "4"]);
+          const one = await broker.readGroup(scope, "s", "one", "a", { count: 4 });
+          const two = await broker.readGroup(scope, "s", "two", "b", { count: 2 });
+
+          expect(await broker.trim(scope, "s", { maxLength: 1 })).toBe(3);
+          expect(await broker.pendingCount(scope, "s", "one")).toBe(1);
+          expect(await broker.pendingCount(scope, "s", "two")).toBe(0);
+          expect(await broker.touch(scope, "s", "one", "a", ids(one))).toBe(1);
+          expect(await broker.ack(scope, "s", "two", ids(two))).toBe(0);
+          expect(await broker.ack(scope, "s", "one", ids(one))).toBe(1);
+
+          // Trimming everything empties the pending lists too.
+          const rest = await broker.readGroup(scope, "s", "two", "b", { count: 4 });
+          expect(payloads(rest)).toEqual(["4"]);
+          expect(await broker.trim(scope, "s", { maxLength: 0 })).toBe(1);
+          expect(await broker.pendingCount(scope, "s", "two")).toBe(0);
+        });
+
         test("trim by age removes entries older than the limit", async () => {
           const scope = randomScope();
           await appendAll(scope, "s", ["old-1", "old-2"]);

@@ -74,10 +74,38 @@ end
 return held
 `);
 
-/** Removes entries older than ARGV[1] ms by the server's clock. KEYS: stream. */
-export const TRIM_BY_AGE = lua(`${NOW_MS}
-local min_ms = math.max(0, now - tonumber(ARGV[1]))
-return redis.call('XTRIM', KEYS[1], 'MINID', string.format('%d-0', min_ms))
+/**
+ * Removes the oldest entries beyond ARGV[1] (max length) and older than ARGV[2] ms by
+ * the server's clock ('' for either: no such limit), then drops every entry no longer
+ * in the stream from every group's pending list, as the PostgreSQL adapter does (XTRIM
+ * leaves them there: they would still be counted, touched and acknowledged).
+ * KEYS: stream. Returns how many entries were removed.
+ */
+export const TRIM = lua(`${NOW_MS}
+local key = KEYS[1]
+if redis.call('EXISTS', key) == 0 then return 0 end
+local removed = 0
+if ARGV[1] ~= '' then removed = removed + redis.call('XTRIM', key, 'MAXLEN', '=', ARGV[1]) end
+if ARGV[2] ~= '' then
+  local min_ms = math.max(0, now - tonumber(ARGV[2]))
+  removed = removed + redis.call('XTRIM', key, 'MINID', string.format('%d-0', min_ms))
+end
+local first = redis.call('XRANGE', key, '-', '+', 'COUNT', 1)[1]
+local gone_before = first and ('(' .. first[1]) or '+'
+for _, info in ipairs(redis.call('XINFO', 'GROUPS', key)) do
+  local group
+  for i = 1, #info, 2 do
+    if info[i] == 'name' then group = info[i + 1] end
+  end
+  while true do
+    local gone = redis.call('XPENDING', key, group, '-', gone_before, 1000)
+    if #gone == 0 then break end
+    local ids = {}
+    for i, pending in ipairs(gone) do ids[i] = pending[1] end
+    redis.call('XACK', key, group, unpack(ids))
+  end
+end
+return removed
 `);
 
 /**

@@ -5,7 +5,7 @@ import type { DeliveredEntry, StreamEntry, StreamPort } from "../port.ts";
 import type { BlockingClientPool } from "./blocking-pool.ts";
 import { guarded, toBrokerError } from "./client.ts";
 import { streamKey } from "./keys.ts";
-import { CLAIM_IDLE, runScript, SET_IDLE, TRIM_BY_AGE } from "./scripts.ts";
+import { CLAIM_IDLE, runScript, SET_IDLE, TRIM } from "./scripts.ts";
 
 /** The one field an entry carries in Redis. */
 const PAYLOAD_FIELD = "p";
@@ -129,19 +129,12 @@ export function redisStreams(client: Redis, blocking: BlockingClientPool): Strea
 
     async trim(scope, stream, options) {
       assertNames({ scope, stream });
-      const key = streamKey(scope, stream);
-      let removed = 0;
-      if (options.maxLength !== undefined) {
-        assertInteger("maxLength", options.maxLength, 0);
-        const maxLength = options.maxLength;
-        removed += await guarded(() => client.xtrim(key, "MAXLEN", "=", maxLength));
-      }
-      if (options.maxAgeMs !== undefined) {
-        assertInteger("maxAgeMs", options.maxAgeMs, 0);
-        const maxAgeMs = options.maxAgeMs;
-        removed += Number(await guarded(() => runScript(client, TRIM_BY_AGE, [key], [maxAgeMs])));
-      }
-      return removed;
+      if (options.maxLength !== undefined) assertInteger("maxLength", options.maxLength, 0);
+      if (options.maxAgeMs !== undefined) assertInteger("maxAgeMs", options.maxAgeMs, 0);
+      const removed = await guarded(() =>
+        runScript(client, TRIM, [streamKey(scope, stream)], [options.maxLength ?? "", options.maxAgeMs ?? ""]),
+      );
+      return Number(removed);
     },
 
     async readRange(scope, stream, options = {}) {
