@@ -148,8 +148,10 @@ export class GroupMember {
       }
     } finally {
       clearInterval(heartbeat);
+      // What `abandon` released is no longer held; what is left here (entries of a read that
+      // came back after it) must be released all the same.
       const unstarted = [...this.held.keys()];
-      if (unstarted.length > 0 && !this.abandoned) {
+      if (unstarted.length > 0) {
         this.held.clear();
         await broker.release(this.scope, definition.stream, definition.name, name, unstarted);
       }

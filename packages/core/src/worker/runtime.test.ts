@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { z } from "zod";
-import type { Broker } from "../broker/port.ts";
+import type { Broker, DeliveredEntry } from "../broker/port.ts";
 import { brokerBackends, eventually, randomScope, type TestBroker } from "../broker/test-backends.ts";
 import { DomainError } from "../errors.ts";
 import { createLogger } from "../logger.ts";
@@ -186,6 +186,37 @@ for (const backend of backends) {
         await eventually(() => secondHandled.length === 4);
         await second.stop();
         expect(secondHandled).toEqual([1, 2, 3, 4]);
+      });
+
+      test("entries a read brings in after the grace period ran out are handed to another worker at once", async () => {
+        const consumer = jobConsumer({ visibilityTimeoutMs: 60_000 });
+        const scope = consumer.scope as string;
+        let ran = false;
+        // A long poll: the member is still in its blocking read when the grace period ends.
+        const runtime = startWorkerRuntime({
+          broker,
+          logger,
+          consumers: bindHandlers(
+            { jobs: consumer },
+            {
+              jobs: async () => {
+                ran = true;
+              },
+            },
+          ),
+          pollMs: 10_000,
+        });
+        runtimes.push(runtime);
+        await runtime.stop(0);
+        await enqueue(broker, consumer, { n: 7 });
+
+        let rescued: DeliveredEntry[] = [];
+        await eventually(async () => {
+          rescued = await broker.claimIdle(scope, consumer.stream, consumer.name, "rescuer", 60_000, 1);
+          return rescued.length === 1;
+        });
+        expect(rescued[0]?.payload).toBe(JSON.stringify({ n: 7 }));
+        expect(ran).toBe(false);
       });
 
       test("when the grace period runs out, the handler is aborted and its entry goes to another worker", async () => {
