@@ -72,12 +72,14 @@ function coseKey(publicKey: KeyObject): Buffer {
 }
 
 export class SoftwareAuthenticator {
-  readonly credentialId = randomBytes(32);
   private readonly keys = generateKeyPairSync("ec", { namedCurve: "P-256" });
   private counter = 0;
 
   /** `origin` is where the "browser" runs; it must be one the server accepts. */
-  constructor(private readonly origin: string) {}
+  constructor(
+    private readonly origin: string,
+    readonly credentialId: Buffer = randomBytes(32),
+  ) {}
 
   get id(): string {
     return b64url(this.credentialId);

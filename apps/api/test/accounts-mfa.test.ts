@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import { totpCodeFromUrl } from "@platform/core/testing";
 import { databaseBackends } from "@platform/db/testing";
 import { SoftwareAuthenticator } from "./accounts-authenticator.ts";
@@ -252,6 +253,40 @@ for (const { backend, skip } of databaseBackends()) {
           owner.auth.auth_token,
         );
         expect(twice.status).toBe(409);
+      });
+
+      test("a credential id over WebAuthn's 1023 bytes, or a pile of transports, is refused with 400", async () => {
+        const owner = await signUp(api, "passkey-huge");
+        const attempt = async (authenticator: SoftwareAuthenticator, transports?: string[]) => {
+          const options = await readBody(
+            await post("/accounts/passkeys/register-options", undefined, owner.auth.auth_token),
+          );
+          const response = authenticator.register(options);
+          if (transports) response.response.transports = transports;
+          return post("/accounts/passkeys/register", { response }, owner.auth.auth_token);
+        };
+        for (const bytes of [1024, 5000]) {
+          const response = await attempt(new SoftwareAuthenticator(ORIGIN, randomBytes(bytes)));
+          expect(response.status).toBe(400);
+          expect(await readBody(response)).toEqual({
+            error: "passkey registration failed: the credential id is longer than 1023 bytes",
+          });
+        }
+        const piled = await attempt(
+          new SoftwareAuthenticator(ORIGIN),
+          Array.from({ length: 5000 }, () => "x".repeat(100)),
+        );
+        expect(piled.status).toBe(400);
+        expect(Object.keys(await readBody(piled))).toEqual(["error"]);
+
+        // The longest id WebAuthn allows registers and signs in.
+        const longest = new SoftwareAuthenticator(ORIGIN, randomBytes(1023));
+        expect((await attempt(longest, ["usb", "nfc"])).status).toBe(200);
+        const mfaToken = await mfaTokenFor(owner.email, ["passkey"]);
+        const options = await readBody(await post("/accounts/passkeys/auth-options", { mfa_token: mfaToken }));
+        expect(options.allowCredentials).toEqual([{ id: longest.id, type: "public-key", transports: ["usb", "nfc"] }]);
+        const signIn = await post("/accounts/auth-with-mfa", { mfa_token: mfaToken, passkey: longest.assert(options) });
+        expect(signIn.status).toBe(200);
       });
 
       test("with TOTP and a passkey, sign-in offers both and either completes it", async () => {

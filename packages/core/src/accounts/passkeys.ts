@@ -22,6 +22,8 @@ import { findMember } from "./users.ts";
 
 /** How long a browser has to answer a registration or authentication ceremony. */
 const CEREMONY_TIMEOUT_MS = 5 * 60 * 1000;
+/** WebAuthn (§7.1, registration step 25): longer credential ids must be refused. */
+const MAX_CREDENTIAL_ID_BYTES = 1023;
 
 export async function hasPasskeys(db: Kysely<Database>, userId: string): Promise<boolean> {
   const row = await db.selectFrom("passkeys").select("id").where("user_id", "=", userId).executeTakeFirst();
@@ -99,6 +101,12 @@ export async function registerPasskey(
   });
   if (!verification.verified) throw new DomainError("validation_error", "passkey registration failed");
   const { credential, credentialDeviceType, credentialBackedUp } = verification.registrationInfo;
+  if (Buffer.from(credential.id, "base64url").byteLength > MAX_CREDENTIAL_ID_BYTES) {
+    throw new DomainError(
+      "validation_error",
+      `passkey registration failed: the credential id is longer than ${MAX_CREDENTIAL_ID_BYTES} bytes`,
+    );
+  }
   try {
     await deps.db
       .insertInto("passkeys")

@@ -125,7 +125,11 @@ export const passkeyAttestation = z
       clientDataJSON: base64url,
       attestationObject: base64url,
       authenticatorData: base64url.optional(),
-      transports: z.array(z.string()).optional(),
+      transports: z
+        .array(z.string().max(32))
+        .max(10)
+        .optional()
+        .meta({ description: "Stored with the passkey and offered back at sign-in: `usb`, `nfc`, `internal`, ..." }),
       publicKeyAlgorithm: z.number().int().optional(),
       publicKey: base64url.optional(),
     }),
