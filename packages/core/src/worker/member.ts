@@ -217,6 +217,9 @@ export class GroupMember {
       },
       "handler failed; will retry",
     );
+    // No longer held before it is given back: a heartbeat landing after the release would
+    // reset its idle clock and postpone the retry to the full visibility timeout.
+    this.held.delete(entry.id);
     await broker.release(
       this.scope,
       definition.stream,
@@ -225,7 +228,6 @@ export class GroupMember {
       [entry.id],
       Math.max(0, definition.visibilityTimeoutMs - delay),
     );
-    this.held.delete(entry.id);
     stats.retried++;
   }
 

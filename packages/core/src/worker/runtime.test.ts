@@ -116,6 +116,58 @@ for (const backend of backends) {
         expect(await readDeadLetters(broker, consumer)).toEqual([]);
       });
 
+      test("the heartbeat never touches an entry being given back for a retry (that would postpone the retry)", async () => {
+        const consumer = jobConsumer({ visibilityTimeoutMs: 60, retry: { maxAttempts: 2, backoffMs: 20 } });
+        const releasing = new Set<string>();
+        const touchedWhileReleasing: string[] = [];
+        // A slow release, so that heartbeats (every 20 ms here) fall inside it.
+        const spy = new Proxy(broker, {
+          get(target, property, receiver) {
+            const value = Reflect.get(target, property, receiver);
+            if (typeof value !== "function") return value;
+            if (property === "release") {
+              return async (...args: Parameters<Broker["release"]>) => {
+                const ids = args[4];
+                for (const id of ids) releasing.add(id);
+                try {
+                  await Bun.sleep(100);
+                  return await target.release(...args);
+                } finally {
+                  for (const id of ids) releasing.delete(id);
+                }
+              };
+            }
+            if (property === "touch") {
+              return (...args: Parameters<Broker["touch"]>) => {
+                touchedWhileReleasing.push(...args[4].filter((id) => releasing.has(id)));
+                return target.touch(...args);
+              };
+            }
+            return value.bind(target);
+          },
+        });
+        const runtime = startWorkerRuntime({
+          broker: spy,
+          logger,
+          consumers: bindHandlers(
+            { jobs: consumer },
+            {
+              jobs: async (_, { attempt }) => {
+                if (attempt === 1) throw new Error("try again");
+              },
+            },
+          ),
+          pollMs: 100,
+        });
+        runtimes.push(runtime);
+        await enqueue(broker, consumer, { n: 1 });
+
+        await eventually(() => runtime.stats().jobs?.processed === 1);
+        await runtime.stop();
+        expect(runtime.stats().jobs?.retried).toBe(1);
+        expect(touchedWhileReleasing).toEqual([]);
+      });
+
       test("a handler failing past its retries is dead-lettered with its error, and the stream moves on", async () => {
         const consumer = jobConsumer({ retry: { maxAttempts: 2, backoffMs: 10 } });
         const done: number[] = [];
