@@ -25,6 +25,16 @@ describe("signing keys", () => {
     expect(ring.current.secret.byteLength).toBe(32);
   });
 
+  test("a kid listed twice is refused: tokens signed with the first secret would be checked against the second", () => {
+    const secret = () => generateSigningKeyText().split(":")[1] as string;
+    expect(() => parseSigningKeys(`k1:${secret()},k1:${secret()}`)).toThrow("signing key k1 is listed twice");
+  });
+
+  test("keys generated in the same millisecond still have kids of their own", () => {
+    const kids = Array.from({ length: 50 }, () => generateSigningKeyText().split(":")[0]);
+    expect(new Set(kids).size).toBe(50);
+  });
+
   test("a secret shorter than 32 bytes is refused", () => {
     expect(() => parseSigningKeys(`k1:${Buffer.alloc(16).toString("base64url")}`)).toThrow("shorter than 32 bytes");
   });

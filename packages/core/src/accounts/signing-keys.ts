@@ -30,12 +30,17 @@ export function parseSigningKeys(text: string): SigningKeyRing {
     });
   const current = keys[0];
   if (!current) throw new Error("no signing key given");
-  return { current, byKid: new Map(keys.map((key) => [key.kid, key])) };
+  const byKid = new Map<string, SigningKey>();
+  for (const key of keys) {
+    if (byKid.has(key.kid)) throw new Error(`signing key ${key.kid} is listed twice`);
+    byKid.set(key.kid, key);
+  }
+  return { current, byKid };
 }
 
-/** A fresh key in the `JWT_SIGNING_KEYS` format. */
+/** A fresh key in the `JWT_SIGNING_KEYS` format; its kid is unique even among keys made in the same millisecond. */
 export function generateSigningKeyText(): string {
-  return `k${Date.now().toString(36)}:${randomBytes(32).toString("base64url")}`;
+  return `k${Date.now().toString(36)}${randomBytes(4).toString("hex")}:${randomBytes(32).toString("base64url")}`;
 }
 
 /**
