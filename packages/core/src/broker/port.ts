@@ -69,6 +69,15 @@ export interface TrimOptions {
   maxAgeMs?: number;
 }
 
+export interface ReleaseOptions {
+  /**
+   * Also take back the delivery that handed the entries to this member (its work on them
+   * never began): the next claim hands them out with the count they had before it, so
+   * giving back unstarted work, as a stopping worker does, uses up no attempt.
+   */
+  undoDelivery?: boolean;
+}
+
 export interface ReadRangeOptions {
   /** Only entries after this id (exclusive); from the start of the stream when omitted. */
   after?: string;
@@ -114,9 +123,18 @@ export interface StreamPort {
   /**
    * Gives entries back without acknowledging them: they count as idle for `idleMs`
    * already, so a member claiming with `minIdleMs` takes them after `minIdleMs - idleMs`.
-   * Omit `idleMs` to make them claimable at once. Delivery counts are not changed.
+   * Omit `idleMs` to make them claimable at once. Delivery counts are not changed, unless
+   * `options.undoDelivery`. Only entries `consumer` holds are given back.
    */
-  release(scope: Scope, stream: string, group: string, consumer: string, ids: string[], idleMs?: number): Promise<void>;
+  release(
+    scope: Scope,
+    stream: string,
+    group: string,
+    consumer: string,
+    ids: string[],
+    idleMs?: number,
+    options?: ReleaseOptions,
+  ): Promise<void>;
   /** How many entries the group has delivered and not yet acknowledged (0 for an unknown group). */
   pendingCount(scope: Scope, stream: string, group: string): Promise<number>;
   /** How many entries the stream holds (0 when it does not exist). */

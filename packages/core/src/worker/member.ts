@@ -60,6 +60,8 @@ export class GroupMember {
   private readonly scope: string;
   /** Entries read and not yet acknowledged, released or dead-lettered. */
   private readonly held = new Map<string, DeliveredEntry>();
+  /** Held entries no handler has started on: giving them back takes their delivery back. */
+  private readonly unstarted = new Set<string>();
   private current: AbortController | undefined;
   private abandoned = false;
 
@@ -119,20 +121,40 @@ export class GroupMember {
     this.current?.abort(new Error("the worker is shutting down"));
     const ids = [...this.held.keys()];
     this.held.clear();
-    if (ids.length === 0) return;
-    const { broker, definition, name } = this.options;
-    await broker.release(this.scope, definition.stream, definition.name, name, ids).catch((error) => {
+    await this.giveBack(ids).catch((error) => {
       this.options.logger.warn(
-        { err: describe(error), member: name },
+        { err: describe(error), member: this.options.name },
         "could not release entries; they return after the visibility timeout",
       );
     });
   }
 
+  /**
+   * Releases entries to other members at once. Those no handler started on get their
+   * delivery taken back: a stop must not use up their attempts (with one attempt, they
+   * would go to the dead-letter stream without ever running).
+   */
+  private async giveBack(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const { broker, definition, name } = this.options;
+    const unstarted = ids.filter((id) => this.unstarted.has(id));
+    const started = ids.filter((id) => !this.unstarted.has(id));
+    for (const id of unstarted) this.unstarted.delete(id);
+    if (started.length > 0) await broker.release(this.scope, definition.stream, definition.name, name, started);
+    if (unstarted.length > 0) {
+      await broker.release(this.scope, definition.stream, definition.name, name, unstarted, undefined, {
+        undoDelivery: true,
+      });
+    }
+  }
+
   private async handleBatch(batch: DeliveredEntry[]): Promise<void> {
     if (batch.length === 0) return;
     const { broker, definition, name } = this.options;
-    for (const entry of batch) this.held.set(entry.id, entry);
+    for (const entry of batch) {
+      this.held.set(entry.id, entry);
+      this.unstarted.add(entry.id);
+    }
     const heartbeat = setInterval(
       () => {
         const ids = [...this.held.keys()];
@@ -144,17 +166,16 @@ export class GroupMember {
     try {
       for (const entry of batch) {
         if (this.options.stopping.aborted || this.abandoned) break;
+        this.unstarted.delete(entry.id);
         await this.handleEntry(entry);
       }
     } finally {
       clearInterval(heartbeat);
       // What `abandon` released is no longer held; what is left here (entries of a read that
       // came back after it) must be released all the same.
-      const unstarted = [...this.held.keys()];
-      if (unstarted.length > 0) {
-        this.held.clear();
-        await broker.release(this.scope, definition.stream, definition.name, name, unstarted);
-      }
+      const leftover = [...this.held.keys()];
+      this.held.clear();
+      await this.giveBack(leftover);
     }
   }
 

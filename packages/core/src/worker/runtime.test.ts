@@ -240,6 +240,41 @@ for (const backend of backends) {
         expect(secondHandled).toEqual([1, 2, 3, 4]);
       });
 
+      test("entries given back unstarted at stop lose no attempt: the next worker runs them as attempt 1", async () => {
+        // One attempt only: an entry counted as delivered twice would be dead-lettered without running.
+        const consumer = jobConsumer({
+          batchSize: 3,
+          visibilityTimeoutMs: 60_000,
+          retry: { maxAttempts: 1, backoffMs: 10 },
+        });
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        let started = false;
+        for (let n = 0; n < 3; n++) await enqueue(broker, consumer, { n });
+        const first = start(consumer, async () => {
+          started = true;
+          await gate;
+        });
+        await eventually(() => started);
+        const stopping = first.stop(30_000);
+        release();
+        await stopping;
+
+        const handled: { n: number; attempt: number }[] = [];
+        const second = start(consumer, async ({ n }, { attempt }) => {
+          handled.push({ n, attempt });
+        });
+        await eventually(() => handled.length === 2 || (second.stats().jobs?.deadLettered ?? 0) > 0);
+        await second.stop();
+        expect(second.stats().jobs?.deadLettered).toBe(0);
+        expect(handled).toEqual([
+          { n: 1, attempt: 1 },
+          { n: 2, attempt: 1 },
+        ]);
+      });
+
       test("entries a read brings in after the grace period ran out are handed to another worker at once", async () => {
         const consumer = jobConsumer({ visibilityTimeoutMs: 60_000 });
         const scope = consumer.scope as string;

@@ -26,8 +26,9 @@ export interface WorkerRuntime {
   /**
    * Stops reading at once, lets entries being handled finish for up to `graceMs`
    * (default 10 s), then aborts the handlers still running and releases their entries
-   * to other workers. Entries read but not started are released right away. Resolves
-   * when done; calling it again returns the same promise.
+   * to other workers. Entries read but not started are released right away, with their
+   * delivery taken back (they lose no attempt). Resolves when done; calling it again
+   * returns the same promise.
    */
   stop(graceMs?: number): Promise<void>;
 }

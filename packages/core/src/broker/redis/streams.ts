@@ -94,18 +94,21 @@ export function redisStreams(client: Redis, blocking: BlockingClientPool): Strea
       assertIds(ids);
       if (ids.length === 0) return 0;
       const held = await guarded(() =>
-        runScript(client, SET_IDLE, [streamKey(scope, stream)], [group, consumer, 0, ...ids]),
+        runScript(client, SET_IDLE, [streamKey(scope, stream)], [group, consumer, 0, 0, ...ids]),
       );
       return Number(held);
     },
 
-    async release(scope, stream, group, consumer, ids, idleMs = MAX_IDLE_MS) {
+    async release(scope, stream, group, consumer, ids, idleMs = MAX_IDLE_MS, options = {}) {
       assertNames({ scope, stream, group, consumer });
       assertIds(ids);
       assertNonNegative("idleMs", idleMs);
       if (ids.length === 0) return;
       const idle = Math.floor(Math.min(idleMs, MAX_IDLE_MS));
-      await guarded(() => runScript(client, SET_IDLE, [streamKey(scope, stream)], [group, consumer, idle, ...ids]));
+      const undo = options.undoDelivery ? 1 : 0;
+      await guarded(() =>
+        runScript(client, SET_IDLE, [streamKey(scope, stream)], [group, consumer, idle, undo, ...ids]),
+      );
     },
 
     async pendingCount(scope, stream, group) {
