@@ -9,6 +9,13 @@ import { requestMeta } from "./request-meta.ts";
 import { createRestHandler } from "./rest.ts";
 import { createTrpcHandler } from "./trpc-endpoint.ts";
 
+/** API answers are per caller and may carry tokens or keys: no cache may keep them. */
+async function uncached(response: Promise<Response>): Promise<Response> {
+  const answered = await response;
+  answered.headers.set("cache-control", "no-store");
+  return answered;
+}
+
 export interface AppDependencies {
   services: Services;
   router: AppRouter;
@@ -47,6 +54,6 @@ export function createApp({ services, router, openapi, metrics }: AppDependencie
     .get("/docs", () => new Response(docsPage, { headers: { "content-type": "text/html; charset=utf-8" } }))
     .get("/docs/:asset", ({ params }) => docsAsset(params.asset))
     .all("/webhooks/:webhookId", ({ request }) => webhookIngress(request), { parse: "none" })
-    .all("/trpc/*", ({ request }) => trpc(request, contextOf(request)), { parse: "none" })
-    .all("/*", ({ request }) => rest(request, contextOf(request)), { parse: "none" });
+    .all("/trpc/*", ({ request }) => uncached(trpc(request, contextOf(request))), { parse: "none" })
+    .all("/*", ({ request }) => uncached(rest(request, contextOf(request))), { parse: "none" });
 }

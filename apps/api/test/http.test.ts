@@ -31,13 +31,14 @@ for (const { backend, skip } of databaseBackends()) {
     });
     afterAll(() => api.stop());
 
-    test("healthz answers ok with a fresh request id, and echoes one the client sent", async () => {
+    test("healthz answers ok with a fresh request id, and echoes one the client sent; API answers are never cached", async () => {
       const fresh = await api.request("/healthz");
       expect(fresh.status).toBe(200);
       expect(await fresh.json()).toEqual({ status: "ok" });
       expect(fresh.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
 
       const echoed = await api.request("/healthz", { headers: { "x-request-id": "trace-42" } });
+      expect((await api.request("/secrets/x")).headers.get("cache-control")).toBe("no-store");
       expect(echoed.headers.get("x-request-id")).toBe("trace-42");
     });
 
