@@ -30,7 +30,8 @@ const groupMissing = () => new DomainError("not_found", "the consumer group does
  * - an append takes the stream row's lock to number its entries, so entries commit in id order
  *   (concurrent appends to one stream share a statement: see append-batches.ts);
  * - a group read locks the group row for one short transaction, hands out the next entries
- *   after its cursor, records them as pending and moves the cursor: no entry goes to two members;
+ *   after its cursor (key-share locked, so a concurrent trim is waited for, not tripped over),
+ *   records them as pending and moves the cursor: no entry goes to two members;
  * - a claim is one UPDATE whose WHERE re-checks the idle deadline on the row it locked;
  * - no transaction is held while waiting: a blocking read polls, woken early by LISTEN/NOTIFY.
  */
@@ -55,11 +56,14 @@ export function postgresStreams(handle: DatabaseHandle, appended: TopicListener,
         for update`.execute(trx);
       const group_ = locked.rows[0];
       if (!group_) throw groupMissing();
+      // FOR KEY SHARE: an entry a concurrent trim is deleting is waited for and skipped, rather
+      // than picked from this statement's snapshot and failing the pending rows' foreign key.
       const picked = await sql<EntryRow>`
         with picked as (
           select id, payload, created_at from broker_stream_entries
           where scope = ${scope} and stream = ${stream} and id > ${group_.last_delivered_id}
           order by id limit ${count}
+          for key share
         ), pending as (
           insert into broker_stream_pending (scope, stream, group_name, entry_id, consumer, delivered_at, deliveries)
           select ${scope}, ${stream}, ${group}, id, ${consumer}, clock_timestamp(), 1 from picked
