@@ -487,6 +487,16 @@ for (const backend of brokerBackends()) {
           await Bun.sleep(600);
           expect((await broker.allow(scope, "k", 2, 0.4)).allowed).toBe(true);
         });
+
+        test("Retry-After counts until enough calls leave a window holding more than the limit", async () => {
+          // Calls allowed under a higher limit stay in the window when the limit is lowered.
+          const scope = randomScope();
+          expect((await broker.allow(scope, "k", 2, 3)).allowed).toBe(true);
+          await Bun.sleep(1100);
+          expect((await broker.allow(scope, "k", 2, 3)).allowed).toBe(true);
+          // With a limit of 1 a slot frees up when the newer call leaves, about 3 s from now.
+          expect(await broker.allow(scope, "k", 1, 3)).toEqual({ allowed: false, retryAfterSeconds: 3 });
+        });
       });
 
       describe("notifications", () => {

@@ -48,9 +48,15 @@ export function postgresCounters(handle: DatabaseHandle): CounterPort {
           const row = locked.rows[0];
           if (!row) throw new Error("rate limit row was not locked");
           const now = row.now_ms;
-          const live = row.hits.map(Number).filter((hit) => hit > now - windowMs);
+          const live = row.hits
+            .map(Number)
+            .filter((hit) => hit > now - windowMs)
+            .sort((a, b) => a - b);
           if (live.length >= limit) {
-            return { allowed: false, retryAfterSeconds: retryAfterSeconds(Math.min(...live) + windowMs - now) };
+            // A slot frees up once the window holds limit - 1 calls: when this call has left it
+            // (the oldest, unless the limit was lowered while more calls were in the window).
+            const freeing = live[live.length - limit] as number;
+            return { allowed: false, retryAfterSeconds: retryAfterSeconds(freeing + windowMs - now) };
           }
           live.push(now);
           await sql`

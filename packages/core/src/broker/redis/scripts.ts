@@ -122,13 +122,16 @@ return removed
 export const RATE_LIMIT = lua(`${NOW_MS}
 local limit, window = tonumber(ARGV[1]), tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-if redis.call('ZCARD', KEYS[1]) < limit then
+local calls = redis.call('ZCARD', KEYS[1])
+if calls < limit then
   redis.call('ZADD', KEYS[1], now, ARGV[3])
   redis.call('PEXPIRE', KEYS[1], window)
   return { 1, 0 }
 end
-local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-return { 0, tonumber(oldest[2]) + window - now }
+-- A slot frees up when the window holds limit - 1 calls: once the (calls - limit)-th call
+-- (from 0, oldest first) has left it. That is the oldest one unless the limit was lowered.
+local freeing = redis.call('ZRANGE', KEYS[1], calls - limit, calls - limit, 'WITHSCORES')
+return { 0, tonumber(freeing[2]) + window - now }
 `);
 
 /**
