@@ -150,6 +150,8 @@ class PostgresListener {
   private client: pg.Client | undefined;
   private connecting: Promise<pg.Client> | undefined;
   private readonly handlers = new Map<string, Set<(payload: string) => void>>();
+  /** Per channel, the LISTEN every later subscriber of that channel waits for. */
+  private readonly listening = new Map<string, Promise<void>>();
   private closed = false;
 
   constructor(private readonly url: string) {}
@@ -160,21 +162,39 @@ class PostgresListener {
     if (!set) {
       set = new Set();
       this.handlers.set(channel, set);
+      this.listening.set(
+        channel,
+        this.connection().then((client) => client.query(`LISTEN ${channel}`).then(() => {})),
+      );
     }
     set.add(onPayload);
-    const client = await this.connection();
-    if (set.size === 1) await client.query(`LISTEN ${channel}`);
+    try {
+      await this.listening.get(channel);
+    } catch (error) {
+      // A subscription that reports failure must hear nothing later.
+      this.forget(channel, onPayload);
+      throw error;
+    }
     return async () => {
-      const current = this.handlers.get(channel);
-      if (!current?.delete(onPayload) || current.size > 0) return;
-      this.handlers.delete(channel);
-      if (this.client && !this.closed) await this.client.query(`UNLISTEN ${channel}`).catch(() => {});
+      if (this.forget(channel, onPayload) && this.client && !this.closed) {
+        await this.client.query(`UNLISTEN ${channel}`).catch(() => {});
+      }
     };
+  }
+
+  /** Drops a handler; true when it was the channel's last. */
+  private forget(channel: string, onPayload: (payload: string) => void): boolean {
+    const current = this.handlers.get(channel);
+    if (!current?.delete(onPayload) || current.size > 0) return false;
+    this.handlers.delete(channel);
+    this.listening.delete(channel);
+    return true;
   }
 
   async close(): Promise<void> {
     this.closed = true;
     this.handlers.clear();
+    this.listening.clear();
     const client = this.client;
     this.client = undefined;
     await client?.end().catch(() => {});
@@ -191,7 +211,14 @@ class PostgresListener {
   private async connect(): Promise<pg.Client> {
     const client = new pg.Client({ connectionString: this.url });
     client.on("notification", (message) => {
-      for (const handler of this.handlers.get(message.channel) ?? []) handler(message.payload ?? "");
+      for (const handler of this.handlers.get(message.channel) ?? []) {
+        try {
+          handler(message.payload ?? "");
+        } catch (error) {
+          // One subscriber's failure is its own: the others still hear the message.
+          console.error(`listener on ${message.channel} failed: ${error instanceof Error ? error.message : error}`);
+        }
+      }
     });
     client.on("error", () => this.reconnectLater(client));
     client.on("end", () => this.reconnectLater(client));

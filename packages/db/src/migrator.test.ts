@@ -1,9 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { sql } from "kysely";
+import pg from "pg";
 import { openDatabase } from "./connection.ts";
 import { migrations } from "./migrations/index.ts";
 import { migrateToLatest } from "./migrator.ts";
-import { createScratchPostgres, databaseBackends, openTestDatabase } from "./testing.ts";
+import { createScratchPostgres, databaseBackends, openTestDatabase, testEnv } from "./testing.ts";
 
 const cli = new URL("./cli.ts", import.meta.url).pathname;
 
@@ -98,6 +99,46 @@ describe.skipIf(!databaseBackends().find((b) => b.backend === "postgres" && !b.s
     });
   },
 );
+
+describe.skipIf(!databaseBackends().find((b) => b.backend === "postgres" && !b.skip))(
+  "notifications on postgres when the listener cannot connect",
+  () => {
+    test("a listen that failed hears nothing later; one made after recovery hears each message once", async () => {
+      const scratch = await createScratchPostgres();
+      const name = new URL(scratch.url).pathname.slice(1);
+      const handle = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 1 });
+      try {
+        await handle.ping(); // the pool keeps this connection for notify
+        await admin(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+        const failed: string[] = [];
+        await expect(handle.listen("recovering", (p) => failed.push(p))).rejects.toThrow();
+
+        await admin(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+        const heard: string[] = [];
+        await handle.listen("recovering", (p) => heard.push(p));
+        await handle.notify("recovering", "after");
+        await waitFor(() => heard.length === 1);
+        await Bun.sleep(100);
+        expect(heard).toEqual(["after"]);
+        expect(failed).toEqual([]);
+      } finally {
+        await handle.close();
+        await scratch.drop();
+      }
+    });
+  },
+);
+
+/** Runs one statement on the test server's own database (ALTER DATABASE cannot target the current one). */
+async function admin(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: testEnv.DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
 
 async function waitFor(condition: () => boolean, timeoutMs = 3000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
