@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { request } from "node:http";
 import { totpCodeFromUrl } from "@platform/core/testing";
 import { databaseBackends, testEnv } from "@platform/db/testing";
-import { bearer, logIn, readBody, signUp, uniqueEmail } from "./accounts-helpers.ts";
+import { bearer, logIn, PASSWORD, readBody, signUp, uniqueEmail } from "./accounts-helpers.ts";
 import { startTestApi, type TestApi } from "./harness.ts";
 
 /** A loopback address of this run's own (all of 127.0.0.0/8 reaches the server). */
@@ -13,8 +13,12 @@ function freshLoopbackAddress(): string {
 
 /** A failed password sign-in sent from `localAddress`, which the server sees as the client's IP. */
 function wrongPasswordFrom(api: TestApi, localAddress: string): Promise<Response> {
+  return signInFrom(api, localAddress, uniqueEmail("spray"), "wrong password here");
+}
+
+function signInFrom(api: TestApi, localAddress: string, email: string, password: string): Promise<Response> {
   const url = new URL(`${api.url}/accounts/auth-with-password`);
-  const body = JSON.stringify({ email: uniqueEmail("spray"), password: "wrong password here" });
+  const body = JSON.stringify({ email, password });
   return new Promise((resolve, reject) => {
     const outgoing = request(
       {
@@ -118,6 +122,28 @@ for (const { backend, redis, label, skip } of variants) {
         });
       }, 60_000);
       afterAll(() => api.stop());
+
+      test("attempts an address is refused for do not spend the email's budget", async () => {
+        const guarded = await startTestApi({
+          backend,
+          redis,
+          env: { LOGIN_ATTEMPTS_PER_IP: "2", LOGIN_ATTEMPTS_PER_EMAIL: "3" },
+        });
+        try {
+          const victim = await signUp(guarded, "lockout-victim");
+          const attacker = freshLoopbackAddress();
+          for (let attempt = 0; attempt < 2; attempt++) {
+            expect((await signInFrom(guarded, attacker, victim.email, "wrong password here")).status).toBe(401);
+          }
+          for (let attempt = 0; attempt < 5; attempt++) {
+            await expectRateLimited(await signInFrom(guarded, attacker, victim.email, "wrong password here"));
+          }
+          const own = await signInFrom(guarded, freshLoopbackAddress(), victim.email, PASSWORD);
+          expect(own.status).toBe(200);
+        } finally {
+          await guarded.stop();
+        }
+      });
 
       test("one address trying many emails is stopped after its attempts are spent; another address is not", async () => {
         const sprayer = freshLoopbackAddress();

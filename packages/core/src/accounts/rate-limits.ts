@@ -15,11 +15,19 @@ export async function admitAttempt(
   kind: AttemptKind,
   who: { email: string; ip: string },
 ): Promise<void> {
-  const [byEmail, byIp] = await Promise.all([
-    broker.allow(PLATFORM_SCOPE, `${kind}:email:${who.email}`, limits.perEmail, limits.windowSeconds),
-    broker.allow(PLATFORM_SCOPE, `${kind}:ip:${who.ip}`, limits.perIp, limits.windowSeconds),
-  ]);
-  if (byEmail.allowed && byIp.allowed) return;
-  const retryAfter = Math.max(byEmail.retryAfterSeconds, byIp.retryAfterSeconds, 1);
-  throw new DomainError("rate_limited", "too many attempts; try again later", retryAfter);
+  // The address first: a client it stops must not also spend the email's budget, or a
+  // blocked attacker could still lock the owner of that email out.
+  const byIp = await broker.allow(PLATFORM_SCOPE, `${kind}:ip:${who.ip}`, limits.perIp, limits.windowSeconds);
+  if (!byIp.allowed) throw tooManyAttempts(byIp.retryAfterSeconds);
+  const byEmail = await broker.allow(
+    PLATFORM_SCOPE,
+    `${kind}:email:${who.email}`,
+    limits.perEmail,
+    limits.windowSeconds,
+  );
+  if (!byEmail.allowed) throw tooManyAttempts(byEmail.retryAfterSeconds);
+}
+
+function tooManyAttempts(retryAfterSeconds: number): DomainError {
+  return new DomainError("rate_limited", "too many attempts; try again later", Math.max(retryAfterSeconds, 1));
 }
