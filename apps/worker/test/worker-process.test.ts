@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createServer } from "node:net";
 import { createBroker, enqueue } from "@platform/core";
 import type { DatabaseHandle } from "@platform/db";
-import { createScratchPostgres, testEnv } from "@platform/db/testing";
+import { createScratchPostgres, freeLoopbackPort, testEnv } from "@platform/db/testing";
 import { fixtureConsumer } from "./fixture-worker.ts";
 
 const main = new URL("../src/main.ts", import.meta.url).pathname;
@@ -50,19 +49,6 @@ const loggedHealthPort = (lines: string[]) =>
     }
     return undefined;
   });
-
-async function deadPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
-}
 
 describe("the worker process", () => {
   test("a bad setting stops start-up with one line naming the variable", async () => {
@@ -112,7 +98,7 @@ describe.skipIf(!testEnv.DATABASE_URL || !testEnv.REDIS_URL)(
     test("answers 503 while its broker is unreachable", async () => {
       const { child, lines } = spawn([main], {
         DATABASE_URL: scratch.url,
-        REDIS_URL: `redis://127.0.0.1:${await deadPort()}`,
+        REDIS_URL: `redis://127.0.0.1:${await freeLoopbackPort()}`,
         WORKER_HEALTH_PORT: "0",
         LOG_LEVEL: "info",
       });

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { createServer } from "node:net";
 import { PGlite } from "@electric-sql/pglite";
 import { Kysely, PGliteDialect } from "kysely";
 import pg from "pg";
@@ -85,4 +86,18 @@ export async function openTestDatabase(backend: TestBackend): Promise<DatabaseHa
       await scratch.drop();
     },
   };
+}
+
+/** A loopback TCP port nothing listens on at the time of the call. */
+export function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
+    });
+  });
 }

@@ -1,5 +1,5 @@
 import { DomainError } from "../errors.ts";
-import { MAX_NOTIFICATION_BYTES } from "./port.ts";
+import { MAX_NOTIFICATION_BYTES, type ReadGroupOptions } from "./port.ts";
 
 /** Longest scope, stream, group, consumer, bucket, key, counter or channel name the broker accepts. */
 export const MAX_NAME_LENGTH = 1024;
@@ -45,4 +45,13 @@ export function assertNotificationSize(message: string): void {
   if (Buffer.byteLength(message, "utf8") > MAX_NOTIFICATION_BYTES) {
     throw new DomainError("validation_error", `a notification message is at most ${MAX_NOTIFICATION_BYTES} bytes`);
   }
+}
+
+/** A group read's options with their defaults, checked the same way by every adapter. */
+export function groupReadOptions(options: ReadGroupOptions): { count: number; blockMs: number } {
+  const count = options.count ?? 1;
+  const blockMs = options.blockMs ?? 0;
+  assertInteger("count", count, 1, 10_000);
+  assertInteger("blockMs", blockMs, 0);
+  return { count, blockMs };
 }

@@ -1,7 +1,14 @@
 import type { DatabaseHandle } from "@platform/db";
 import { sql } from "kysely";
 import { DomainError } from "../../errors.ts";
-import { assertInteger, assertName, assertNames, assertNonNegative, MAX_IDLE_MS } from "../arguments.ts";
+import {
+  assertInteger,
+  assertName,
+  assertNames,
+  assertNonNegative,
+  groupReadOptions,
+  MAX_IDLE_MS,
+} from "../arguments.ts";
 import type { DeliveredEntry, StreamEntry, StreamPort } from "../port.ts";
 import { AppendBatches } from "./append-batches.ts";
 import { guarded, parseEntryId, parseEntryIds } from "./failures.ts";
@@ -114,10 +121,7 @@ export function postgresStreams(handle: DatabaseHandle, appended: TopicListener,
 
     async readGroup(scope, stream, group, consumer, options = {}) {
       assertNames({ scope, stream, group, consumer });
-      const count = options.count ?? 1;
-      const blockMs = options.blockMs ?? 0;
-      assertInteger("count", count, 1, 10_000);
-      assertInteger("blockMs", blockMs, 0);
+      const { count, blockMs } = groupReadOptions(options);
       const toDelivered = (rows: EntryRow[]) => rows.map((row): DeliveredEntry => ({ ...toEntry(row), deliveries: 1 }));
       if (blockMs === 0) return toDelivered(await guarded(() => readNew(scope, stream, group, consumer, count)));
 

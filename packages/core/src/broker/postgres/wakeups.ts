@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { DatabaseHandle, Unlisten } from "@platform/db";
 import type { Logger } from "../../logger.ts";
+import { deliverToEach } from "../deliver.ts";
 
 /** A short, NOTIFY-safe name for a (scope, name) pair, whatever their length or characters. */
 export function topicOf(scope: string, name: string): string {
@@ -68,17 +69,7 @@ export class TopicListener {
     const colon = payload.indexOf(":");
     const topic = colon < 0 ? payload : payload.slice(0, colon);
     const message = colon < 0 ? "" : payload.slice(colon + 1);
-    for (const handler of this.handlers.get(topic) ?? []) {
-      // One failing handler must not keep the message from the others, nor throw into the driver.
-      try {
-        handler(message);
-      } catch (error) {
-        this.logger?.warn(
-          { err: error instanceof Error ? error.message : String(error) },
-          "notification handler failed",
-        );
-      }
-    }
+    deliverToEach(this.handlers.get(topic) ?? [], message, this.logger);
   }
 
   /** Stops listening; every watcher still waiting wakes up. */

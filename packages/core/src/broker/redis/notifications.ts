@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import type { Logger } from "../../logger.ts";
 import { assertNames, assertNotificationSize } from "../arguments.ts";
+import { deliverToEach } from "../deliver.ts";
 import type { NotificationPort, Unsubscribe } from "../port.ts";
 import { connectRedisClient, createRedisClient, guarded } from "./client.ts";
 import { channelName } from "./keys.ts";
@@ -67,17 +68,7 @@ export class RedisNotifications implements NotificationPort {
     if (!this.subscriber) {
       const subscriber = createRedisClient(this.url, { name: "broker-subscriber", logger: this.logger });
       subscriber.on("message", (channel: string, message: string) => {
-        for (const handler of this.subscriptions.get(channel)?.handlers ?? []) {
-          // One failing handler must not keep the message from the others, nor throw into ioredis.
-          try {
-            handler(message);
-          } catch (error) {
-            this.logger?.warn(
-              { err: error instanceof Error ? error.message : String(error) },
-              "notification handler failed",
-            );
-          }
-        }
+        deliverToEach(this.subscriptions.get(channel)?.handlers ?? [], message, this.logger);
       });
       this.subscriber = subscriber;
     }

@@ -1,26 +1,13 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freeLoopbackPort } from "@platform/db/testing";
 import { DomainError } from "../../errors.ts";
 import { eventually } from "../test-backends.ts";
 import { createRedisBroker } from "./index.ts";
 
 const redisServer = Bun.which("redis-server");
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
-}
 
 /** A Redis of this test's own, writing every command to its append-only file before answering. */
 function startRedis(port: number, dir: string) {
@@ -62,7 +49,7 @@ describe.skipIf(!redisServer)(
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
     test("fails fast with `unavailable` while Redis is down, reconnects by itself, and loses nothing acknowledged", async () => {
-      const port = await freePort();
+      const port = await freeLoopbackPort();
       let server = startRedis(port, dir);
       const url = `redis://127.0.0.1:${port}`;
       const broker = await createRedisBroker(url);
@@ -93,7 +80,7 @@ describe.skipIf(!redisServer)(
     }, 30_000);
 
     test("a broker created while Redis is down answers `unavailable` and connects once Redis is up", async () => {
-      const port = await freePort();
+      const port = await freeLoopbackPort();
       const broker = await createRedisBroker(`redis://127.0.0.1:${port}`);
       let server: ReturnType<typeof startRedis> | undefined;
       try {

@@ -1,6 +1,13 @@
 import type { Redis } from "ioredis";
 import { isDomainError } from "../../errors.ts";
-import { assertInteger, assertName, assertNames, assertNonNegative, MAX_IDLE_MS } from "../arguments.ts";
+import {
+  assertInteger,
+  assertName,
+  assertNames,
+  assertNonNegative,
+  groupReadOptions,
+  MAX_IDLE_MS,
+} from "../arguments.ts";
 import type { DeliveredEntry, StreamEntry, StreamPort } from "../port.ts";
 import type { BlockingClientPool } from "./blocking-pool.ts";
 import { guarded, toBrokerError } from "./client.ts";
@@ -56,10 +63,7 @@ export function redisStreams(client: Redis, blocking: BlockingClientPool): Strea
 
     async readGroup(scope, stream, group, consumer, options = {}) {
       assertNames({ scope, stream, group, consumer });
-      const count = options.count ?? 1;
-      const blockMs = options.blockMs ?? 0;
-      assertInteger("count", count, 1, 10_000);
-      assertInteger("blockMs", blockMs, 0);
+      const { count, blockMs } = groupReadOptions(options);
       const key = streamKey(scope, stream);
       const read = (connection: Redis) =>
         blockMs > 0
