@@ -73,6 +73,7 @@ for (const { backend, skip } of databaseBackends()) {
       const login = document.paths["/accounts/auth-with-password"].post;
       expect(login.security).toBeUndefined();
       const metrics = document.paths["/monitoring/metrics/current"].post;
+      expect(metrics.security).toBeUndefined();
       expect(metrics.responses["400"].content["application/json"].schema).toEqual({
         $ref: "#/components/schemas/MetricsError",
       });

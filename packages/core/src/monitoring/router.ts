@@ -10,6 +10,7 @@ export const monitoringRouter = router({
         path: "/monitoring/metrics/current",
         tags: ["monitoring"],
         summary: "Current values of monitoring metrics",
+        protect: false,
         description: "Failures answer `{message, data: null}`.",
       },
     })
