@@ -1,11 +1,18 @@
-import { type CoreConfig, coreConfigSchema, parseEnv, signingKeysSchema, toCoreConfig } from "@platform/core";
+import {
+  type CoreConfig,
+  coreConfigSchema,
+  parseEnv,
+  secretsKeySchema,
+  signingKeysSchema,
+  toCoreConfig,
+} from "@platform/core";
 import { z } from "zod";
 
 /**
  * The API's settings, read once at start-up. `--mode=embedded` (`bun run start`) runs
  * the worker in the same process and may use PGlite and the Postgres broker;
- * `--mode=scale-out` (`bun run start:api`) needs DATABASE_URL, REDIS_URL and
- * JWT_SIGNING_KEYS (shared by every API process).
+ * `--mode=scale-out` (`bun run start:api`) needs DATABASE_URL, REDIS_URL,
+ * JWT_SIGNING_KEYS and SECRETS_KEY (shared by every API process).
  */
 const apiEnvSchema = coreConfigSchema.extend({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -46,6 +53,8 @@ export function loadApiConfig(env: Record<string, string | undefined>, mode: Run
           REDIS_URL: z.url({ error: "is required in scale-out mode (a redis:// URL)" }),
           // Every API process must sign and verify with the same keys.
           JWT_SIGNING_KEYS: signingKeysSchema,
+          // ...and seal and open secrets with the same key.
+          SECRETS_KEY: secretsKeySchema,
         })
       : apiEnvSchema;
   // Unset, PUBLIC_URL follows PORT, so links, docs and passkey origins name this server.

@@ -78,6 +78,10 @@ for (const { backend, skip } of databaseBackends()) {
         expect(Object.keys(data).sort()).toEqual(["otpauth_url", "secret"]);
         expect(data.otpauth_url).toStartWith("otpauth://totp/");
         expect(new URL(data.otpauth_url).searchParams.get("secret")).toBe(data.secret);
+        // What the database keeps is sealed: a copy of it does not give the secret away.
+        const stored = await api.services.db.selectFrom("user_totp").select("secret").execute();
+        expect(stored.length).toBeGreaterThan(0);
+        for (const row of stored) expect(row.secret).not.toContain(data.secret);
 
         const before = await logInFully(api, owner.email);
         expect(before.totp_enabled).toBe(false);

@@ -27,8 +27,9 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
     coreConfigSchema.parse({
       LOG_LEVEL: "silent",
       REDIS_URL: options.redis ? testEnv.REDIS_URL : undefined,
-      // A key of its own, so no test writes one into ./data.
+      // Keys of its own, so no test writes one into ./data.
       JWT_SIGNING_KEYS: `test:${randomBytes(32).toString("base64url")}`,
+      SECRETS_KEY: randomBytes(32).toString("base64url"),
       // Redis outlives test runs: each server keeps to a namespace of its own.
       BROKER_NAMESPACE: `test-${randomBytes(6).toString("hex")}`,
       // Every test request comes from 127.0.0.1: sign-in limits stay out of the way

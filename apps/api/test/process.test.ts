@@ -37,13 +37,14 @@ describe("configuration", () => {
     expect(stderr).toContain("PORT");
   });
 
-  test("scale-out mode without DATABASE_URL, REDIS_URL and signing keys refuses to start and names them", async () => {
+  test("scale-out mode without DATABASE_URL, REDIS_URL, signing keys and secrets key refuses to start and names them", async () => {
     const { code, stderr } = await runToExit(["--mode=scale-out"], {});
     expect(code).toBe(2);
     expect(stderr.trim().split("\n")).toHaveLength(1);
     expect(stderr).toContain("DATABASE_URL");
     expect(stderr).toContain("REDIS_URL");
     expect(stderr).toContain("JWT_SIGNING_KEYS");
+    expect(stderr).toContain("SECRETS_KEY");
   });
 
   test("an unreachable database stops start-up with one line saying so", async () => {

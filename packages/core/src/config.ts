@@ -13,6 +13,11 @@ export const signingKeysSchema = z
     error: "must be kid:secret[,kid:secret...] with base64url secrets of at least 32 bytes",
   });
 
+/** The key sealing secrets at rest (AES-256-GCM): 32 bytes, base64url. */
+export const secretsKeySchema = z
+  .string({ error: "is required: 32 random bytes, base64url" })
+  .regex(/^[\w-]{43}$/, { error: "must be 32 bytes, base64url-encoded (43 characters)" });
+
 /**
  * Settings core needs, parsed by each app's config module from its environment.
  * Every one has a default that is safe for embedded mode.
@@ -45,6 +50,8 @@ export const coreConfigSchema = z.object({
   MFA_TOKEN_TTL_SECONDS: z.coerce.number().int().min(30).max(3600).default(300),
   /** Access-token signing keys (see signingKeysSchema). When unset, one key is generated once into DATA_DIR (mode 0600). */
   JWT_SIGNING_KEYS: signingKeysSchema.optional(),
+  /** Seals secrets kept in the database. When unset, one key is generated once into DATA_DIR (mode 0600). */
+  SECRETS_KEY: secretsKeySchema.optional(),
   /** WebAuthn relying party id; defaults to PUBLIC_URL's host name. */
   WEBAUTHN_RP_ID: z.string().min(1).optional(),
   /** WebAuthn relying party name shown by authenticators. */
@@ -83,6 +90,8 @@ export interface CoreConfig {
   databaseUrl?: string;
   redisUrl?: string;
   brokerNamespace: string;
+  /** Raw `SECRETS_KEY`; when absent, a key is generated into `dataDir`. */
+  secretsKey?: string;
   logLevel: CoreEnv["LOG_LEVEL"];
   auth: AuthConfig;
 }
@@ -99,6 +108,7 @@ export function toCoreConfig(env: CoreEnv): CoreConfig {
     databaseUrl: env.DATABASE_URL,
     redisUrl: env.REDIS_URL,
     brokerNamespace: env.BROKER_NAMESPACE,
+    secretsKey: env.SECRETS_KEY,
     logLevel: env.LOG_LEVEL,
     auth: {
       accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,

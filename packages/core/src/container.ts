@@ -4,6 +4,7 @@ import { createAccountsDeps } from "./accounts/deps.ts";
 import { createBroker } from "./broker/index.ts";
 import type { CoreConfig } from "./config.ts";
 import type { Logger } from "./logger.ts";
+import { createSealer, loadSecretsKey } from "./sealing.ts";
 import type { Services } from "./services.ts";
 
 export interface ServicesHandle {
@@ -32,6 +33,7 @@ export async function createServices(
   logger: Logger,
   database: DatabaseHandle,
 ): Promise<ServicesHandle> {
+  const sealer = createSealer(await loadSecretsKey(config.secretsKey, config.dataDir));
   const broker = await createBroker({
     redisUrl: config.redisUrl,
     database,
@@ -40,7 +42,7 @@ export async function createServices(
   });
   let accounts: Services["accounts"];
   try {
-    accounts = await createAccountsDeps(config, database.db, broker);
+    accounts = await createAccountsDeps(config, database.db, broker, sealer);
   } catch (error) {
     await broker.close();
     throw error;
@@ -49,7 +51,7 @@ export async function createServices(
     logger.warn("JWT_SIGNING_KEYS is not set: using a key kept in DATA_DIR; set it when several API processes serve");
   }
   const authenticate = createAuthenticator(accounts);
-  const services: Services = { config, logger, database, db: database.db, broker, authenticate, accounts };
+  const services: Services = { config, logger, database, db: database.db, broker, authenticate, sealer, accounts };
   return {
     services,
     async close() {

@@ -5,6 +5,7 @@ import type { Broker } from "./broker/port.ts";
 import type { CoreConfig } from "./config.ts";
 import type { Credential, Principal } from "./context.ts";
 import type { Logger } from "./logger.ts";
+import type { Sealer } from "./sealing.ts";
 
 /** Verifies a credential for a path; throws DomainError `unauthorized` or `forbidden`. */
 export type Authenticator = (credential: Credential, target: { path: string }) => Promise<Principal>;
@@ -17,6 +18,8 @@ export interface Services {
   db: Kysely<Database>;
   broker: Broker;
   authenticate: Authenticator;
+  /** Encrypts secrets kept in the database. */
+  sealer: Sealer;
   /** Signing keys, price catalog and settings of accounts and authentication. */
   accounts: AccountsDeps;
 }

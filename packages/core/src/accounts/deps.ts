@@ -2,6 +2,7 @@ import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
 import type { Broker } from "../broker/port.ts";
 import type { AuthConfig, CoreConfig } from "../config.ts";
+import type { Sealer } from "../sealing.ts";
 import { type AccessTokens, createAccessTokens } from "./access-tokens.ts";
 import { loadPrices } from "./prices.ts";
 import type { Price } from "./schemas.ts";
@@ -14,6 +15,8 @@ export interface AccountsDeps {
   config: AuthConfig;
   accessTokens: AccessTokens;
   prices: Price[];
+  /** Seals TOTP secrets at rest. */
+  sealer: Sealer;
 }
 
 /** Loads the signing keys and the price catalog; throws (refusing to start) when either is unusable. */
@@ -21,6 +24,7 @@ export async function createAccountsDeps(
   config: CoreConfig,
   db: Kysely<Database>,
   broker: Broker,
+  sealer: Sealer,
 ): Promise<AccountsDeps> {
   const keys = await loadSigningKeys(config.auth.signingKeys, config.dataDir);
   return {
@@ -29,5 +33,6 @@ export async function createAccountsDeps(
     config: config.auth,
     accessTokens: createAccessTokens(keys, config.auth.accessTokenTtlSeconds),
     prices: await loadPrices(config.auth.pricesFile),
+    sealer,
   };
 }

@@ -91,7 +91,7 @@ export async function loginWithSecondFactor(
   await admitAttempt(deps.broker, deps.config.loginLimits, "mfa", { email: pending.email, ip });
   const proven = input.passkey
     ? await checkPasskeyAssertion(deps, pending, input.passkey)
-    : input.totp_code !== undefined && (await spendTotpCode(deps.db, pending.userId, input.totp_code));
+    : input.totp_code !== undefined && (await spendTotpCode(deps, pending.userId, input.totp_code));
   if (!proven) {
     throw new DomainError("unauthorized", input.passkey ? "passkey not accepted" : "invalid or already used code");
   }

@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { link, mkdir, readFile, unlink, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { keptInDataDir } from "../key-files.ts";
 
 /** An HS256 key for access tokens, named by the `kid` header of the tokens it signs. */
 export interface SigningKey {
@@ -45,22 +44,9 @@ export function generateSigningKeyText(): string {
 
 /**
  * The configured keys, or (embedded mode, nothing configured) the key kept in
- * `dataDir`, generated on first start with mode 0600. Two processes starting together
- * agree: only one can link the file into place, the other reads it.
+ * `dataDir`, generated on first start with mode 0600.
  */
 export async function loadSigningKeys(configured: string | undefined, dataDir: string): Promise<SigningKeyRing> {
   if (configured) return parseSigningKeys(configured);
-  const file = join(dataDir, GENERATED_KEYS_FILE);
-  await mkdir(dataDir, { recursive: true });
-  // Written aside, then linked into place: the file appears complete or not at all.
-  const draft = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
-  await writeFile(draft, `${generateSigningKeyText()}\n`, { mode: 0o600, flag: "wx" });
-  try {
-    await link(draft, file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-  } finally {
-    await unlink(draft);
-  }
-  return parseSigningKeys(await readFile(file, "utf8"));
+  return parseSigningKeys(await keptInDataDir(dataDir, GENERATED_KEYS_FILE, generateSigningKeyText));
 }

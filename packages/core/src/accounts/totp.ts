@@ -36,6 +36,9 @@ export async function totpEnabled(db: Kysely<Database>, userId: string): Promise
   return row !== undefined;
 }
 
+/** TOTP secrets are sealed at rest, bound to their user. */
+const sealingContext = (userId: string) => `totp:${userId}`;
+
 const alreadyEnabled = () => new DomainError("conflict", "TOTP is already enabled");
 
 /**
@@ -60,13 +63,14 @@ export async function beginTotpSetup(
     secret: new Secret({ size: 20 }),
   });
   const secret = totp.secret.base32;
+  const sealed = deps.sealer.seal(secret, sealingContext(principal.userId));
   const written = await deps.db
     .insertInto("user_totp")
-    .values({ user_id: principal.userId, secret })
+    .values({ user_id: principal.userId, secret: sealed })
     .onConflict((conflict) =>
       conflict
         .column("user_id")
-        .doUpdateSet({ secret, last_used_step: null, created_at: new Date() })
+        .doUpdateSet({ secret: sealed, last_used_step: null, created_at: new Date() })
         .where("user_totp.enabled_at", "is", null),
     )
     .returning("user_id")
@@ -95,7 +99,7 @@ export async function confirmTotpSetup(
   if (!row.secret)
     throw new DomainError("validation_error", "no TOTP setup in progress; call POST /accounts/totp/setup first");
   if (row.enabled_at) throw alreadyEnabled();
-  const step = stepOfCode(row.secret, code);
+  const step = stepOfCode(deps.sealer.open(row.secret, sealingContext(principal.userId)), code);
   if (step === null) throw new DomainError("validation_error", "invalid code");
   const enabled = await deps.db
     .updateTable("user_totp")
@@ -109,7 +113,12 @@ export async function confirmTotpSetup(
 }
 
 /** Accepts a code of the user's enabled TOTP once; a replayed or older code is refused. */
-export async function spendTotpCode(db: Kysely<Database>, userId: string, code: string): Promise<boolean> {
+export async function spendTotpCode(
+  deps: Pick<AccountsDeps, "db" | "sealer">,
+  userId: string,
+  code: string,
+): Promise<boolean> {
+  const { db } = deps;
   const row = await db
     .selectFrom("user_totp")
     .select("secret")
@@ -117,7 +126,7 @@ export async function spendTotpCode(db: Kysely<Database>, userId: string, code: 
     .where("enabled_at", "is not", null)
     .executeTakeFirst();
   if (!row) return false;
-  const step = stepOfCode(row.secret, code);
+  const step = stepOfCode(deps.sealer.open(row.secret, sealingContext(userId)), code);
   if (step === null) return false;
   const spent = await db
     .updateTable("user_totp")
