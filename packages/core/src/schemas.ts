@@ -31,6 +31,3 @@ export const queryBoolean = z.preprocess((value) => {
 export const messageResponse = z.object({ message: z.string().meta({ example: "success" }) });
 
 export const success = { message: "success" } as const;
-
-/** The spec's `{error}` body, documented on every error response. */
-export const errorBody = z.object({ error: z.string() });
