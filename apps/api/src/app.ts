@@ -34,12 +34,7 @@ export function createApp({ services, router, openapi, metrics }: AppDependencie
   const trpc = createTrpcHandler({ router, logger });
   const contextOf = (request: Request) => {
     const meta = requestMeta(request);
-    return createContext(services, {
-      id: meta.id,
-      ip: meta.ip,
-      path: new URL(request.url).pathname,
-      headers: request.headers,
-    });
+    return createContext(services, { ...meta, headers: request.headers });
   };
   const openapiJson = JSON.stringify(openapi);
 

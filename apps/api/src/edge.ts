@@ -60,7 +60,7 @@ export function withEdge(handle: (request: Request) => Promise<Response>, option
       if (admitted instanceof Response) {
         response = admitted;
       } else {
-        attachRequestMeta(admitted, { id, ip });
+        attachRequestMeta(admitted, { id, ip, path: url.pathname });
         response = await handle(admitted);
       }
     } catch (error) {

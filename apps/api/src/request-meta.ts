@@ -2,6 +2,8 @@
 export interface RequestMeta {
   id: string;
   ip: string;
+  /** The path as the client sent it, read once by the edge. */
+  path: string;
 }
 
 const metas = new WeakMap<Request, RequestMeta>();
@@ -11,5 +13,5 @@ export function attachRequestMeta(request: Request, meta: RequestMeta): void {
 }
 
 export function requestMeta(request: Request): RequestMeta {
-  return metas.get(request) ?? { id: crypto.randomUUID(), ip: "unknown" };
+  return metas.get(request) ?? { id: crypto.randomUUID(), ip: "unknown", path: new URL(request.url).pathname };
 }
