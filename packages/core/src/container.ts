@@ -4,12 +4,13 @@ import { createAccountsDeps } from "./accounts/deps.ts";
 import { createBroker } from "./broker/index.ts";
 import type { CoreConfig } from "./config.ts";
 import type { Logger } from "./logger.ts";
+import { createMetricsRecorder } from "./monitoring/recorder.ts";
 import { createSealer, loadSecretsKey } from "./sealing.ts";
 import type { Services } from "./services.ts";
 
 export interface ServicesHandle {
   services: Services;
-  /** Closes the broker, then the database. */
+  /** Writes pending metrics, closes the broker, then the database. */
   close(): Promise<void>;
 }
 
@@ -51,10 +52,22 @@ export async function createServices(
     logger.warn("JWT_SIGNING_KEYS is not set: using a key kept in DATA_DIR; set it when several API processes serve");
   }
   const authenticate = createAuthenticator(accounts);
-  const services: Services = { config, logger, database, db: database.db, broker, authenticate, sealer, accounts };
+  const metrics = createMetricsRecorder({ broker, logger: logger.child({ component: "metrics" }) });
+  const services: Services = {
+    config,
+    logger,
+    database,
+    db: database.db,
+    broker,
+    metrics,
+    authenticate,
+    sealer,
+    accounts,
+  };
   return {
     services,
     async close() {
+      await metrics.close();
       await broker.close();
       await database.close();
     },

@@ -5,6 +5,7 @@ import type { Broker } from "./broker/port.ts";
 import type { CoreConfig } from "./config.ts";
 import type { Credential, Principal } from "./context.ts";
 import type { Logger } from "./logger.ts";
+import type { MetricsRecorder } from "./monitoring/recorder.ts";
 import type { Sealer } from "./sealing.ts";
 
 /** Verifies a credential for a path; throws DomainError `unauthorized` or `forbidden`. */
@@ -17,6 +18,8 @@ export interface Services {
   database: DatabaseHandle;
   db: Kysely<Database>;
   broker: Broker;
+  /** Per-account counters behind the metrics endpoint (`runs.started`, `stream.bytes`, ...). */
+  metrics: MetricsRecorder;
   authenticate: Authenticator;
   /** Encrypts secrets kept in the database. */
   sealer: Sealer;
