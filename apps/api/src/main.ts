@@ -4,6 +4,7 @@ import {
   createServices,
   openConfiguredDatabase,
   platformConsumers,
+  platformJobs,
   startWorkerRuntime,
 } from "@platform/core";
 import { type ApiConfig, loadApiConfig, readRunMode } from "./config.ts";
@@ -41,6 +42,7 @@ const worker =
         broker: services.broker,
         logger: logger.child({ component: "worker" }),
         consumers: platformConsumers(services),
+        jobs: platformJobs(services),
         concurrency: config.workerConcurrency,
       })
     : undefined;

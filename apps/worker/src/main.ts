@@ -1,4 +1,4 @@
-import { platformConsumers } from "@platform/core";
+import { platformConsumers, platformJobs } from "@platform/core";
 import { loadWorkerConfig, type WorkerConfig } from "./config.ts";
 import { exitOnSignals, runWorkerProcess } from "./process.ts";
 
@@ -12,7 +12,7 @@ function loadConfigOrExit(): WorkerConfig {
 }
 
 const config = loadConfigOrExit();
-const worker = await runWorkerProcess(config, platformConsumers).catch((error: unknown) => {
+const worker = await runWorkerProcess(config, platformConsumers, platformJobs).catch((error: unknown) => {
   console.error(`worker failed to start: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 });

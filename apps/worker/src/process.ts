@@ -2,6 +2,7 @@ import {
   createLogger,
   createServices,
   openConfiguredDatabase,
+  type PeriodicJob,
   type Services,
   startWorkerRuntime,
   type WorkerConsumer,
@@ -18,11 +19,12 @@ export interface RunningWorker {
 
 /**
  * One worker process: opens and migrates the database, builds the services (and with
- * them the broker), runs the consumers, and serves its health check.
+ * them the broker), runs the consumers and periodic jobs, and serves its health check.
  */
 export async function runWorkerProcess(
   config: WorkerConfig,
   consumers: (services: Services) => WorkerConsumer[],
+  jobs: (services: Services) => PeriodicJob[] = () => [],
 ): Promise<RunningWorker> {
   const logger = createLogger({ level: config.core.logLevel, name: "worker" });
   const database = await openConfiguredDatabase(config.core);
@@ -31,6 +33,7 @@ export async function runWorkerProcess(
     broker: services.broker,
     logger,
     consumers: consumers(services),
+    jobs: jobs(services),
     concurrency: config.concurrency,
   });
   const health = serveHealth({ port: config.healthPort, runtime, broker: services.broker, database });

@@ -1,5 +1,6 @@
 import type { Services } from "../services.ts";
 import type { WorkerConsumer } from "./catalog.ts";
+import type { PeriodicJob } from "./periodic.ts";
 
 /**
  * Every stream consumer the platform runs, with its handler bound to the services.
@@ -7,5 +8,10 @@ import type { WorkerConsumer } from "./catalog.ts";
  * triggers, registry sync and retention join here as they land.
  */
 export function platformConsumers(_services: Services): WorkerConsumer[] {
+  return [];
+}
+
+/** Every periodic job the platform runs (registry sync, housekeeping join here as they land). */
+export function platformJobs(_services: Services): PeriodicJob[] {
   return [];
 }

@@ -4,11 +4,16 @@ import type { Broker } from "../broker/port.ts";
 import type { Logger } from "../logger.ts";
 import type { WorkerConsumer } from "./catalog.ts";
 import { type ConsumerStats, emptyStats, GroupMember, sleep } from "./member.ts";
+import { type PeriodicJob, runPeriodicJobs } from "./periodic.ts";
 
 export interface WorkerRuntimeOptions {
   broker: Broker;
   logger: Logger;
   consumers: WorkerConsumer[];
+  /** Jobs run on an interval, once per interval across every runtime of the deployment. */
+  jobs?: PeriodicJob[];
+  /** Longest wait between two looks at a periodic job's slot (default 5 s). */
+  jobCheckMs?: number;
   /** Group members per consumer in this process, unless a consumer sets its own (default 1). */
   concurrency?: number;
   /** Names this process's members (`<instanceId>:<consumer>:<n>`); default host, pid and a random tag. */
@@ -74,7 +79,20 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
   const loops = members.map((member) =>
     member.run().catch((error) => logger.error({ err: String(error) }, "consumer loop ended unexpectedly")),
   );
-  logger.info({ consumers: [...names], members: members.length }, "worker runtime started");
+  const jobs = options.jobs ?? [];
+  loops.push(
+    runPeriodicJobs({
+      broker: options.broker,
+      logger,
+      jobs,
+      stopping: stopping.signal,
+      checkEveryMs: options.jobCheckMs,
+    }).catch((error) => logger.error({ err: String(error) }, "periodic jobs ended unexpectedly")),
+  );
+  logger.info(
+    { consumers: [...names], members: members.length, jobs: jobs.map((job) => job.name) },
+    "worker runtime started",
+  );
 
   let stopped: Promise<void> | undefined;
   return {
