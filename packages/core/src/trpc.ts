@@ -3,6 +3,7 @@ import type { OpenApiMeta } from "trpc-to-openapi";
 import { ZodError } from "zod";
 import type { Context } from "./context.ts";
 import { areaOfProcedure, DomainError, type ErrorCode, type HttpFailure, toHttpFailure } from "./errors.ts";
+import { findUnsafeInput } from "./input-guard.ts";
 
 /** tRPC's own codes, for errors raised before a procedure runs (bad JSON, unknown route). */
 const TRPC_CODE_TO_DOMAIN: Partial<Record<TRPCError["code"], ErrorCode>> = {
@@ -66,7 +67,12 @@ const t = initTRPC
 
 export const router = t.router;
 
-export const publicProcedure = t.procedure;
+/** Every procedure starts here: input no area could store (NUL, malformed text, absurd nesting) is a 400 first. */
+export const publicProcedure = t.procedure.use(async ({ getRawInput, next }) => {
+  const problem = findUnsafeInput(await getRawInput());
+  if (problem) throw new DomainError("validation_error", `invalid input: ${problem}`);
+  return next();
+});
 
 /** Resolves the credential into `ctx.principal`, or answers 401/403 before the procedure runs. */
 export const authedProcedure = publicProcedure.use(async ({ ctx, meta, next }) => {
