@@ -16,7 +16,6 @@ import { startTestApi, type TestApi } from "./harness.ts";
 const NOT_YET_IMPLEMENTED = new Set([
   "GET /hub/mcp/registry",
   "POST /hub/nodes",
-  "POST /monitoring/metrics/current",
   "POST /storage/streams/{name}/messages",
   "PUT /storage/kv/{bucket}",
   "GET /gateway/{gateway_topic}",

@@ -109,7 +109,7 @@ for (const { backend, skip } of databaseBackends()) {
         body: "{not json",
       });
       expect(badJson.status).toBe(400);
-      expect(await badJson.json()).toEqual({ message: "metrics are required", data: null });
+      expect(await badJson.json()).toEqual({ message: "request body is not valid JSON", data: null });
 
       const registry = await api.request("/hub/mcp/registry?limit=500", { headers: { authorization: "Bearer x" } });
       expect(registry.status).toBe(401);

@@ -1,5 +1,12 @@
 import { z } from "zod";
 
+/** `true`/`1` or `false`/`0`; anything else is refused rather than guessed. */
+export const envBoolean = (fallback: boolean) =>
+  z
+    .enum(["true", "false", "1", "0"], { error: "must be true or false" })
+    .default(fallback ? "true" : "false")
+    .transform((value) => value === "true" || value === "1");
+
 /** An empty variable (`DATABASE_URL=`) counts as unset. */
 const optionalUrl = z.preprocess((value) => (value === "" ? undefined : value), z.url().optional());
 
@@ -66,6 +73,8 @@ export const coreConfigSchema = z.object({
   LOGIN_ATTEMPTS_PER_IP: z.coerce.number().int().min(1).default(50),
   /** The window of the two limits above, in seconds. */
   LOGIN_ATTEMPT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
+  /** The spec states the metrics request without a credential; `true` makes one required. */
+  METRICS_REQUIRE_AUTH: envBoolean(false),
 });
 
 export type CoreEnv = z.infer<typeof coreConfigSchema>;
@@ -94,6 +103,8 @@ export interface CoreConfig {
   secretsKey?: string;
   logLevel: CoreEnv["LOG_LEVEL"];
   auth: AuthConfig;
+  /** Whether `POST /monitoring/metrics/current` demands a credential. */
+  metricsRequireAuth: boolean;
 }
 
 const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, "");
@@ -110,6 +121,7 @@ export function toCoreConfig(env: CoreEnv): CoreConfig {
     brokerNamespace: env.BROKER_NAMESPACE,
     secretsKey: env.SECRETS_KEY,
     logLevel: env.LOG_LEVEL,
+    metricsRequireAuth: env.METRICS_REQUIRE_AUTH,
     auth: {
       accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,

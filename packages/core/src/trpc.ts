@@ -74,11 +74,20 @@ export const publicProcedure = t.procedure.use(async ({ getRawInput, next }) => 
   return next();
 });
 
+/** The path an API key's restrictions are matched against: over tRPC, the procedure's REST path. */
+const authTarget = (ctx: Context, meta: OpenApiMeta | undefined) => ({
+  path: meta?.openapi && ctx.request.path.startsWith("/trpc") ? meta.openapi.path : ctx.request.path,
+});
+
 /** Resolves the credential into `ctx.principal`, or answers 401/403 before the procedure runs. */
 export const authedProcedure = publicProcedure.use(async ({ ctx, meta, next }) => {
-  const principal = await ctx.services.authenticate(ctx.credential, {
-    path: meta?.openapi && ctx.request.path.startsWith("/trpc") ? meta.openapi.path : ctx.request.path,
-  });
+  const principal = await ctx.services.authenticate(ctx.credential, authTarget(ctx, meta));
+  return next({ ctx: { ...ctx, principal } });
+});
+
+/** For operations open to anonymous callers: a credential, when sent, is verified all the same (a bad one is 401). */
+export const optionallyAuthedProcedure = publicProcedure.use(async ({ ctx, meta, next }) => {
+  const principal = ctx.credential ? await ctx.services.authenticate(ctx.credential, authTarget(ctx, meta)) : undefined;
   return next({ ctx: { ...ctx, principal } });
 });
 
