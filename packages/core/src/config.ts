@@ -73,6 +73,12 @@ export const coreConfigSchema = z.object({
   LOGIN_ATTEMPTS_PER_IP: z.coerce.number().int().min(1).default(50),
   /** The window of the two limits above, in seconds. */
   LOGIN_ATTEMPT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
+  /**
+   * How long a process trusts a verified session or API key without asking the database, in
+   * ms; revocations reach every process at once through the Broker, so this only bounds the
+   * case where one could not be announced. 0 turns the cache off.
+   */
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
   /** The spec states the metrics request without a credential; `true` makes one required. */
   METRICS_REQUIRE_AUTH: envBoolean(false),
 });
@@ -89,6 +95,8 @@ export interface AuthConfig {
   webauthn: { rpId: string; rpName: string; origins: string[] };
   pricesFile?: string;
   loginLimits: { perEmail: number; perIp: number; windowSeconds: number };
+  /** How long a verified credential is trusted without the database (0: never). */
+  cacheTtlMs: number;
 }
 
 export interface CoreConfig {
@@ -140,6 +148,7 @@ export function toCoreConfig(env: CoreEnv): CoreConfig {
         perIp: env.LOGIN_ATTEMPTS_PER_IP,
         windowSeconds: env.LOGIN_ATTEMPT_WINDOW_SECONDS,
       },
+      cacheTtlMs: env.AUTH_CACHE_TTL_MS,
     },
   };
 }
