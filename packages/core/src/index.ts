@@ -7,6 +7,7 @@ export * from "./context.ts";
 export * from "./errors.ts";
 export * from "./logger.ts";
 export { buildOpenApiDocument } from "./openapi.ts";
+export { readAtMost } from "./read-at-most.ts";
 export { type AppRouter, appRouter } from "./router.ts";
 export type { Authenticator, Services } from "./services.ts";
 export { describeError } from "./trpc.ts";
