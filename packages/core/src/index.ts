@@ -11,4 +11,5 @@ export { readAtMost } from "./read-at-most.ts";
 export { type AppRouter, appRouter } from "./router.ts";
 export type { Authenticator, Services } from "./services.ts";
 export { describeError } from "./trpc.ts";
+export * from "./webhooks/index.ts";
 export * from "./worker/index.ts";
