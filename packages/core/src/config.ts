@@ -66,6 +66,18 @@ export const coreConfigSchema = z.object({
   LOGIN_ATTEMPTS_PER_IP: z.coerce.number().int().min(1).default(50),
   /** The window of the two limits above, in seconds. */
   LOGIN_ATTEMPT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
+  /** Largest webhook body accepted, in bytes (413 beyond); read no further than that. */
+  WEBHOOK_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10 * 1024 * 1024),
+  /** Largest file in a multipart webhook whose content (base64) is kept in the trigger data; larger ones keep their hash. */
+  WEBHOOK_MAX_FILE_CONTENT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(1024 * 1024),
 });
 
 export type CoreEnv = z.infer<typeof coreConfigSchema>;
@@ -82,6 +94,12 @@ export interface AuthConfig {
   loginLimits: { perEmail: number; perIp: number; windowSeconds: number };
 }
 
+/** Limits of the webhook ingress. */
+export interface WebhookConfig {
+  maxBytes: number;
+  maxFileContentBytes: number;
+}
+
 export interface CoreConfig {
   publicUrl: string;
   webhookBaseUrl: string;
@@ -94,6 +112,7 @@ export interface CoreConfig {
   secretsKey?: string;
   logLevel: CoreEnv["LOG_LEVEL"];
   auth: AuthConfig;
+  webhooks: WebhookConfig;
 }
 
 const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, "");
@@ -129,6 +148,7 @@ export function toCoreConfig(env: CoreEnv): CoreConfig {
         windowSeconds: env.LOGIN_ATTEMPT_WINDOW_SECONDS,
       },
     },
+    webhooks: { maxBytes: env.WEBHOOK_MAX_BYTES, maxFileContentBytes: env.WEBHOOK_MAX_FILE_CONTENT_BYTES },
   };
 }
 

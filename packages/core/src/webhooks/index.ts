@@ -5,4 +5,7 @@
  * readWebhookBody → verifyWebhookSignature → parseWebhookBody → slackUrlVerification →
  * webhookEventType / webhookDeliveryId → buildWebhookTriggerData.
  */
+export * from "./body.ts";
+export { mediaTypeOf } from "./media-type.ts";
+export { readWebhookBody } from "./read-body.ts";
 export * from "./schemas.ts";
