@@ -9,3 +9,4 @@ export * from "./body.ts";
 export { mediaTypeOf } from "./media-type.ts";
 export { readWebhookBody } from "./read-body.ts";
 export * from "./schemas.ts";
+export * from "./signatures/index.ts";
