@@ -6,7 +6,9 @@
  * webhookEventType / webhookDeliveryId → buildWebhookTriggerData.
  */
 export * from "./body.ts";
+export * from "./events.ts";
 export { mediaTypeOf } from "./media-type.ts";
 export { readWebhookBody } from "./read-body.ts";
 export * from "./schemas.ts";
 export * from "./signatures/index.ts";
+export * from "./trigger-data.ts";
