@@ -57,23 +57,72 @@ export function decodeDigest(text: string, encoding: DigestEncoding, algorithm: 
   return bytes.byteLength === DIGEST_BYTES[algorithm] ? bytes : null;
 }
 
-/** Constant-time comparison; both are digests of one algorithm, so their length is no secret. */
-export function digestsEqual(received: Uint8Array, expected: Uint8Array): boolean {
-  return received.byteLength === expected.byteLength && timingSafeEqual(received, expected);
+/** How a service writes its one signature in its header, e.g. GitHub's `sha256=<hex>`. */
+export interface DigestFormat {
+  prefix?: string;
+  encoding: DigestEncoding;
+  algorithm: HmacAlgorithm;
+  /** Shown in the malformed-header message: "X-Hub-Signature-256 header is not <shape>". */
+  shape: string;
 }
+
+/** The digest a single-signature header carries, or why there is none. */
+export function readDigest(headers: Headers, name: string, format: DigestFormat): Buffer | SignatureCheck {
+  const header = headerValue(headers, name);
+  if (!header) return missingHeader(name);
+  const prefix = format.prefix ?? "";
+  const digest = header.startsWith(prefix)
+    ? decodeDigest(header.slice(prefix.length), format.encoding, format.algorithm)
+    : null;
+  return digest ?? malformedHeader(name, format.shape);
+}
+
+/** Constant-time comparison; both are digests of one algorithm, so their length is no secret. */
+export function digestsEqual(received: Uint8Array | null, expected: Uint8Array): boolean {
+  return received !== null && received.byteLength === expected.byteLength && timingSafeEqual(received, expected);
+}
+
+/** A signed timestamp: its text as sent (what the sender signed) and its value in Unix seconds. */
+export interface SignedTimestamp {
+  header: string;
+  text: string;
+  seconds: number;
+}
+
+/** Providers' default tolerance (Stripe, Slack, Standard Webhooks): five minutes. */
+export const DEFAULT_TOLERANCE_SECONDS = 300;
 
 /** Signature timestamps are Unix seconds; null for anything else. */
 export function parseUnixSeconds(text: string): number | null {
   return /^\d{1,12}$/.test(text) ? Number(text) : null;
 }
 
-/** Both directions count: a timestamp too far ahead is as suspect as one too old. */
-export function isStale(timestamp: number, now: Date | undefined, toleranceSeconds: number): boolean {
-  return Math.abs((now ?? new Date()).getTime() / 1000 - timestamp) > toleranceSeconds;
+/** The timestamp a header carries, or why it cannot be used. */
+export function readTimestamp(headers: Headers, name: string): SignedTimestamp | SignatureCheck {
+  const text = headerValue(headers, name);
+  if (!text) return missingHeader(name);
+  const seconds = parseUnixSeconds(text);
+  return seconds === null ? malformedHeader(name, "a Unix time in seconds") : { header: name, text, seconds };
 }
 
-export const staleTimestamp = (name: string, toleranceSeconds: number) =>
-  failure("stale_timestamp", `${name} is more than ${toleranceSeconds} seconds away from now`);
+/** Tells a failure from the value a reader returns when it succeeds. */
+export const isCheck = <T extends object>(value: T | SignatureCheck): value is SignatureCheck => "ok" in value;
 
-/** Providers' default tolerance (Stripe, Slack, Standard Webhooks): five minutes. */
-export const DEFAULT_TOLERANCE_SECONDS = 300;
+/**
+ * The outcome once the digests are compared. The signature comes first, so
+ * `stale_timestamp` means a genuine delivery sent too long ago (a replay or a late
+ * retry). Both directions count: a timestamp too far ahead is as suspect as one too old.
+ */
+export function verdict(
+  signatureHeader: string,
+  matched: boolean,
+  signedAt?: { timestamp: SignedTimestamp; toleranceSeconds: number; now: Date | undefined },
+): SignatureCheck {
+  if (!matched) return mismatch(signatureHeader);
+  if (!signedAt) return VERIFIED;
+  const { timestamp, toleranceSeconds, now } = signedAt;
+  const drift = Math.abs((now ?? new Date()).getTime() / 1000 - timestamp.seconds);
+  return drift > toleranceSeconds
+    ? failure("stale_timestamp", `${timestamp.header} is more than ${toleranceSeconds} seconds away from now`)
+    : VERIFIED;
+}

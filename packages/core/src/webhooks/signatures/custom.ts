@@ -1,19 +1,14 @@
 import type { HmacConfig } from "../schemas.ts";
 import {
   DEFAULT_TOLERANCE_SECONDS,
-  decodeDigest,
   digestsEqual,
-  headerValue,
   hmac,
-  isStale,
-  malformedHeader,
-  mismatch,
-  missingHeader,
-  parseUnixSeconds,
+  isCheck,
+  readDigest,
+  readTimestamp,
   type SignatureCheck,
   type SignedRequest,
-  staleTimestamp,
-  VERIFIED,
+  verdict,
 } from "./common.ts";
 
 /**
@@ -24,24 +19,20 @@ import {
  * timestamp more than `hmac.tolerance_s` (default 300) from now is refused.
  */
 export function verifyCustom(secret: string, config: HmacConfig, request: SignedRequest): SignatureCheck {
-  const header = headerValue(request.headers, config.header);
-  if (!header) return missingHeader(config.header);
-  const prefix = config.prefix ?? "";
-  const digest = header.startsWith(prefix)
-    ? decodeDigest(header.slice(prefix.length), config.encoding, config.algorithm)
-    : null;
-  if (!digest) return malformedHeader(config.header, `${prefix}<${config.encoding} ${config.algorithm} signature>`);
-
+  const { header, prefix, encoding, algorithm } = config;
+  const shape = `${prefix ?? ""}<${encoding} ${algorithm} signature>`;
+  const digest = readDigest(request.headers, header, { prefix, encoding, algorithm, shape });
+  if (isCheck(digest)) return digest;
   if (config.timestamp_header === undefined) {
-    return digestsEqual(digest, hmac(config.algorithm, secret, request.rawBody)) ? VERIFIED : mismatch(config.header);
+    return verdict(header, digestsEqual(digest, hmac(algorithm, secret, request.rawBody)));
   }
-  const timestampText = headerValue(request.headers, config.timestamp_header);
-  if (!timestampText) return missingHeader(config.timestamp_header);
-  const timestamp = parseUnixSeconds(timestampText);
-  if (timestamp === null) return malformedHeader(config.timestamp_header, "a Unix time in seconds");
-  if (!digestsEqual(digest, hmac(config.algorithm, secret, `${timestampText}.`, request.rawBody))) {
-    return mismatch(config.header);
-  }
-  const tolerance = config.tolerance_s ?? DEFAULT_TOLERANCE_SECONDS;
-  return isStale(timestamp, request.now, tolerance) ? staleTimestamp(config.timestamp_header, tolerance) : VERIFIED;
+
+  const timestamp = readTimestamp(request.headers, config.timestamp_header);
+  if (isCheck(timestamp)) return timestamp;
+  const expected = hmac(algorithm, secret, `${timestamp.text}.`, request.rawBody);
+  return verdict(header, digestsEqual(digest, expected), {
+    timestamp,
+    toleranceSeconds: config.tolerance_s ?? DEFAULT_TOLERANCE_SECONDS,
+    now: request.now,
+  });
 }

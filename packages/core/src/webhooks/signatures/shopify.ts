@@ -1,15 +1,4 @@
-import {
-  decodeDigest,
-  digestsEqual,
-  headerValue,
-  hmac,
-  malformedHeader,
-  mismatch,
-  missingHeader,
-  type SignatureCheck,
-  type SignedRequest,
-  VERIFIED,
-} from "./common.ts";
+import { digestsEqual, hmac, isCheck, readDigest, type SignatureCheck, type SignedRequest, verdict } from "./common.ts";
 
 const HEADER = "X-Shopify-Hmac-Sha256";
 
@@ -18,9 +7,11 @@ const HEADER = "X-Shopify-Hmac-Sha256";
  * client secret. No timestamp is signed; `X-Shopify-Webhook-Id` de-duplicates replays.
  */
 export function verifyShopify(secret: string, request: SignedRequest): SignatureCheck {
-  const header = headerValue(request.headers, HEADER);
-  if (!header) return missingHeader(HEADER);
-  const digest = decodeDigest(header, "base64", "sha256");
-  if (!digest) return malformedHeader(HEADER, "a base64 HMAC-SHA256");
-  return digestsEqual(digest, hmac("sha256", secret, request.rawBody)) ? VERIFIED : mismatch(HEADER);
+  const digest = readDigest(request.headers, HEADER, {
+    encoding: "base64",
+    algorithm: "sha256",
+    shape: "a base64 HMAC-SHA256",
+  });
+  if (isCheck(digest)) return digest;
+  return verdict(HEADER, digestsEqual(digest, hmac("sha256", secret, request.rawBody)));
 }

@@ -4,15 +4,13 @@ import {
   digestsEqual,
   headerValue,
   hmac,
-  isStale,
+  isCheck,
   malformedHeader,
-  mismatch,
   missingHeader,
-  parseUnixSeconds,
+  readTimestamp,
   type SignatureCheck,
   type SignedRequest,
-  staleTimestamp,
-  VERIFIED,
+  verdict,
 } from "./common.ts";
 
 /** Standard Webhooks names its headers `webhook-*`; Svix, which it grew from, sends `svix-*`. */
@@ -28,26 +26,28 @@ const SECRET_PREFIX = "whsec_";
  */
 export function verifyStandard(secret: string, request: SignedRequest): SignatureCheck {
   const family = FAMILIES.find((name) => headerValue(request.headers, `${name}-id`)) ?? FAMILIES[0];
-  const names = { id: `${family}-id`, timestamp: `${family}-timestamp`, signature: `${family}-signature` };
-  const id = headerValue(request.headers, names.id);
-  const timestampText = headerValue(request.headers, names.timestamp);
-  const header = headerValue(request.headers, names.signature);
-  if (!id) return missingHeader(names.id);
-  if (!timestampText) return missingHeader(names.timestamp);
-  if (!header) return missingHeader(names.signature);
-  const timestamp = parseUnixSeconds(timestampText);
-  if (timestamp === null) return malformedHeader(names.timestamp, "a Unix time in seconds");
+  const [idHeader, signatureHeader] = [`${family}-id`, `${family}-signature`];
+  const id = headerValue(request.headers, idHeader);
+  if (!id) return missingHeader(idHeader);
+  const timestamp = readTimestamp(request.headers, `${family}-timestamp`);
+  if (isCheck(timestamp)) return timestamp;
+  const header = headerValue(request.headers, signatureHeader);
+  if (!header) return missingHeader(signatureHeader);
   const digests = header
     .split(" ")
     .filter((entry) => entry.startsWith("v1,"))
     .map((entry) => decodeDigest(entry.slice(3), "base64", "sha256"));
-  if (!digests.some((digest) => digest !== null)) return malformedHeader(names.signature, "v1,<base64 signature>");
+  if (!digests.some(Boolean)) return malformedHeader(signatureHeader, "v1,<base64 signature>");
 
   const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, "base64");
-  const expected = hmac("sha256", key, `${id}.${timestampText}.`, request.rawBody);
-  if (!digests.some((digest) => digest !== null && digestsEqual(digest, expected))) return mismatch(names.signature);
-  if (isStale(timestamp, request.now, DEFAULT_TOLERANCE_SECONDS)) {
-    return staleTimestamp(names.timestamp, DEFAULT_TOLERANCE_SECONDS);
-  }
-  return VERIFIED;
+  const expected = hmac("sha256", key, `${id}.${timestamp.text}.`, request.rawBody);
+  return verdict(
+    signatureHeader,
+    digests.some((digest) => digestsEqual(digest, expected)),
+    {
+      timestamp,
+      toleranceSeconds: DEFAULT_TOLERANCE_SECONDS,
+      now: request.now,
+    },
+  );
 }

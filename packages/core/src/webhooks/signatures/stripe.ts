@@ -4,15 +4,12 @@ import {
   digestsEqual,
   headerValue,
   hmac,
-  isStale,
   malformedHeader,
-  mismatch,
   missingHeader,
   parseUnixSeconds,
   type SignatureCheck,
   type SignedRequest,
-  staleTimestamp,
-  VERIFIED,
+  verdict,
 } from "./common.ts";
 
 const HEADER = "Stripe-Signature";
@@ -27,30 +24,29 @@ const SHAPE = "t=<timestamp>,v1=<hex signature>";
 export function verifyStripe(secret: string, request: SignedRequest): SignatureCheck {
   const header = headerValue(request.headers, HEADER);
   if (!header) return missingHeader(HEADER);
-  let timestampText = "";
-  let timestamps = 0;
+  const times: string[] = [];
   const signatures: string[] = [];
   for (const item of header.split(",")) {
     const separator = item.indexOf("=");
     if (separator < 0) continue;
     const key = item.slice(0, separator).trim();
     const value = item.slice(separator + 1).trim();
-    if (key === "t") {
-      timestamps += 1;
-      timestampText = value;
-    } else if (key === "v1") {
-      signatures.push(value);
-    }
+    if (key === "t") times.push(value);
+    else if (key === "v1") signatures.push(value);
   }
-  const timestamp = parseUnixSeconds(timestampText);
-  if (timestamps !== 1 || timestamp === null || signatures.length === 0) return malformedHeader(HEADER, SHAPE);
-  const digests = signatures.map((text) => decodeDigest(text, "hex", "sha256"));
-  if (digests.every((digest) => digest === null)) return malformedHeader(HEADER, SHAPE);
+  const text = times.length === 1 ? (times[0] ?? "") : "";
+  const seconds = parseUnixSeconds(text);
+  const digests = signatures.map((signature) => decodeDigest(signature, "hex", "sha256"));
+  if (seconds === null || !digests.some(Boolean)) return malformedHeader(HEADER, SHAPE);
 
-  const expected = hmac("sha256", secret, `${timestampText}.`, request.rawBody);
-  if (!digests.some((digest) => digest !== null && digestsEqual(digest, expected))) return mismatch(HEADER);
-  if (isStale(timestamp, request.now, DEFAULT_TOLERANCE_SECONDS)) {
-    return staleTimestamp(HEADER, DEFAULT_TOLERANCE_SECONDS);
-  }
-  return VERIFIED;
+  const expected = hmac("sha256", secret, `${text}.`, request.rawBody);
+  return verdict(
+    HEADER,
+    digests.some((digest) => digestsEqual(digest, expected)),
+    {
+      timestamp: { header: HEADER, text, seconds },
+      toleranceSeconds: DEFAULT_TOLERANCE_SECONDS,
+      now: request.now,
+    },
+  );
 }

@@ -4,14 +4,13 @@ import {
   decodeDigest,
   digestsEqual,
   failure,
-  headerValue,
   hmac,
-  malformedHeader,
-  mismatch,
-  missingHeader,
+  isCheck,
+  readDigest,
   type SignatureCheck,
   type SignedRequest,
   VERIFIED,
+  verdict,
 } from "./common.ts";
 
 const HEADER = "X-Twilio-Signature";
@@ -27,23 +26,23 @@ const HEADER = "X-Twilio-Signature";
  * so both forms are accepted, as the SDK does. No timestamp is signed.
  */
 export function verifyTwilio(authToken: string, request: SignedRequest): SignatureCheck {
-  const header = headerValue(request.headers, HEADER);
-  if (!header) return missingHeader(HEADER);
-  const digest = decodeDigest(header, "base64", "sha1");
-  if (!digest) return malformedHeader(HEADER, "a base64 HMAC-SHA1");
+  const digest = readDigest(request.headers, HEADER, {
+    encoding: "base64",
+    algorithm: "sha1",
+    shape: "a base64 HMAC-SHA1",
+  });
+  if (isCheck(digest)) return digest;
 
   const bodyHash = searchParam(request.url, "bodySHA256");
   const signedParams = bodyHash === null ? formParameters(request) : "";
   const signed = urlVariants(request.url).some((url) =>
     digestsEqual(digest, hmac("sha1", authToken, url + signedParams)),
   );
-  if (!signed) return mismatch(HEADER);
-  if (bodyHash !== null) {
-    const received = decodeDigest(bodyHash, "hex", "sha256");
-    const actual = createHash("sha256").update(request.rawBody).digest();
-    if (!received || !digestsEqual(received, actual)) return failure("mismatch", "bodySHA256 does not match the body");
-  }
-  return VERIFIED;
+  if (!signed || bodyHash === null) return verdict(HEADER, signed);
+  const bodyDigest = createHash("sha256").update(request.rawBody).digest();
+  return digestsEqual(decodeDigest(bodyHash, "hex", "sha256"), bodyDigest)
+    ? VERIFIED
+    : failure("mismatch", "bodySHA256 does not match the body");
 }
 
 function searchParam(url: string, name: string): string | null {
