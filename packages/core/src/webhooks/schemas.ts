@@ -87,8 +87,9 @@ export function signingSecretProblem(service: WebhookService, secret: string): s
   if (service === "standard") {
     const key = STANDARD_SECRET.exec(secret)?.[1];
     const bytes = key ? Buffer.from(key, "base64").byteLength : 0;
-    if (bytes < 24 || bytes > 64)
+    if (bytes < 24 || bytes > 64) {
       return "must be a Standard Webhooks secret: whsec_ followed by 24 to 64 bytes in base64";
+    }
   }
   return null;
 }
