@@ -81,6 +81,18 @@ export const coreConfigSchema = z.object({
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
   /** The spec states the metrics request without a credential; `true` makes one required. */
   METRICS_REQUIRE_AUTH: envBoolean(false),
+  /** Largest webhook body accepted, in bytes (413 beyond); read no further than that. */
+  WEBHOOK_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10 * 1024 * 1024),
+  /** Largest file in a multipart webhook whose content (base64) is kept in the trigger data; larger ones keep their hash. */
+  WEBHOOK_MAX_FILE_CONTENT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(1024 * 1024),
 });
 
 export type CoreEnv = z.infer<typeof coreConfigSchema>;
@@ -99,6 +111,12 @@ export interface AuthConfig {
   cacheTtlMs: number;
 }
 
+/** Limits of the webhook ingress. */
+export interface WebhookConfig {
+  maxBytes: number;
+  maxFileContentBytes: number;
+}
+
 export interface CoreConfig {
   publicUrl: string;
   webhookBaseUrl: string;
@@ -113,6 +131,7 @@ export interface CoreConfig {
   auth: AuthConfig;
   /** Whether `POST /monitoring/metrics/current` demands a credential. */
   metricsRequireAuth: boolean;
+  webhooks: WebhookConfig;
 }
 
 const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, "");
@@ -150,6 +169,7 @@ export function toCoreConfig(env: CoreEnv): CoreConfig {
       },
       cacheTtlMs: env.AUTH_CACHE_TTL_MS,
     },
+    webhooks: { maxBytes: env.WEBHOOK_MAX_BYTES, maxFileContentBytes: env.WEBHOOK_MAX_FILE_CONTENT_BYTES },
   };
 }
 
