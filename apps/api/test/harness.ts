@@ -8,6 +8,8 @@ export interface TestApiOptions {
   backend: TestBackend;
   redis?: boolean;
   maxBodyBytes?: number;
+  /** Reverse proxies the server believes X-Forwarded-For from (TRUSTED_PROXY_HOPS). */
+  trustedProxyHops?: number;
   /** Settings as environment variables (e.g. `LOGIN_ATTEMPTS_PER_EMAIL`), over the test defaults. */
   env?: Record<string, string>;
 }
@@ -47,6 +49,7 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
       port: 0,
       host: "127.0.0.1",
       maxBodyBytes: options.maxBodyBytes ?? 10 * 1024 * 1024,
+      trustedProxyHops: options.trustedProxyHops,
     });
   } catch (error) {
     await handle.close();
