@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { coreConfigSchema, createLogger, createServices, type Services, toCoreConfig } from "@platform/core";
-import { openTestDatabase, type TestBackend, testEnv } from "@platform/db/testing";
+import { databaseBackends, openTestDatabase, type TestBackend, testEnv } from "@platform/db/testing";
 import { type RunningServer, startServer } from "../src/server.ts";
 
 export interface TestApiOptions {
@@ -20,6 +20,22 @@ export interface TestApi {
   /** `fetch` against the running server, with a JSON body when `json` is given. */
   request(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
   stop(): Promise<void>;
+}
+
+/**
+ * Every database backend twice, with the broker on the database's own adapter and on
+ * Redis, for suites where the broker matters; `skip` says why a variant does not run.
+ */
+export function brokerVariants(): { backend: TestBackend; redis: boolean; label: string; skip: string | false }[] {
+  return databaseBackends().flatMap(({ backend, skip }) => [
+    { backend, redis: false, label: backend, skip },
+    {
+      backend,
+      redis: true,
+      label: `${backend} + redis`,
+      skip: skip || (testEnv.REDIS_URL ? false : "REDIS_URL is not set"),
+    },
+  ]);
 }
 
 /** The real API on a real port, on a fresh database of its own. */

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { databaseBackends, testEnv } from "@platform/db/testing";
 import { clientAddress } from "../src/client-address.ts";
 import { loadApiConfig } from "../src/config.ts";
 import { readBody, uniqueEmail } from "./accounts-helpers.ts";
-import { startTestApi, type TestApi } from "./harness.ts";
+import { brokerVariants, startTestApi, type TestApi } from "./harness.ts";
 
 /** A failed password sign-in carrying `forwardedFor` as X-Forwarded-For. */
 function wrongPasswordVia(api: TestApi, forwardedFor: string): Promise<Response> {
@@ -50,18 +49,8 @@ describe("the client's address behind reverse proxies", () => {
   });
 });
 
-/** Sign-in limits per client address are where the address matters: once on the database's broker, once on Redis. */
-const variants = databaseBackends().flatMap(({ backend, skip }) => [
-  { backend, redis: false, label: backend, skip },
-  {
-    backend,
-    redis: true,
-    label: `${backend} + redis`,
-    skip: skip || (testEnv.REDIS_URL ? false : "REDIS_URL is not set"),
-  },
-]);
-
-for (const { backend, redis, label, skip } of variants) {
+// Sign-in limits per client address are where the address matters; the limiter lives in the broker.
+for (const { backend, redis, label, skip } of brokerVariants()) {
   describe.skipIf(Boolean(skip))(
     `sign-in limits per client behind a proxy on ${label}${skip ? ` (skipped: ${skip})` : ""}`,
     () => {
