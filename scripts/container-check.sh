@@ -152,6 +152,9 @@ build_standin() {
 }
 
 build_image() {
+  grep -qx "ARG BUN_IMAGE=oven/bun:$bun_version" Dockerfile ||
+    fail "Dockerfile's BUN_IMAGE is not oven/bun:$bun_version, the Bun of package.json"
+  ok "Dockerfile builds on oven/bun:$bun_version, the Bun of package.json"
   local t=$SECONDS previous
   previous=$(pm image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)
   # --format docker keeps HEALTHCHECK (the OCI format has no field for it).
