@@ -24,6 +24,8 @@ const apiEnvSchema = coreConfigSchema.extend({
     .default(10 * 1024 * 1024),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+  /** Reverse proxies in front of the API whose X-Forwarded-For entries name the client (0: none, trust the socket). */
+  TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
 });
 
 export type RunMode = "embedded" | "scale-out";
@@ -36,6 +38,7 @@ export interface ApiConfig {
   maxBodyBytes: number;
   shutdownGraceMs: number;
   workerConcurrency: number;
+  trustedProxyHops: number;
 }
 
 export function readRunMode(argv: string[]): RunMode {
@@ -68,5 +71,6 @@ export function loadApiConfig(env: Record<string, string | undefined>, mode: Run
     maxBodyBytes: parsed.MAX_BODY_BYTES,
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS,
     workerConcurrency: parsed.WORKER_CONCURRENCY,
+    trustedProxyHops: parsed.TRUSTED_PROXY_HOPS,
   };
 }

@@ -1,5 +1,6 @@
 import { appRouter, buildOpenApiDocument, type Services } from "@platform/core";
 import { createApp } from "./app.ts";
+import { clientAddress } from "./client-address.ts";
 import { withEdge } from "./edge.ts";
 import { createRouteNamer, HttpMetrics } from "./metrics.ts";
 
@@ -7,6 +8,8 @@ export interface ServerOptions {
   port: number;
   host: string;
   maxBodyBytes: number;
+  /** Reverse proxies in front whose X-Forwarded-For entries are believed (default 0). */
+  trustedProxyHops?: number;
 }
 
 export interface RunningServer {
@@ -38,7 +41,13 @@ export function startServer(services: Services, options: ServerOptions): Running
     hostname: options.host,
     // The edge answers oversized bodies with a JSON 413; Bun's own limit is only a backstop.
     maxRequestBodySize: options.maxBodyBytes * 2,
-    fetch: (request, bunServer) => handle(request, bunServer.requestIP(request)?.address ?? "unknown"),
+    fetch: (request, bunServer) => {
+      const peer = bunServer.requestIP(request)?.address ?? "unknown";
+      return handle(
+        request,
+        clientAddress(peer, request.headers.get("x-forwarded-for"), options.trustedProxyHops ?? 0),
+      );
+    },
   });
   const port = server.port ?? options.port;
   return {

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { request } from "node:http";
 import { totpCodeFromUrl } from "@platform/core/testing";
-import { databaseBackends, testEnv } from "@platform/db/testing";
 import { bearer, logIn, PASSWORD, readBody, signUp, uniqueEmail } from "./accounts-helpers.ts";
-import { startTestApi, type TestApi } from "./harness.ts";
+import { brokerVariants, startTestApi, type TestApi } from "./harness.ts";
 
 /** A loopback address of this run's own (all of 127.0.0.0/8 reaches the server). */
 function freshLoopbackAddress(): string {
@@ -53,18 +52,8 @@ async function expectRateLimited(response: Response): Promise<void> {
   expect(retryAfter).toBeLessThanOrEqual(900);
 }
 
-/** The limiter lives in the broker: once on the database's own adapter, once on Redis. */
-const variants = databaseBackends().flatMap(({ backend, skip }) => [
-  { backend, redis: false, label: backend, skip },
-  {
-    backend,
-    redis: true,
-    label: `${backend} + redis`,
-    skip: skip || (testEnv.REDIS_URL ? false : "REDIS_URL is not set"),
-  },
-]);
-
-for (const { backend, redis, label, skip } of variants) {
+// The limiter lives in the broker: once on the database's own adapter, once on Redis.
+for (const { backend, redis, label, skip } of brokerVariants()) {
   describe.skipIf(Boolean(skip))(`accounts: brute-force limits on ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {
     describe("per email", () => {
       let api: TestApi;

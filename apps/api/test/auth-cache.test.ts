@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { databaseBackends, testEnv } from "@platform/db/testing";
 import { addMember, bearer, logInFully, readBody, signUp } from "./accounts-helpers.ts";
-import { startPeerApi, startTestApi, type TestApi } from "./harness.ts";
+import { runModes, startPeerApi, startTestApi, type TestApi } from "./harness.ts";
 
 /**
  * Authentication is cached per process; revocation must still be immediate everywhere.
@@ -9,14 +8,8 @@ import { startPeerApi, startTestApi, type TestApi } from "./harness.ts";
  * whatever one revokes, the other refuses on the very next request, although it had
  * verified (and cached) that credential a moment before.
  */
-const backends = databaseBackends().map(({ backend, skip }) => ({
-  backend,
-  redis: backend === "postgres",
-  skip: skip || (backend === "postgres" && !testEnv.REDIS_URL ? "REDIS_URL is not set" : false),
-}));
 
-for (const { backend, redis, skip } of backends) {
-  const name = `${backend}${redis ? " + redis" : ""}`;
+for (const { backend, redis, label: name, skip } of runModes()) {
   describe.skipIf(Boolean(skip))(
     `revocation across API processes on ${name}${skip ? ` (skipped: ${skip})` : ""}`,
     () => {

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { buildOpenApiDocument, coreConfigSchema, toCoreConfig } from "@platform/core";
-import { databaseBackends, testEnv } from "@platform/db/testing";
 import { bearer, signUp } from "./accounts-helpers.ts";
-import { startTestApi, type TestApi } from "./harness.ts";
+import { runModes, startTestApi, type TestApi } from "./harness.ts";
 
 /**
  * Bad input sent to every operation of /openapi.json: odd strings in each path and query
@@ -222,14 +221,7 @@ const operations = Object.entries(document.paths ?? {}).flatMap(([template, item
     .map(([method, operation]) => ({ template, method: method.toUpperCase(), operation })),
 );
 
-const backends = databaseBackends().map(({ backend, skip }) => ({
-  backend,
-  redis: backend === "postgres",
-  skip: skip || (backend === "postgres" && !testEnv.REDIS_URL ? "REDIS_URL is not set" : false),
-}));
-
-for (const { backend, redis, skip } of backends) {
-  const name = `${backend}${redis ? " + redis" : ""}`;
+for (const { backend, redis, label: name, skip } of runModes()) {
   describe.skipIf(Boolean(skip))(`bad input to every operation on ${name}${skip ? ` (skipped: ${skip})` : ""}`, () => {
     let api: TestApi;
     let token: string;

@@ -8,7 +8,7 @@ import {
   toCoreConfig,
 } from "@platform/core";
 import type { DatabaseHandle } from "@platform/db";
-import { openTestDatabase, type TestBackend, testEnv } from "@platform/db/testing";
+import { databaseBackends, openTestDatabase, type TestBackend, testEnv } from "@platform/db/testing";
 import { type RunningServer, startServer } from "../src/server.ts";
 
 export interface TestApiOptions {
@@ -16,6 +16,8 @@ export interface TestApiOptions {
   backend: TestBackend;
   redis?: boolean;
   maxBodyBytes?: number;
+  /** Reverse proxies the server believes X-Forwarded-For from (TRUSTED_PROXY_HOPS). */
+  trustedProxyHops?: number;
   /** Settings as environment variables (e.g. `LOGIN_ATTEMPTS_PER_EMAIL`), over the test defaults. */
   env?: Record<string, string>;
 }
@@ -24,10 +26,34 @@ export interface TestApi {
   url: string;
   services: Services;
   /** What a second process of the same deployment shares with this one (see `startPeerApi`). */
-  shared: { database: DatabaseHandle; config: CoreConfig; maxBodyBytes: number };
+  shared: { database: DatabaseHandle; config: CoreConfig; maxBodyBytes: number; trustedProxyHops?: number };
   /** `fetch` against the running server, with a JSON body when `json` is given. */
   request(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
   stop(): Promise<void>;
+}
+
+/**
+ * Every database backend twice, with the broker on the database's own adapter and on
+ * Redis, for suites where the broker matters; `skip` says why a variant does not run.
+ */
+export function brokerVariants(): { backend: TestBackend; redis: boolean; label: string; skip: string | false }[] {
+  return databaseBackends().flatMap(({ backend, skip }) => [
+    { backend, redis: false, label: backend, skip },
+    {
+      backend,
+      redis: true,
+      label: `${backend} + redis`,
+      skip: skip || (testEnv.REDIS_URL ? false : "REDIS_URL is not set"),
+    },
+  ]);
+}
+
+/**
+ * The two ways the platform runs: embedded (PGlite, the broker on it) and scale-out
+ * (PostgreSQL and Redis), for suites that need the real combinations rather than all four.
+ */
+export function runModes(): { backend: TestBackend; redis: boolean; label: string; skip: string | false }[] {
+  return brokerVariants().filter((variant) => (variant.backend === "pglite") !== variant.redis);
 }
 
 /** The real API on a real port, on a fresh database of its own. */
@@ -49,7 +75,12 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
       ...options.env,
     }),
   );
-  const api = await serve({ database, config, maxBodyBytes: options.maxBodyBytes ?? 10 * 1024 * 1024 });
+  const api = await serve({
+    database,
+    config,
+    maxBodyBytes: options.maxBodyBytes ?? 10 * 1024 * 1024,
+    trustedProxyHops: options.trustedProxyHops,
+  });
   return {
     ...api,
     async stop() {
@@ -75,7 +106,12 @@ async function serve(shared: TestApi["shared"]): Promise<TestApi> {
   const handle = await createServices(shared.config, logger, borrowed);
   let server: RunningServer;
   try {
-    server = startServer(handle.services, { port: 0, host: "127.0.0.1", maxBodyBytes: shared.maxBodyBytes });
+    server = startServer(handle.services, {
+      port: 0,
+      host: "127.0.0.1",
+      maxBodyBytes: shared.maxBodyBytes,
+      trustedProxyHops: shared.trustedProxyHops,
+    });
   } catch (error) {
     await handle.close();
     throw error;

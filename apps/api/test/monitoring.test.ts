@@ -1,16 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AppRouter } from "@platform/core";
-import { databaseBackends, testEnv } from "@platform/db/testing";
 import { createTRPCClient, httpLink } from "@trpc/client";
 import { bearer, readBody, signUp } from "./accounts-helpers.ts";
-import { startTestApi, type TestApi } from "./harness.ts";
-
-const backends = databaseBackends().flatMap(({ backend, skip }) => [
-  { backend, redis: false, skip },
-  ...(backend === "postgres"
-    ? [{ backend, redis: true, skip: skip || (testEnv.REDIS_URL ? false : "REDIS_URL is not set") }]
-    : []),
-]);
+import { brokerVariants, startTestApi, type TestApi } from "./harness.ts";
 
 const ALL_METRICS = [
   "webhooks.received",
@@ -26,8 +18,7 @@ const ALL_METRICS = [
   "kv.keys",
 ];
 
-for (const { backend, redis, skip } of backends) {
-  const name = `${backend}${redis ? " + redis" : ""}`;
+for (const { backend, redis, label: name, skip } of brokerVariants()) {
   describe.skipIf(Boolean(skip))(`monitoring on ${name}${skip ? ` (skipped: ${skip})` : ""}`, () => {
     let api: TestApi;
     beforeAll(async () => {
