@@ -10,6 +10,8 @@ export interface TestApiOptions {
   maxBodyBytes?: number;
   /** Settings as environment variables (e.g. `LOGIN_ATTEMPTS_PER_EMAIL`), over the test defaults. */
   env?: Record<string, string>;
+  /** Keeps the server's log lines from this level up, for `logs()`; unset, nothing is logged. */
+  captureLogs?: "trace" | "debug" | "info";
 }
 
 export interface TestApi {
@@ -17,6 +19,8 @@ export interface TestApi {
   services: Services;
   /** `fetch` against the running server, with a JSON body when `json` is given. */
   request(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
+  /** The log output so far (one JSON object per line), when started with `captureLogs`. */
+  logs(): string;
   stop(): Promise<void>;
 }
 
@@ -39,7 +43,12 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
       ...options.env,
     }),
   );
-  const logger = createLogger({ level: "silent", name: "api-test" });
+  const logLines: string[] = [];
+  const logger = createLogger({
+    level: options.captureLogs ?? "silent",
+    name: "api-test",
+    destination: { write: (line: string) => logLines.push(line) },
+  });
   const handle = await createServices(config, logger, database);
   let server: RunningServer;
   try {
@@ -65,6 +74,7 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
         body: json !== undefined ? JSON.stringify(json) : rest.body,
       });
     },
+    logs: () => logLines.join(""),
     async stop() {
       await server.stop(1000);
       await handle.close();

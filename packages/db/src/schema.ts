@@ -104,6 +104,15 @@ export interface ApiKeysTable {
   created_at: CreatedAt;
 }
 
+/** A secret of an account; `value` is sealed (see packages/core/src/sealing.ts), never the plaintext. */
+export interface SecretsTable {
+  account_id: string;
+  key: string;
+  value: string;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -115,6 +124,7 @@ export interface Database {
   passkeys: PasskeysTable;
   passkey_registrations: PasskeyRegistrationsTable;
   api_keys: ApiKeysTable;
+  secrets: SecretsTable;
 }
 
 export type Account = Selectable<AccountsTable>;
