@@ -23,6 +23,7 @@ export const secretsKeySchema = z
   .string({ error: "is required: 32 random bytes, base64url, or kid:key[,kid:key...]" })
   .regex(/^(?:[\w-]{1,32}:)?[\w-]{43}(?:,(?:[\w-]{1,32}:)?[\w-]{43})*$/, {
     error: "must be a 32-byte base64url key (43 characters) or kid:key[,kid:key...]",
+    abort: true,
   })
   .refine(
     (text) => {

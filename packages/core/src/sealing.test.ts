@@ -1,20 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { createCipheriv, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSealer, derivedKeyId, loadSecretsKeys, parseSecretsKeys, SECRETS_KEY_FILE } from "./sealing.ts";
+import { sealedByFirstRelease } from "./sealing-fixtures.ts";
 
 const newKey = () => randomBytes(32).toString("base64url");
 const sealerFor = (keys: string) => createSealer(parseSecretsKeys(keys));
-
-/** A value as the first release of sealing wrote it (`v1.<iv>.<body>`, no key id), byte for byte. */
-function sealedByFirstRelease(key: string, plaintext: string, context: string): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv("aes-256-gcm", Buffer.from(key, "base64url"), iv).setAAD(Buffer.from(context, "utf8"));
-  const sealed = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final(), cipher.getAuthTag()]);
-  return `v1.${iv.toString("base64url")}.${sealed.toString("base64url")}`;
-}
 
 describe("sealing secrets at rest", () => {
   const sealer = sealerFor(`main:${newKey()}`);
