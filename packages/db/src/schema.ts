@@ -113,6 +113,25 @@ export interface SecretsTable {
   updated_at: CreatedAt;
 }
 
+/** A node template; `payload` is JSON whose strings may hold `{{...}}` template references. */
+export interface NodeTemplatesTable {
+  /** A UUID. */
+  id: string;
+  account_id: string;
+  collection: string;
+  name: string;
+  description: string;
+  node_type: string;
+  subject: string;
+  /** Written as a JSON string. */
+  payload: ColumnType<Record<string, unknown>, string, string>;
+  timeout_ms: number;
+  attempts: number;
+  backoff_ms: number;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -125,6 +144,7 @@ export interface Database {
   passkey_registrations: PasskeyRegistrationsTable;
   api_keys: ApiKeysTable;
   secrets: SecretsTable;
+  node_templates: NodeTemplatesTable;
 }
 
 export type Account = Selectable<AccountsTable>;
