@@ -1,11 +1,10 @@
 import { z } from "zod";
-import { messageResponse, success } from "../schemas.ts";
+import { messageResponse, success, withCredential } from "../schemas.ts";
 import { authedProcedure, router } from "../trpc.ts";
 import { putSecretInput, secret, secretEntry, secretKeyInput } from "./schemas.ts";
 import { deleteSecret, listSecrets, putSecret, readSecret } from "./secrets.ts";
 
 const tags = ["secrets"];
-const withCredential = { 400: "Invalid input", 401: "Credential missing or invalid", 403: "Not allowed" };
 const keyRule =
   "Keys are 1-128 letters, digits, `_` or `-` (case-sensitive), so that a flow can name any of them as `{{secrets.<key>}}`.";
 

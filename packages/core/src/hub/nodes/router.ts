@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { messageResponse, success } from "../../schemas.ts";
+import { messageResponse, success, withCredential } from "../../schemas.ts";
 import { authedProcedure, router } from "../../trpc.ts";
 import { createNode, deleteNode, getNode, listNodes, updateNode } from "./nodes.ts";
 import {
@@ -13,7 +13,6 @@ import {
 } from "./schemas.ts";
 
 const tags = ["hub"];
-const withCredential = { 400: "Invalid input", 401: "Credential missing or invalid", 403: "Not allowed" };
 const dataRules = `\`data\`: \`name\` (1-200 characters), \`description\` (at most 2000, default empty), \`node_type\` (\`function\`), \`subject\` (a built-in function: \`http.request\`, \`kv.get\`, \`kv.put\`, \`stream.publish\`, \`transform\`, \`respond\`, \`delay\`, \`js\`), \`payload\` (a JSON object of at most 64 KiB; template references are checked here, and a malformed one is a 400 naming its field, e.g. \`data.payload.url: unclosed template reference\`), \`options\` (\`timeout\` ms 1-900000, default 30000; \`attempts\` 1-20, default 3; \`backoff_ms\` 1-3600000, default 1000; unknown options are refused).`;
 const idRule =
   "An id that is not a UUID is 400 `invalid input: id: must be a UUID`; a UUID the account has no node with is 404 `node not found`.";
