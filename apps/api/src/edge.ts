@@ -1,4 +1,4 @@
-import type { Logger } from "@platform/core";
+import { type Logger, readAtMost } from "@platform/core";
 import type { HttpMetrics } from "./metrics.ts";
 import { attachRequestMeta } from "./request-meta.ts";
 
@@ -14,18 +14,6 @@ const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 function errorResponse(status: number, error: string): Response {
   return Response.json({ error }, { status });
-}
-
-/** Reads a body of unknown length, giving up (null) as soon as it passes `limit` bytes. */
-async function readAtMost(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array | null> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.byteLength;
-    if (size > limit) return null;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
 }
 
 /**

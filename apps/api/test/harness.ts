@@ -1,5 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { coreConfigSchema, createLogger, createServices, type Services, toCoreConfig } from "@platform/core";
+import {
+  type CoreConfig,
+  coreConfigSchema,
+  createLogger,
+  createServices,
+  type Services,
+  toCoreConfig,
+} from "@platform/core";
+import type { DatabaseHandle } from "@platform/db";
 import { openTestDatabase, type TestBackend, testEnv } from "@platform/db/testing";
 import { type RunningServer, startServer } from "../src/server.ts";
 
@@ -17,6 +25,8 @@ export interface TestApiOptions {
 export interface TestApi {
   url: string;
   services: Services;
+  /** What a second process of the same deployment shares with this one (see `startPeerApi`). */
+  shared: { database: DatabaseHandle; config: CoreConfig; maxBodyBytes: number };
   /** `fetch` against the running server, with a JSON body when `json` is given. */
   request(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
   /** The log output so far (one JSON object per line), when started with `captureLogs`. */
@@ -43,20 +53,41 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
       ...options.env,
     }),
   );
+  const api = await serve(
+    { database, config, maxBodyBytes: options.maxBodyBytes ?? 10 * 1024 * 1024 },
+    options.captureLogs,
+  );
+  return {
+    ...api,
+    async stop() {
+      await api.stop();
+      await database.close();
+    },
+  };
+}
+
+/**
+ * A second API process of the same deployment as `first`: the same database, broker
+ * namespace and keys, but services of its own (its own broker connections, auth cache and
+ * metrics). Stop it before `first`.
+ */
+export function startPeerApi(first: TestApi): Promise<TestApi> {
+  return serve(first.shared);
+}
+
+async function serve(shared: TestApi["shared"], captureLogs?: TestApiOptions["captureLogs"]): Promise<TestApi> {
   const logLines: string[] = [];
   const logger = createLogger({
-    level: options.captureLogs ?? "silent",
+    level: captureLogs ?? "silent",
     name: "api-test",
     destination: { write: (line: string) => logLines.push(line) },
   });
-  const handle = await createServices(config, logger, database);
+  // The services close what they were given; the database belongs to the first server's test.
+  const borrowed: DatabaseHandle = { ...shared.database, close: async () => {} };
+  const handle = await createServices(shared.config, logger, borrowed);
   let server: RunningServer;
   try {
-    server = startServer(handle.services, {
-      port: 0,
-      host: "127.0.0.1",
-      maxBodyBytes: options.maxBodyBytes ?? 10 * 1024 * 1024,
-    });
+    server = startServer(handle.services, { port: 0, host: "127.0.0.1", maxBodyBytes: shared.maxBodyBytes });
   } catch (error) {
     await handle.close();
     throw error;
@@ -64,6 +95,7 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
   return {
     url: server.url,
     services: handle.services,
+    shared,
     request(path, init = {}) {
       const { json, ...rest } = init;
       const headers = new Headers(rest.headers);

@@ -109,7 +109,7 @@ for (const { backend, skip } of databaseBackends()) {
         body: "{not json",
       });
       expect(badJson.status).toBe(400);
-      expect(await badJson.json()).toEqual({ message: "metrics are required", data: null });
+      expect(await badJson.json()).toEqual({ message: "request body is not valid JSON", data: null });
 
       const registry = await api.request("/hub/mcp/registry?limit=500", { headers: { authorization: "Bearer x" } });
       expect(registry.status).toBe(401);
@@ -196,7 +196,7 @@ for (const { backend, skip } of databaseBackends()) {
       const standalone = await startTestApi({ backend });
       try {
         const owner = await signUp(standalone, "edge-500");
-        await standalone.services.database.close();
+        await standalone.shared.database.close();
         const users = await standalone.request("/accounts/users", {
           headers: { authorization: `Bearer ${owner.auth.auth_token}`, "x-request-id": "edge-500" },
         });
@@ -234,7 +234,7 @@ for (const { backend, skip } of databaseBackends()) {
     test("readyz is 503 naming the database once the database stops answering", async () => {
       const standalone = await startTestApi({ backend });
       try {
-        await standalone.services.database.close();
+        await standalone.shared.database.close();
         const response = await standalone.request("/readyz");
         expect(response.status).toBe(503);
         const body = (await response.json()) as { error: string; checks: Record<string, string> };

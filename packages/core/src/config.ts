@@ -1,6 +1,13 @@
 import { z } from "zod";
 import { parseSecretsKeys } from "./sealing.ts";
 
+/** `true`/`1` or `false`/`0`; anything else is refused rather than guessed. */
+export const envBoolean = (fallback: boolean) =>
+  z
+    .enum(["true", "false", "1", "0"], { error: "must be true or false" })
+    .default(fallback ? "true" : "false")
+    .transform((value) => value === "true" || value === "1");
+
 /** An empty variable (`DATABASE_URL=`) counts as unset. */
 const optionalUrl = z.preprocess((value) => (value === "" ? undefined : value), z.url().optional());
 
@@ -84,6 +91,26 @@ export const coreConfigSchema = z.object({
   LOGIN_ATTEMPTS_PER_IP: z.coerce.number().int().min(1).default(50),
   /** The window of the two limits above, in seconds. */
   LOGIN_ATTEMPT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
+  /**
+   * How long a process trusts a verified session or API key without asking the database, in
+   * ms; revocations reach every process at once through the Broker, so this only bounds the
+   * case where one could not be announced. 0 turns the cache off.
+   */
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
+  /** The spec states the metrics request without a credential; `true` makes one required. */
+  METRICS_REQUIRE_AUTH: envBoolean(false),
+  /** Largest webhook body accepted, in bytes (413 beyond); read no further than that. */
+  WEBHOOK_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10 * 1024 * 1024),
+  /** Largest file in a multipart webhook whose content (base64) is kept in the trigger data; larger ones keep their hash. */
+  WEBHOOK_MAX_FILE_CONTENT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(1024 * 1024),
 });
 
 export type CoreEnv = z.infer<typeof coreConfigSchema>;
@@ -98,6 +125,14 @@ export interface AuthConfig {
   webauthn: { rpId: string; rpName: string; origins: string[] };
   pricesFile?: string;
   loginLimits: { perEmail: number; perIp: number; windowSeconds: number };
+  /** How long a verified credential is trusted without the database (0: never). */
+  cacheTtlMs: number;
+}
+
+/** Limits of the webhook ingress. */
+export interface WebhookConfig {
+  maxBytes: number;
+  maxFileContentBytes: number;
 }
 
 export interface CoreConfig {
@@ -112,6 +147,9 @@ export interface CoreConfig {
   secretsKey?: string;
   logLevel: CoreEnv["LOG_LEVEL"];
   auth: AuthConfig;
+  /** Whether `POST /monitoring/metrics/current` demands a credential. */
+  metricsRequireAuth: boolean;
+  webhooks: WebhookConfig;
 }
 
 const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, "");
@@ -128,6 +166,7 @@ export function toCoreConfig(env: CoreEnv): CoreConfig {
     brokerNamespace: env.BROKER_NAMESPACE,
     secretsKey: env.SECRETS_KEY,
     logLevel: env.LOG_LEVEL,
+    metricsRequireAuth: env.METRICS_REQUIRE_AUTH,
     auth: {
       accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,
@@ -146,7 +185,9 @@ export function toCoreConfig(env: CoreEnv): CoreConfig {
         perIp: env.LOGIN_ATTEMPTS_PER_IP,
         windowSeconds: env.LOGIN_ATTEMPT_WINDOW_SECONDS,
       },
+      cacheTtlMs: env.AUTH_CACHE_TTL_MS,
     },
+    webhooks: { maxBytes: env.WEBHOOK_MAX_BYTES, maxFileContentBytes: env.WEBHOOK_MAX_FILE_CONTENT_BYTES },
   };
 }
 

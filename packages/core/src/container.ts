@@ -1,4 +1,5 @@
 import { type DatabaseHandle, migrateToLatest, openDatabase } from "@platform/db";
+import { createAuthCache } from "./accounts/auth-cache.ts";
 import { createAuthenticator } from "./accounts/authenticate.ts";
 import { createAccountsDeps } from "./accounts/deps.ts";
 import { createBroker } from "./broker/index.ts";
@@ -10,7 +11,7 @@ import type { Services } from "./services.ts";
 
 export interface ServicesHandle {
   services: Services;
-  /** Writes pending metrics, closes the broker, then the database. */
+  /** Writes pending metrics, stops listening for revocations, closes the broker, then the database. */
   close(): Promise<void>;
 }
 
@@ -41,10 +42,16 @@ export async function createServices(
     logger,
     namespace: config.brokerNamespace,
   });
+  const authCache = createAuthCache({
+    broker,
+    logger: logger.child({ component: "auth-cache" }),
+    ttlMs: config.auth.cacheTtlMs,
+  });
   let accounts: Services["accounts"];
   try {
-    accounts = await createAccountsDeps(config, database.db, broker, sealer);
+    accounts = await createAccountsDeps(config, database.db, broker, sealer, authCache);
   } catch (error) {
+    await authCache.close();
     await broker.close();
     throw error;
   }
@@ -68,6 +75,7 @@ export async function createServices(
     services,
     async close() {
       await metrics.close();
+      await authCache.close();
       await broker.close();
       await database.close();
     },

@@ -25,7 +25,7 @@ describe("the error table", () => {
   });
 
   test("metrics failures are {message, data: null}", () => {
-    expect(toHttpFailure("validation_error", "monitoring", "x")).toMatchObject({
+    expect(toHttpFailure("validation_error", "monitoring", "metrics are required")).toMatchObject({
       status: 400,
       body: { message: "metrics are required", data: null },
     });

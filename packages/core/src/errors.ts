@@ -78,7 +78,7 @@ const SPEC_TEXTS: Partial<Record<Area, Partial<Record<ErrorCode, string>>>> = {
   },
   gateway: { not_found: "The requested resource does not exist" },
   secrets: { not_found: "resource not found", internal_error: "error retrieving secret" },
-  monitoring: { validation_error: "metrics are required", internal_error: "oops" },
+  monitoring: { internal_error: "oops" },
 };
 
 export interface HttpFailure {

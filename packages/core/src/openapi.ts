@@ -18,7 +18,12 @@ const description = `Workflow and integration platform API (spec version ${SPEC_
 Errors answer \`{"error": string}\`; the metrics endpoint answers \`{"message": string, "data": null}\`.
 Statuses: 400 invalid input, 401 missing or bad credential, 403 not allowed, 404 missing, 409 conflict,
 413 body too large (limit set by MAX_BODY_BYTES, default 10 MiB), 415 unsupported content type,
+431 request line and headers over 16 KiB (answered by the HTTP server itself, without a body),
 429 rate limited (with Retry-After), 500 internal, 501 not implemented yet, 502 upstream unusable, 503 dependency down.
+
+Input no operation accepts is a 400 before anything else runs: text holding a NUL character or
+malformed Unicode (a lone surrogate), in any field, field name or path parameter, and JSON nesting
+deeper than 64 levels. Ids are UUIDs; any other id is a 400.
 
 Conventions where the spec is silent: a DELETE request's JSON body is read like its query string
 (flat fields only); a POST or PUT with an empty body is read as \`{}\`; query booleans accept true/false/1/0.

@@ -1,22 +1,34 @@
 import { z } from "zod";
+import { unsafeTextReason } from "./input-guard.ts";
 
 /**
  * Path parameters reach procedures URL-encoded (`a%2Fb`) through the REST adapter;
- * this decodes them once, here.
+ * this decodes them once, here. The input guard sees them encoded, so the decoded text
+ * gets its check here (`%00` would otherwise reach a query).
  */
 export const pathParam = (description: string) =>
   z
     .string()
     .min(1)
     .transform((value, ctx) => {
+      let decoded: string;
       try {
-        return decodeURIComponent(value);
+        decoded = decodeURIComponent(value);
       } catch {
         ctx.addIssue({ code: "custom", message: "is not valid URL encoding" });
         return z.NEVER;
       }
+      const reason = unsafeTextReason(decoded);
+      if (reason) {
+        ctx.addIssue({ code: "custom", message: reason });
+        return z.NEVER;
+      }
+      return decoded;
     })
     .meta({ description });
+
+/** A path parameter naming something by its id: ids are UUIDs, anything else is refused before a query. */
+export const uuidParam = (description: string) => pathParam(description).pipe(z.uuid({ error: "must be a UUID" }));
 
 /**
  * A boolean in a query string. The REST adapter would coerce with `Boolean()`, which

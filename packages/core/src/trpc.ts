@@ -3,6 +3,7 @@ import type { OpenApiMeta } from "trpc-to-openapi";
 import { ZodError } from "zod";
 import type { Context } from "./context.ts";
 import { areaOfProcedure, DomainError, type ErrorCode, type HttpFailure, toHttpFailure } from "./errors.ts";
+import { findUnsafeInput } from "./input-guard.ts";
 
 /** tRPC's own codes, for errors raised before a procedure runs (bad JSON, unknown route). */
 const TRPC_CODE_TO_DOMAIN: Partial<Record<TRPCError["code"], ErrorCode>> = {
@@ -66,13 +67,27 @@ const t = initTRPC
 
 export const router = t.router;
 
-export const publicProcedure = t.procedure;
+/** Every procedure starts here: input no area could store (NUL, malformed text, absurd nesting) is a 400 first. */
+export const publicProcedure = t.procedure.use(async ({ getRawInput, next }) => {
+  const problem = findUnsafeInput(await getRawInput());
+  if (problem) throw new DomainError("validation_error", `invalid input: ${problem}`);
+  return next();
+});
+
+/** The path an API key's restrictions are matched against: over tRPC, the procedure's REST path. */
+const authTarget = (ctx: Context, meta: OpenApiMeta | undefined) => ({
+  path: meta?.openapi && ctx.request.path.startsWith("/trpc") ? meta.openapi.path : ctx.request.path,
+});
 
 /** Resolves the credential into `ctx.principal`, or answers 401/403 before the procedure runs. */
 export const authedProcedure = publicProcedure.use(async ({ ctx, meta, next }) => {
-  const principal = await ctx.services.authenticate(ctx.credential, {
-    path: meta?.openapi && ctx.request.path.startsWith("/trpc") ? meta.openapi.path : ctx.request.path,
-  });
+  const principal = await ctx.services.authenticate(ctx.credential, authTarget(ctx, meta));
+  return next({ ctx: { ...ctx, principal } });
+});
+
+/** For operations open to anonymous callers: a credential, when sent, is verified all the same (a bad one is 401). */
+export const optionallyAuthedProcedure = publicProcedure.use(async ({ ctx, meta, next }) => {
+  const principal = ctx.credential ? await ctx.services.authenticate(ctx.credential, authTarget(ctx, meta)) : undefined;
   return next({ ctx: { ...ctx, principal } });
 });
 

@@ -2,6 +2,7 @@ import type { Database, Role } from "@platform/db";
 import type { Kysely } from "kysely";
 import type { Principal } from "../context.ts";
 import { DomainError } from "../errors.ts";
+import type { VerifiedApiKey } from "./auth-cache.ts";
 import type { AccountsDeps } from "./deps.ts";
 import { hashOpaqueToken, newOpaqueToken } from "./opaque-tokens.ts";
 import { isAdmin } from "./permissions.ts";
@@ -79,15 +80,11 @@ export async function deleteApiKey(deps: AccountsDeps, principal: Principal, id:
   if (!isAdmin(principal)) query = query.where("created_by", "=", principal.userId);
   const deleted = await query.returning("id").executeTakeFirst();
   if (!deleted) throw new DomainError("not_found", "no API key with this id");
+  await deps.authCache.revoke({ kind: "api_key", apiKeyId: id });
 }
 
-export interface ResolvedApiKey {
-  principal: Principal;
-  allowedPaths: string[] | null;
-}
-
-/** The caller an API key stands for, or undefined when it is unknown or its creator left the account. */
-export async function resolveApiKey(db: Kysely<Database>, key: string): Promise<ResolvedApiKey | undefined> {
+/** The caller an API key stands for (by its hash), or undefined when it is unknown or its creator left the account. */
+export async function resolveApiKey(db: Kysely<Database>, keyHash: string): Promise<VerifiedApiKey | undefined> {
   const row = await db
     .selectFrom("api_keys")
     .innerJoin("memberships", (join) =>
@@ -96,7 +93,7 @@ export async function resolveApiKey(db: Kysely<Database>, key: string): Promise<
         .onRef("memberships.user_id", "=", "api_keys.created_by"),
     )
     .select(["api_keys.id", "api_keys.account_id", "api_keys.created_by", "api_keys.allowed_paths", "memberships.role"])
-    .where("api_keys.key_hash", "=", hashOpaqueToken(key))
+    .where("api_keys.key_hash", "=", keyHash)
     .executeTakeFirst();
   if (!row) return undefined;
   const role: Role = row.role;

@@ -3,6 +3,7 @@ import { DomainError } from "../errors.ts";
 import type { Authenticator } from "../services.ts";
 import { resolveApiKey } from "./api-keys.ts";
 import type { AccountsDeps } from "./deps.ts";
+import { hashOpaqueToken } from "./opaque-tokens.ts";
 import { pathAllowed } from "./path-patterns.ts";
 
 const invalidCredential = () => new DomainError("unauthorized", "invalid credential");
@@ -11,11 +12,18 @@ const invalidCredential = () => new DomainError("unauthorized", "invalid credent
  * Verifies a Bearer access token or an API key on every request. Besides the token's
  * signature, one indexed query checks that the user is still a member of the account
  * (a removed user is refused at once) and that the sign-in session was not revoked
- * (logout, refresh-token reuse). An API key restricted to paths is refused (403) on others.
+ * (logout, refresh-token reuse); its answer is kept in the per-process auth cache, which
+ * every revocation empties at once in every process. An API key restricted to paths is
+ * refused (403) on others.
  */
-export function createAuthenticator(deps: Pick<AccountsDeps, "db" | "accessTokens">): Authenticator {
+export function createAuthenticator(deps: Pick<AccountsDeps, "db" | "accessTokens" | "authCache">): Authenticator {
+  const { authCache } = deps;
+
   async function bearer(token: string): Promise<Principal> {
     const claims = await deps.accessTokens.verify(token);
+    const cached = authCache.session(claims.sessionId);
+    if (cached?.accountId === claims.accountId && cached.userId === claims.userId) return cached;
+    const ticket = authCache.ticket();
     const membership = await deps.db
       .selectFrom("memberships")
       .innerJoin("auth_sessions", (join) =>
@@ -30,12 +38,20 @@ export function createAuthenticator(deps: Pick<AccountsDeps, "db" | "accessToken
       .where("memberships.user_id", "=", claims.userId)
       .executeTakeFirst();
     if (!membership) throw invalidCredential();
-    return { accountId: claims.accountId, userId: claims.userId, role: membership.role };
+    const principal: Principal = { accountId: claims.accountId, userId: claims.userId, role: membership.role };
+    authCache.rememberSession(ticket, claims.sessionId, principal);
+    return principal;
   }
 
   async function apiKey(key: string, path: string): Promise<Principal> {
-    const resolved = await resolveApiKey(deps.db, key);
-    if (!resolved) throw invalidCredential();
+    const keyHash = hashOpaqueToken(key);
+    let resolved = authCache.apiKey(keyHash);
+    if (!resolved) {
+      const ticket = authCache.ticket();
+      resolved = await resolveApiKey(deps.db, keyHash);
+      if (!resolved) throw invalidCredential();
+      authCache.rememberApiKey(ticket, keyHash, resolved);
+    }
     if (resolved.allowedPaths && !pathAllowed(resolved.allowedPaths, path)) {
       throw new DomainError("forbidden", "this API key is not allowed on this path");
     }

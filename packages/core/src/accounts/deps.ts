@@ -4,6 +4,7 @@ import type { Broker } from "../broker/port.ts";
 import type { AuthConfig, CoreConfig } from "../config.ts";
 import type { Sealer } from "../sealing.ts";
 import { type AccessTokens, createAccessTokens } from "./access-tokens.ts";
+import type { AuthCache } from "./auth-cache.ts";
 import { loadPrices } from "./prices.ts";
 import type { Price } from "./schemas.ts";
 import { loadSigningKeys } from "./signing-keys.ts";
@@ -17,6 +18,8 @@ export interface AccountsDeps {
   prices: Price[];
   /** Seals TOTP secrets at rest. */
   sealer: Sealer;
+  /** Verified credentials of this process; every revocation goes through it. */
+  authCache: AuthCache;
 }
 
 /** Loads the signing keys and the price catalog; throws (refusing to start) when either is unusable. */
@@ -25,6 +28,7 @@ export async function createAccountsDeps(
   db: Kysely<Database>,
   broker: Broker,
   sealer: Sealer,
+  authCache: AuthCache,
 ): Promise<AccountsDeps> {
   const keys = await loadSigningKeys(config.auth.signingKeys, config.dataDir);
   return {
@@ -34,5 +38,6 @@ export async function createAccountsDeps(
     accessTokens: createAccessTokens(keys, config.auth.accessTokenTtlSeconds),
     prices: await loadPrices(config.auth.pricesFile),
     sealer,
+    authCache,
   };
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { pathParam } from "../schemas.ts";
+import { uuidParam } from "../schemas.ts";
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "./passwords.ts";
 
 // ---- Resources of the spec -------------------------------------------------------------
@@ -262,4 +262,4 @@ export const apiKeyEntry = z
   })
   .meta({ id: "ApiKey" });
 
-export const apiKeyIdInput = z.object({ id: pathParam("Id of the API key.") });
+export const apiKeyIdInput = z.object({ id: uuidParam("Id of the API key.") });

@@ -60,13 +60,15 @@ export async function startSession(deps: AccountsDeps, member: Member): Promise<
   return { auth_token: authToken, refresh_token: refreshToken };
 }
 
-async function revokeSession(db: Kysely<Database>, sessionId: string): Promise<void> {
-  await db
+/** Ends a session: its refresh token stops working, and its access tokens in every process at once. */
+async function revokeSession(deps: AccountsDeps, sessionId: string): Promise<void> {
+  await deps.db
     .updateTable("auth_sessions")
     .set({ revoked_at: new Date() })
     .where("id", "=", sessionId)
     .where("revoked_at", "is", null)
     .execute();
+  await deps.authCache.revoke({ kind: "session", sessionId });
 }
 
 /** Spends a refresh token and returns its successor with a new access token, for the same member. */
@@ -91,7 +93,7 @@ export async function rotateRefreshToken(
   if (!found || found.revoked_at) throw invalidRefreshToken();
   const reused = () => new DomainError("unauthorized", "refresh token was already used; sign in again");
   if (found.rotated_at) {
-    await revokeSession(deps.db, found.session_id);
+    await revokeSession(deps, found.session_id);
     throw reused();
   }
   if (found.expires_at.getTime() <= Date.now()) throw new DomainError("unauthorized", "refresh token expired");
@@ -105,7 +107,7 @@ export async function rotateRefreshToken(
     .returning("token_hash")
     .executeTakeFirst();
   if (!spent) {
-    await revokeSession(deps.db, found.session_id);
+    await revokeSession(deps, found.session_id);
     throw reused();
   }
 
@@ -117,7 +119,7 @@ export async function rotateRefreshToken(
     .where("user_id", "=", member.userId)
     .executeTakeFirst();
   if (!stillMember) {
-    await revokeSession(deps.db, found.session_id);
+    await revokeSession(deps, found.session_id);
     throw invalidRefreshToken();
   }
 
@@ -138,10 +140,13 @@ export async function endSession(deps: AccountsDeps, member: Member, refreshToke
     .where("account_id", "=", member.accountId)
     .where("user_id", "=", member.userId)
     .executeTakeFirst();
-  if (found) await revokeSession(deps.db, found.session_id);
+  if (found) await revokeSession(deps, found.session_id);
 }
 
-/** Deletes every session of a member of an account (used when the member is removed). */
+/**
+ * Deletes every session of a member of an account (used when the member is removed, inside
+ * its transaction); once that commits, the caller announces `{kind: "member"}` to the auth cache.
+ */
 export async function endMemberSessions(db: Kysely<Database>, member: Member): Promise<void> {
   await db
     .deleteFrom("auth_sessions")

@@ -139,4 +139,5 @@ export async function removeUser(deps: AccountsDeps, principal: Principal, email
       .where("user_id", "=", member.userId)
       .execute();
   });
+  await deps.authCache.revoke({ kind: "member", ...member });
 }

@@ -1,0 +1,73 @@
+import autocannon from "autocannon";
+
+export interface LoadOptions {
+  url: string;
+  method?: "GET" | "POST" | "PUT" | "DELETE" | "PATCH";
+  headers?: Record<string, string>;
+  body?: string;
+  /** A body per request (e.g. distinct keys); overrides `body`. */
+  bodyOf?: (n: number) => string;
+  connections: number;
+  durationSeconds: number;
+}
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  /** Responses that were not 2xx, and connection errors. */
+  failures: number;
+}
+
+/** Runs autocannon against one URL and reads the figures the reports use. */
+export async function load(options: LoadOptions): Promise<LoadResult> {
+  let n = 0;
+  const result = await autocannon({
+    url: options.url,
+    method: options.method ?? "GET",
+    headers: options.headers,
+    body: options.bodyOf ? undefined : options.body,
+    connections: options.connections,
+    duration: options.durationSeconds,
+    requests: options.bodyOf
+      ? [
+          {
+            setupRequest: (request: Record<string, unknown>) => ({
+              ...request,
+              body: options.bodyOf?.(n++),
+            }),
+          },
+        ]
+      : undefined,
+  });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    failures: result.non2xx + result.errors,
+  };
+}
+
+/** Prints rows of figures with each one's ratio to the baseline measured in the same run. */
+export function report(title: string, baseline: LoadResult, rows: [string, LoadResult][]): void {
+  console.log(`\n${title}`);
+  console.log(
+    "what".padEnd(34),
+    "req/s".padStart(9),
+    "p50 ms".padStart(7),
+    "p99 ms".padStart(7),
+    "vs baseline".padStart(12),
+    "failed".padStart(7),
+  );
+  const line = (name: string, r: LoadResult) =>
+    console.log(
+      name.padEnd(34),
+      Math.round(r.rps).toString().padStart(9),
+      r.p50.toFixed(1).padStart(7),
+      r.p99.toFixed(1).padStart(7),
+      `${((r.rps / baseline.rps) * 100).toFixed(1)}%`.padStart(12),
+      String(r.failures).padStart(7),
+    );
+  line("baseline: trivial Bun.serve", baseline);
+  for (const [name, result] of rows) line(name, result);
+}

@@ -1,0 +1,153 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { createScratchPostgres, freeLoopbackPort, testEnv } from "../../packages/db/src/testing.ts";
+
+export type Mode = "embedded" | "scale-out";
+
+export interface RunningPlatform {
+  mode: Mode;
+  url: string;
+  stop(): Promise<void>;
+}
+
+const root = join(import.meta.dir, "..", "..");
+const key = () => randomBytes(32).toString("base64url");
+
+/** The modes this machine can run: scale-out needs DATABASE_URL and REDIS_URL. */
+export function availableModes(): Mode[] {
+  return testEnv.DATABASE_URL && testEnv.REDIS_URL ? ["embedded", "scale-out"] : ["embedded"];
+}
+
+async function waitReady(url: string, processes: Subprocess[]): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    for (const child of processes) {
+      if (child.exitCode !== null) throw new Error(`a platform process exited with ${child.exitCode}`);
+    }
+    const ok = await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await Bun.sleep(200);
+  }
+  throw new Error(`${url} was not ready within 60 s`);
+}
+
+/**
+ * Starts the platform as its README says, as real processes: `bun run start` (embedded,
+ * PGlite in a fresh data directory), or `start:api` + `start:worker` on a scratch
+ * PostgreSQL database and a Redis namespace of its own. Production settings, no logs.
+ */
+export async function startPlatform(mode: Mode, extraEnv: Record<string, string> = {}): Promise<RunningPlatform> {
+  const port = await freeLoopbackPort();
+  const url = `http://127.0.0.1:${port}`;
+  const base = {
+    ...process.env,
+    NODE_ENV: "production",
+    LOG_LEVEL: "silent",
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    PUBLIC_URL: url,
+    // A benchmark signs in and out far more often than a person would.
+    LOGIN_ATTEMPTS_PER_EMAIL: "1000000",
+    LOGIN_ATTEMPTS_PER_IP: "1000000",
+    ...extraEnv,
+  };
+  if (mode === "embedded") {
+    const dataDir = mkdtempSync(join(tmpdir(), "platform-bench-"));
+    const env: Record<string, string | undefined> = { ...base, DATA_DIR: dataDir };
+    delete env.DATABASE_URL;
+    delete env.REDIS_URL;
+    const api = Bun.spawn(["bun", "apps/api/src/main.ts", "--mode=embedded"], {
+      cwd: root,
+      env,
+      stdout: "ignore",
+      stderr: "inherit",
+    });
+    await waitReady(url, [api]);
+    return {
+      mode,
+      url,
+      async stop() {
+        api.kill("SIGTERM");
+        await api.exited;
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  }
+  const scratch = await createScratchPostgres();
+  const env = {
+    ...base,
+    DATABASE_URL: scratch.url,
+    REDIS_URL: testEnv.REDIS_URL,
+    JWT_SIGNING_KEYS: `bench:${key()}`,
+    SECRETS_KEY: key(),
+    BROKER_NAMESPACE: `bench-${randomBytes(4).toString("hex")}`,
+    WORKER_HEALTH_PORT: "0",
+  };
+  const api = Bun.spawn(["bun", "apps/api/src/main.ts", "--mode=scale-out"], {
+    cwd: root,
+    env,
+    stdout: "ignore",
+    stderr: "inherit",
+  });
+  await waitReady(url, [api]);
+  const worker = Bun.spawn(["bun", "apps/worker/src/main.ts"], { cwd: root, env, stdout: "ignore", stderr: "inherit" });
+  return {
+    mode,
+    url,
+    async stop() {
+      for (const child of [api, worker]) child.kill("SIGTERM");
+      await Promise.all([api.exited, worker.exited]);
+      await scratch.drop();
+    },
+  };
+}
+
+/** A trivial `Bun.serve` answering 200 `{"ok":true}`, in a process of its own like the platform. */
+export async function startBaseline(): Promise<{ url: string; stop(): Promise<void> }> {
+  const port = await freeLoopbackPort();
+  const child = Bun.spawn(
+    [
+      "bun",
+      "-e",
+      `Bun.serve({ port: ${port}, hostname: "127.0.0.1", fetch: () => Response.json({ ok: true }) }); setInterval(() => {}, 1 << 30);`,
+    ],
+    { stdout: "ignore", stderr: "inherit" },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    if (
+      await fetch(url).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
+    await Bun.sleep(50);
+  }
+  return {
+    url,
+    async stop() {
+      child.kill();
+      await child.exited;
+    },
+  };
+}
+
+/** Signs up a fresh account on a running platform; returns its token and account id. */
+export async function signUpForBench(url: string): Promise<{ token: string; accountId: string; email: string }> {
+  const email = `bench-${randomBytes(4).toString("hex")}@example.com`;
+  const response = await fetch(`${url}/accounts/signup`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email, password: "correct horse battery staple", account_name: "bench" }),
+  });
+  if (!response.ok) throw new Error(`sign-up failed: ${response.status} ${await response.text()}`);
+  const { data } = (await response.json()) as { data: { auth_token: string; account: { id: string } } };
+  return { token: data.auth_token, accountId: data.account.id, email };
+}

@@ -1,0 +1,4 @@
+/** The media type of a Content-Type value, lower-cased and without parameters (`application/json`). */
+export function mediaTypeOf(contentType: string | null | undefined): string {
+  return (contentType ?? "").split(";", 1)[0]?.trim().toLowerCase() ?? "";
+}

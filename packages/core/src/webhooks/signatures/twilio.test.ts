@@ -1,0 +1,106 @@
+import { describe, expect, test } from "bun:test";
+import {
+  getExpectedBodyHash,
+  getExpectedTwilioSignature,
+  validateRequest,
+  validateRequestWithBody,
+} from "twilio/lib/webhooks/webhooks";
+import { verifyWebhookSignature } from "./index.ts";
+import { delivery, PAYLOAD, TAMPERED, WEBHOOK_URL } from "./test-requests.ts";
+
+const authToken = "12345678901234567890123456789012";
+const config = { service: "twilio", secret: authToken } as const;
+const FORM = { "Content-Type": "application/x-www-form-urlencoded" };
+
+/** An incoming MMS as Twilio posts it: a name sent twice, one value repeated, non-ASCII text. */
+const params = {
+  MessageSid: "MM1f4e0b1f9ac2e1c5",
+  From: "+14158675310",
+  To: "+14155552671",
+  Body: "Grüße & 👋 from Zoë",
+  MediaUrl: ["https://api.twilio.com/m/2", "https://api.twilio.com/m/1", "https://api.twilio.com/m/2"],
+  AccountSid: "AC00000000000000000000000000000000",
+};
+const formBody = new URLSearchParams(
+  Object.entries(params).flatMap(([name, value]) =>
+    (Array.isArray(value) ? value : [value]).map((v): [string, string] => [name, v]),
+  ),
+).toString();
+const url = `${WEBHOOK_URL}?campaign=spring&lang=de`;
+
+const check = (headers: Record<string, string>, body: string, at = url) =>
+  verifyWebhookSignature(config, delivery(headers, body, at));
+
+describe("Twilio signatures", () => {
+  test("a form delivery signed by Twilio's library is accepted, as Twilio's validateRequest accepts it", () => {
+    const signature = getExpectedTwilioSignature(authToken, url, params);
+    expect(validateRequest(authToken, signature, url, params)).toBe(true);
+    expect(check({ ...FORM, "X-Twilio-Signature": signature }, formBody)).toEqual({ ok: true });
+  });
+
+  test("the URL may have been signed with or without the scheme's default port", () => {
+    const withPort = url.replace("hooks.example.com", "hooks.example.com:443");
+    expect(
+      check({ ...FORM, "X-Twilio-Signature": getExpectedTwilioSignature(authToken, withPort, params) }, formBody),
+    ).toEqual({
+      ok: true,
+    });
+    expect(
+      check({ ...FORM, "X-Twilio-Signature": getExpectedTwilioSignature(authToken, url, params) }, formBody, withPort),
+    ).toEqual({ ok: true });
+    const elsewhere = url.replace("hooks.example.com", "hooks.example.com:8443");
+    expect(
+      check({ ...FORM, "X-Twilio-Signature": getExpectedTwilioSignature(authToken, elsewhere, params) }, formBody),
+    ).toMatchObject({ reason: "mismatch" });
+  });
+
+  test("another token, another URL, or a parameter changed after signing, is a mismatch", () => {
+    const mismatch = {
+      ok: false,
+      reason: "mismatch",
+      message: "X-Twilio-Signature does not match the payload",
+    } as const;
+    const signature = getExpectedTwilioSignature(authToken, url, params);
+    expect(
+      check({ ...FORM, "X-Twilio-Signature": getExpectedTwilioSignature("f".repeat(32), url, params) }, formBody),
+    ).toEqual(mismatch);
+    expect(
+      check({ ...FORM, "X-Twilio-Signature": signature }, formBody, `${WEBHOOK_URL}?campaign=autumn&lang=de`),
+    ).toEqual(mismatch);
+    expect(
+      check({ ...FORM, "X-Twilio-Signature": signature }, formBody.replace("spring", "x").replace("Zo", "Jo")),
+    ).toEqual(mismatch);
+    expect(check({ ...FORM, "X-Twilio-Signature": signature }, `${formBody}&Extra=1`)).toEqual(mismatch);
+  });
+
+  test("a JSON body is signed through bodySHA256 in the URL, as validateRequestWithBody checks it", () => {
+    const signedUrl = `${WEBHOOK_URL}?bodySHA256=${getExpectedBodyHash(PAYLOAD)}`;
+    const signature = getExpectedTwilioSignature(authToken, signedUrl, {});
+    expect(validateRequestWithBody(authToken, signature, signedUrl, PAYLOAD)).toBe(true);
+    const json = { "Content-Type": "application/json", "X-Twilio-Signature": signature };
+    expect(check(json, PAYLOAD, signedUrl)).toEqual({ ok: true });
+    expect(check(json, TAMPERED, signedUrl)).toEqual({
+      ok: false,
+      reason: "mismatch",
+      message: "bodySHA256 does not match the body",
+    });
+    const forgedUrl = `${WEBHOOK_URL}?bodySHA256=${getExpectedBodyHash(TAMPERED)}`;
+    expect(check(json, TAMPERED, forgedUrl)).toMatchObject({ reason: "mismatch" });
+  });
+
+  test("a missing header is reported; one that is not a base64 HMAC-SHA1 is malformed", () => {
+    expect(check(FORM, formBody)).toEqual({
+      ok: false,
+      reason: "missing_header",
+      message: "missing X-Twilio-Signature header",
+    });
+    const malformed = {
+      ok: false,
+      reason: "malformed_header",
+      message: "X-Twilio-Signature header is not a base64 HMAC-SHA1",
+    } as const;
+    expect(check({ ...FORM, "X-Twilio-Signature": "sha1=abc" }, formBody)).toEqual(malformed);
+    const sha256 = Buffer.alloc(32).toString("base64");
+    expect(check({ ...FORM, "X-Twilio-Signature": sha256 }, formBody)).toEqual(malformed);
+  });
+});
