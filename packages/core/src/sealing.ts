@@ -37,7 +37,7 @@ const TAG_BYTES = 16;
 export const SECRETS_KEY_FILE = "secrets-key";
 
 /** A key id: what `SECRETS_KEY` may name a key (`kid:key`). Dots are the sealed format's separator. */
-export const SECRETS_KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
+const SECRETS_KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 
 /** The id of a key listed without one: the first 12 hex digits of its SHA-256, the same in every process. */
 export function derivedKeyId(key: Uint8Array): string {

@@ -2,13 +2,13 @@ import { z } from "zod";
 import { pathParam } from "../schemas.ts";
 
 /** Secret keys are what `{{secrets.<key>}}` can name: letters, digits, `_` and `-`, case-sensitive. */
-export const SECRET_KEY = /^[A-Za-z0-9_-]{1,128}$/;
+const SECRET_KEY = /^[A-Za-z0-9_-]{1,128}$/;
 /** Largest secret value, in UTF-8 bytes. */
-export const MAX_SECRET_BYTES = 65_536;
+const MAX_SECRET_BYTES = 65_536;
 
 const keyRule = "1-128 letters, digits, _ or - (case-sensitive)";
 
-export const secretKey = pathParam(`Key of the secret: ${keyRule}.`).pipe(
+const secretKey = pathParam(`Key of the secret: ${keyRule}.`).pipe(
   z.string().regex(SECRET_KEY, { error: `must be ${keyRule}` }),
 );
 

@@ -4,16 +4,16 @@ import { pathParam } from "../../schemas.ts";
 import { inspectPayload } from "../../templates/index.ts";
 
 /** Collections are subjects: dot-separated tokens of letters, digits, `_` and `-`, 128 characters at most. */
-export const NODE_COLLECTION = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+const NODE_COLLECTION = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 const collectionRule = "1-128 characters: tokens of letters, digits, _ or - joined by dots";
 
 /** Retry options a node gets when it leaves them out. */
-export const NODE_OPTION_DEFAULTS = { timeout: 30_000, attempts: 3, backoff_ms: 1_000 } as const;
-export const NODE_OPTION_LIMITS = { timeout: 900_000, attempts: 20, backoff_ms: 3_600_000 } as const;
+const NODE_OPTION_DEFAULTS = { timeout: 30_000, attempts: 3, backoff_ms: 1_000 } as const;
+const NODE_OPTION_LIMITS = { timeout: 900_000, attempts: 20, backoff_ms: 3_600_000 } as const;
 /** Largest payload, as JSON, in bytes. */
-export const MAX_PAYLOAD_BYTES = 65_536;
+const MAX_PAYLOAD_BYTES = 65_536;
 
-export const collection = z
+const collection = z
   .string()
   .max(128, { error: `must be ${collectionRule}` })
   .regex(NODE_COLLECTION, { error: `must be ${collectionRule}` })
@@ -28,6 +28,7 @@ const option = (name: keyof typeof NODE_OPTION_LIMITS, description: string) =>
     .default(NODE_OPTION_DEFAULTS[name])
     .meta({ description: `${description} (1-${NODE_OPTION_LIMITS[name]}; default ${NODE_OPTION_DEFAULTS[name]}).` });
 
+/** Retry options with their defaults; flows' inline steps take the same. */
 export const nodeOptionsInput = z
   .strictObject({
     timeout: option("timeout", "Milliseconds one attempt may take"),
