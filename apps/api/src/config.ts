@@ -56,7 +56,7 @@ export function loadApiConfig(env: Record<string, string | undefined>, mode: Run
           REDIS_URL: z.url({ error: "is required in scale-out mode (a redis:// URL)" }),
           // Every API process must sign and verify with the same keys.
           JWT_SIGNING_KEYS: signingKeysSchema,
-          // ...and seal and open secrets with the same key.
+          // ...and seal and open secrets with the same keys.
           SECRETS_KEY: secretsKeySchema,
         })
       : apiEnvSchema;

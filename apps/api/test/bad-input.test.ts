@@ -14,13 +14,11 @@ import { runModes, startTestApi, type TestApi } from "./harness.ts";
 /** Operations whose area is still to be built answer 501; each issue that builds one removes it here. */
 const NOT_YET_IMPLEMENTED = new Set([
   "GET /hub/mcp/registry",
-  "POST /hub/nodes",
   "POST /storage/streams/{name}/messages",
   "PUT /storage/kv/{bucket}",
   "GET /gateway/{gateway_topic}",
   "DELETE /gateway/{gateway_topic}",
   "DELETE /gateway/{gateway_topic}/mapping/details",
-  "GET /secrets/{key}",
 ]);
 
 type Schema = {

@@ -20,6 +20,8 @@ export interface TestApiOptions {
   trustedProxyHops?: number;
   /** Settings as environment variables (e.g. `LOGIN_ATTEMPTS_PER_EMAIL`), over the test defaults. */
   env?: Record<string, string>;
+  /** Keeps the server's log lines from this level up, for `logs()`; unset, nothing is logged. */
+  captureLogs?: "trace" | "debug" | "info";
 }
 
 export interface TestApi {
@@ -29,6 +31,8 @@ export interface TestApi {
   shared: { database: DatabaseHandle; config: CoreConfig; maxBodyBytes: number; trustedProxyHops?: number };
   /** `fetch` against the running server, with a JSON body when `json` is given. */
   request(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
+  /** The log output so far (one JSON object per line), when started with `captureLogs`. */
+  logs(): string;
   stop(): Promise<void>;
 }
 
@@ -75,12 +79,15 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
       ...options.env,
     }),
   );
-  const api = await serve({
-    database,
-    config,
-    maxBodyBytes: options.maxBodyBytes ?? 10 * 1024 * 1024,
-    trustedProxyHops: options.trustedProxyHops,
-  });
+  const api = await serve(
+    {
+      database,
+      config,
+      maxBodyBytes: options.maxBodyBytes ?? 10 * 1024 * 1024,
+      trustedProxyHops: options.trustedProxyHops,
+    },
+    options.captureLogs,
+  );
   return {
     ...api,
     async stop() {
@@ -99,8 +106,13 @@ export function startPeerApi(first: TestApi): Promise<TestApi> {
   return serve(first.shared);
 }
 
-async function serve(shared: TestApi["shared"]): Promise<TestApi> {
-  const logger = createLogger({ level: "silent", name: "api-test" });
+async function serve(shared: TestApi["shared"], captureLogs?: TestApiOptions["captureLogs"]): Promise<TestApi> {
+  const logLines: string[] = [];
+  const logger = createLogger({
+    level: captureLogs ?? "silent",
+    name: "api-test",
+    destination: { write: (line: string) => logLines.push(line) },
+  });
   // The services close what they were given; the database belongs to the first server's test.
   const borrowed: DatabaseHandle = { ...shared.database, close: async () => {} };
   const handle = await createServices(shared.config, logger, borrowed);
@@ -130,6 +142,7 @@ async function serve(shared: TestApi["shared"]): Promise<TestApi> {
         body: json !== undefined ? JSON.stringify(json) : rest.body,
       });
     },
+    logs: () => logLines.join(""),
     async stop() {
       await server.stop(1000);
       await handle.close();

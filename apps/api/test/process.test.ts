@@ -56,6 +56,20 @@ describe("configuration", () => {
     expect(stderr.trim()).toBe("api failed to start: cannot migrate the database: connect ECONNREFUSED 127.0.0.1:9");
   });
 
+  test("SECRETS_KEY takes one key or a kid:key list; a malformed one stops start-up naming it", () => {
+    const key = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+    const bare = key();
+    expect(loadApiConfig({ SECRETS_KEY: bare }, "embedded").core.secretsKey).toBe(bare);
+    const list = `new:${key()},old:${key()},${bare}`;
+    expect(loadApiConfig({ SECRETS_KEY: list }, "embedded").core.secretsKey).toBe(list);
+    expect(() => loadApiConfig({ SECRETS_KEY: `a:${key()},a:${key()}` }, "embedded")).toThrow(
+      "invalid configuration: SECRETS_KEY: lists a key id twice",
+    );
+    expect(() => loadApiConfig({ SECRETS_KEY: `a:${key().slice(1)}` }, "embedded")).toThrow(
+      "invalid configuration: SECRETS_KEY: must be a 32-byte base64url key (43 characters) or kid:key[,kid:key...]",
+    );
+  });
+
   test("without PUBLIC_URL the public addresses follow PORT", () => {
     const config = loadApiConfig({ PORT: "8080" }, "embedded");
     expect(config.core.publicUrl).toBe("http://localhost:8080");

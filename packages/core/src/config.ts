@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseSecretsKeys } from "./sealing.ts";
 
 /** `true`/`1` or `false`/`0`; anything else is refused rather than guessed. */
 export const envBoolean = (fallback: boolean) =>
@@ -20,10 +21,27 @@ export const signingKeysSchema = z
     error: "must be kid:secret[,kid:secret...] with base64url secrets of at least 32 bytes",
   });
 
-/** The key sealing secrets at rest (AES-256-GCM): 32 bytes, base64url. */
+/**
+ * Keys sealing secrets at rest (AES-256-GCM), each 32 bytes base64url (43 characters):
+ * one key, or `kid:key[,kid:key...]` (a bare key in the list is named by a hash of it).
+ * The first seals; all of them open (rotation).
+ */
 export const secretsKeySchema = z
-  .string({ error: "is required: 32 random bytes, base64url" })
-  .regex(/^[\w-]{43}$/, { error: "must be 32 bytes, base64url-encoded (43 characters)" });
+  .string({ error: "is required: 32 random bytes, base64url, or kid:key[,kid:key...]" })
+  .regex(/^(?:[\w-]{1,32}:)?[\w-]{43}(?:,(?:[\w-]{1,32}:)?[\w-]{43})*$/, {
+    error: "must be a 32-byte base64url key (43 characters) or kid:key[,kid:key...]",
+    abort: true,
+  })
+  .refine(
+    (text) => {
+      try {
+        return parseSecretsKeys(text) !== undefined;
+      } catch {
+        return false;
+      }
+    },
+    { error: "lists a key id twice" },
+  );
 
 /**
  * Settings core needs, parsed by each app's config module from its environment.
@@ -57,7 +75,7 @@ export const coreConfigSchema = z.object({
   MFA_TOKEN_TTL_SECONDS: z.coerce.number().int().min(30).max(3600).default(300),
   /** Access-token signing keys (see signingKeysSchema). When unset, one key is generated once into DATA_DIR (mode 0600). */
   JWT_SIGNING_KEYS: signingKeysSchema.optional(),
-  /** Seals secrets kept in the database. When unset, one key is generated once into DATA_DIR (mode 0600). */
+  /** Seals secrets kept in the database (see secretsKeySchema). When unset, one key is generated once into DATA_DIR (mode 0600). */
   SECRETS_KEY: secretsKeySchema.optional(),
   /** WebAuthn relying party id; defaults to PUBLIC_URL's host name. */
   WEBAUTHN_RP_ID: z.string().min(1).optional(),
@@ -125,7 +143,7 @@ export interface CoreConfig {
   databaseUrl?: string;
   redisUrl?: string;
   brokerNamespace: string;
-  /** Raw `SECRETS_KEY`; when absent, a key is generated into `dataDir`. */
+  /** Raw `SECRETS_KEY` (one key or `kid:key,...`); when absent, a key is generated into `dataDir`. */
   secretsKey?: string;
   logLevel: CoreEnv["LOG_LEVEL"];
   auth: AuthConfig;

@@ -6,7 +6,7 @@ import { createBroker } from "./broker/index.ts";
 import type { CoreConfig } from "./config.ts";
 import type { Logger } from "./logger.ts";
 import { createMetricsRecorder } from "./monitoring/recorder.ts";
-import { createSealer, loadSecretsKey } from "./sealing.ts";
+import { createSealer, loadSecretsKeys } from "./sealing.ts";
 import type { Services } from "./services.ts";
 
 export interface ServicesHandle {
@@ -35,7 +35,7 @@ export async function createServices(
   logger: Logger,
   database: DatabaseHandle,
 ): Promise<ServicesHandle> {
-  const sealer = createSealer(await loadSecretsKey(config.secretsKey, config.dataDir));
+  const sealer = createSealer(await loadSecretsKeys(config.secretsKey, config.dataDir));
   const broker = await createBroker({
     redisUrl: config.redisUrl,
     database,

@@ -43,3 +43,6 @@ export const queryBoolean = z.preprocess((value) => {
 export const messageResponse = z.object({ message: z.string().meta({ example: "success" }) });
 
 export const success = { message: "success" } as const;
+
+/** Error statuses documented for procedures that take a credential. */
+export const withCredential = { 400: "Invalid input", 401: "Credential missing or invalid", 403: "Not allowed" };

@@ -16,7 +16,9 @@ for (const { backend, skip } of databaseBackends()) {
         const tables = await sql<{ table_name: string }>`
           select table_name from information_schema.tables where table_schema = 'public'`.execute(handle.db);
         const names = tables.rows.map((r) => r.table_name);
-        expect(names).toEqual(expect.arrayContaining(["accounts", "users", "memberships"]));
+        expect(names).toEqual(
+          expect.arrayContaining(["accounts", "users", "memberships", "secrets", "node_templates"]),
+        );
         expect(await migrateToLatest(handle.db)).toEqual([]);
       } finally {
         await handle.close();

@@ -104,6 +104,34 @@ export interface ApiKeysTable {
   created_at: CreatedAt;
 }
 
+/** A secret of an account; `value` is sealed (see packages/core/src/sealing.ts), never the plaintext. */
+export interface SecretsTable {
+  account_id: string;
+  key: string;
+  value: string;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+/** A node template; `payload` is JSON whose strings may hold `{{...}}` template references. */
+export interface NodeTemplatesTable {
+  /** A UUID. */
+  id: string;
+  account_id: string;
+  collection: string;
+  name: string;
+  description: string;
+  node_type: string;
+  subject: string;
+  /** Written as a JSON string. */
+  payload: ColumnType<Record<string, unknown>, string, string>;
+  timeout_ms: number;
+  attempts: number;
+  backoff_ms: number;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -115,6 +143,8 @@ export interface Database {
   passkeys: PasskeysTable;
   passkey_registrations: PasskeyRegistrationsTable;
   api_keys: ApiKeysTable;
+  secrets: SecretsTable;
+  node_templates: NodeTemplatesTable;
 }
 
 export type Account = Selectable<AccountsTable>;

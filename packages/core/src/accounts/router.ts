@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { messageResponse, success } from "../schemas.ts";
+import { messageResponse, success, withCredential } from "../schemas.ts";
 import { authedProcedure, publicProcedure, router } from "../trpc.ts";
 import { signUp } from "./accounts.ts";
 import { createApiKey, deleteApiKey, listApiKeys } from "./api-keys.ts";
@@ -38,8 +38,6 @@ const tags = ["accounts"];
 const authData = z.object({ data: authResult });
 const noInput = z.object({});
 
-/** Error statuses documented for procedures that take a credential. */
-const withCredential = { 400: "Invalid input", 401: "Credential missing or invalid", 403: "Not allowed" };
 const signIn = { 400: "Invalid input", 401: "Not signed in", 429: "Too many attempts (see Retry-After)" };
 
 export const accountsRouter = router({

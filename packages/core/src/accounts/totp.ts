@@ -37,7 +37,7 @@ export async function totpEnabled(db: Kysely<Database>, userId: string): Promise
 }
 
 /** TOTP secrets are sealed at rest, bound to their user. */
-const sealingContext = (userId: string) => `totp:${userId}`;
+export const totpSealingContext = (userId: string) => `totp:${userId}`;
 
 const alreadyEnabled = () => new DomainError("conflict", "TOTP is already enabled");
 
@@ -63,7 +63,7 @@ export async function beginTotpSetup(
     secret: new Secret({ size: 20 }),
   });
   const secret = totp.secret.base32;
-  const sealed = deps.sealer.seal(secret, sealingContext(principal.userId));
+  const sealed = deps.sealer.seal(secret, totpSealingContext(principal.userId));
   const written = await deps.db
     .insertInto("user_totp")
     .values({ user_id: principal.userId, secret: sealed })
@@ -99,7 +99,7 @@ export async function confirmTotpSetup(
   if (!row.secret)
     throw new DomainError("validation_error", "no TOTP setup in progress; call POST /accounts/totp/setup first");
   if (row.enabled_at) throw alreadyEnabled();
-  const step = stepOfCode(deps.sealer.open(row.secret, sealingContext(principal.userId)), code);
+  const step = stepOfCode(deps.sealer.open(row.secret, totpSealingContext(principal.userId)), code);
   if (step === null) throw new DomainError("validation_error", "invalid code");
   const enabled = await deps.db
     .updateTable("user_totp")
@@ -126,7 +126,7 @@ export async function spendTotpCode(
     .where("enabled_at", "is not", null)
     .executeTakeFirst();
   if (!row) return false;
-  const step = stepOfCode(deps.sealer.open(row.secret, sealingContext(userId)), code);
+  const step = stepOfCode(deps.sealer.open(row.secret, totpSealingContext(userId)), code);
   if (step === null) return false;
   const spent = await db
     .updateTable("user_totp")

@@ -1,6 +1,7 @@
 import { notImplemented } from "../not-implemented.ts";
 import { authedProcedure, router } from "../trpc.ts";
-import { createNodeInput, createNodeOutput, registryPage, registryQuery } from "./schemas.ts";
+import { nodesRouter } from "./nodes/router.ts";
+import { registryPage, registryQuery } from "./schemas.ts";
 
 export const hubRouter = router({
   registry: router({
@@ -20,19 +21,5 @@ export const hubRouter = router({
       .output(registryPage)
       .query(() => notImplemented()),
   }),
-  nodes: router({
-    create: authedProcedure
-      .meta({
-        openapi: {
-          method: "POST",
-          path: "/hub/nodes",
-          tags: ["hub"],
-          summary: "Create a node template in a collection",
-          protect: true,
-        },
-      })
-      .input(createNodeInput)
-      .output(createNodeOutput)
-      .mutation(() => notImplemented()),
-  }),
+  nodes: nodesRouter,
 });

@@ -27,33 +27,3 @@ export const registryPage = z.object({
   received: z.number().int().meta({ description: "Entries in servers on this page." }),
   total: z.number().int().meta({ description: "Entries matching the query across all pages." }),
 });
-
-export const nodeOptions = z.object({
-  timeout: z.number().int().min(1).meta({ description: "Milliseconds." }),
-  attempts: z.number().int().min(1),
-  backoff_ms: z.number().int().min(0),
-});
-
-export const nodeTemplateInput = z.object({
-  name: z.string().min(1),
-  description: z.string().default(""),
-  node_type: z.literal("function"),
-  subject: z.string().min(1).meta({ description: "The function or target the node invokes." }),
-  payload: z.record(z.string(), z.unknown()).default({}),
-  options: nodeOptions,
-});
-
-export const nodeTemplate = nodeTemplateInput.extend({ id: z.string() }).meta({ id: "NodeTemplate" });
-
-export const createNodeInput = z.object({
-  collection: z.string().min(1).meta({ description: "Collection subject." }),
-  data: nodeTemplateInput,
-});
-
-export const createNodeOutput = z.object({
-  subject: z.string().meta({ description: "Subject of the new node: nodes.<id>." }),
-  collection: z.string(),
-  data: nodeTemplate,
-  type: z.literal("created"),
-  modified: z.number().int().meta({ description: "Unix time in seconds." }),
-});

@@ -1,0 +1,152 @@
+import { describe, expect, test } from "bun:test";
+import { inspectPayload, resolvePayload, type TemplateScope } from "./index.ts";
+
+const scope: TemplateScope = {
+  trigger: {
+    event: "payment_intent.succeeded",
+    data: { object: { id: "pi_1", amount: 4200, paid: true, refunds: null, metadata: { plan: "pro" } } },
+    items: [{ sku: "a" }, { sku: "b" }],
+    headers: { "x-github-event": "push" },
+  },
+  steps: { fetch: { status: 200, body: { rows: [1, 2, 3] } } },
+  secrets: { "stripe-key": "sk_live_123" },
+};
+
+describe("inspecting a payload", () => {
+  test("lists every reference with the field it is in, through objects and arrays", () => {
+    const { problems, references } = inspectPayload({
+      url: "https://x/{{trigger.data.object.id}}",
+      headers: [{ authorization: "Bearer {{secrets.stripe-key}}" }],
+      body: { rows: "{{steps.fetch.body.rows}}", fixed: 3, flag: true, none: null },
+    });
+    expect(problems).toEqual([]);
+    expect(references).toEqual([
+      {
+        field: ["url"],
+        reference: { root: "trigger", path: ["data", "object", "id"], expression: "trigger.data.object.id" },
+      },
+      {
+        field: ["headers", 0, "authorization"],
+        reference: { root: "secrets", path: ["stripe-key"], expression: "secrets.stripe-key" },
+      },
+      {
+        field: ["body", "rows"],
+        reference: { root: "steps", path: ["fetch", "body", "rows"], expression: "steps.fetch.body.rows" },
+      },
+    ]);
+  });
+
+  test("reports each malformed string with its field, and keeps the references of the others", () => {
+    const { problems, references } = inspectPayload({
+      url: "https://x/{{trigger.id",
+      list: ["ok", "{{ nope.x }}"],
+      "{{key}}": "object keys are not templates",
+      note: "{{trigger.note}}",
+    });
+    expect(problems).toEqual([
+      { field: ["url"], message: "unclosed template reference" },
+      { field: ["list", 1], message: 'unknown template root "nope" in {{nope.x}} (trigger, steps or secrets)' },
+    ]);
+    expect(references.map((r) => r.reference.expression)).toEqual(["trigger.note"]);
+  });
+});
+
+describe("resolving a payload", () => {
+  test("a string that is exactly one reference keeps the value's type", () => {
+    expect(
+      resolvePayload(
+        {
+          object: "{{trigger.data.object.metadata}}",
+          number: "{{ trigger.data.object.amount }}",
+          boolean: "{{trigger.data.object.paid}}",
+          array: "{{steps.fetch.body.rows}}",
+          element: "{{trigger.items.1}}",
+          secret: "{{secrets.stripe-key}}",
+          whole: "{{trigger.headers}}",
+        },
+        scope,
+      ),
+    ).toEqual({
+      object: { plan: "pro" },
+      number: 4200,
+      boolean: true,
+      array: [1, 2, 3],
+      element: { sku: "b" },
+      secret: "sk_live_123",
+      whole: { "x-github-event": "push" },
+    });
+  });
+
+  test("references inside longer text are written into it, objects as JSON", () => {
+    expect(
+      resolvePayload(
+        [
+          "id={{trigger.data.object.id}} amount={{trigger.data.object.amount}} paid={{trigger.data.object.paid}}",
+          "meta={{trigger.data.object.metadata}} rows={{steps.fetch.body.rows}}",
+          "Bearer {{secrets.stripe-key}}",
+          " {{trigger.event}}",
+          "\\{{trigger.event}} is {{trigger.event}}",
+        ],
+        scope,
+      ),
+    ).toEqual([
+      "id=pi_1 amount=4200 paid=true",
+      'meta={"plan":"pro"} rows=[1,2,3]',
+      "Bearer sk_live_123",
+      " payment_intent.succeeded",
+      "{{trigger.event}} is payment_intent.succeeded",
+    ]);
+  });
+
+  test("a missing value is null alone and nothing inside text; so is null", () => {
+    expect(
+      resolvePayload(
+        {
+          missing: "{{trigger.data.nothing.here}}",
+          nullValue: "{{trigger.data.object.refunds}}",
+          unknownStep: "{{steps.later.body}}",
+          unknownSecret: "{{secrets.absent}}",
+          outOfRange: "{{trigger.items.7.sku}}",
+          notAnIndex: "{{trigger.items.first}}",
+          inText: "[{{trigger.data.nothing}}|{{trigger.data.object.refunds}}]",
+        },
+        scope,
+      ),
+    ).toEqual({
+      missing: null,
+      nullValue: null,
+      unknownStep: null,
+      unknownSecret: null,
+      outOfRange: null,
+      notAnIndex: null,
+      inText: "[|]",
+    });
+    expect(resolvePayload("{{trigger.id}}", {})).toBeNull();
+  });
+
+  test("only the data's own fields are reachable, never what objects inherit", () => {
+    expect(
+      resolvePayload(
+        ["{{trigger.constructor}}", "{{trigger.__proto__}}", "{{trigger.items.length}}", "{{trigger.toString}}"],
+        scope,
+      ),
+    ).toEqual([null, null, null, null]);
+  });
+
+  test("values that are not strings, and object keys, pass through untouched; the payload is not changed", () => {
+    const payload = { "{{trigger.event}}": 1, n: 2.5, b: false, z: null, nested: { list: [1, "{{trigger.event}}"] } };
+    const copy = structuredClone(payload);
+    expect(resolvePayload(payload, scope)).toEqual({
+      "{{trigger.event}}": 1,
+      n: 2.5,
+      b: false,
+      z: null,
+      nested: { list: [1, "payment_intent.succeeded"] },
+    });
+    expect(payload).toEqual(copy);
+  });
+
+  test("a malformed reference cannot be resolved", () => {
+    expect(() => resolvePayload({ url: "{{trigger.id" }, scope)).toThrow("unclosed template reference");
+  });
+});
