@@ -17,7 +17,15 @@ for (const { backend, skip } of databaseBackends()) {
           select table_name from information_schema.tables where table_schema = 'public'`.execute(handle.db);
         const names = tables.rows.map((r) => r.table_name);
         expect(names).toEqual(
-          expect.arrayContaining(["accounts", "users", "memberships", "secrets", "node_templates"]),
+          expect.arrayContaining([
+            "accounts",
+            "users",
+            "memberships",
+            "secrets",
+            "node_templates",
+            "flows",
+            "flow_revisions",
+          ]),
         );
         expect(await migrateToLatest(handle.db)).toEqual([]);
       } finally {

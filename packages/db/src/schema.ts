@@ -132,6 +132,35 @@ export interface NodeTemplatesTable {
   updated_at: CreatedAt;
 }
 
+/** A flow: a webhook trigger and ordered steps; the definition that runs is in `flow_revisions`. */
+export interface FlowsTable {
+  /** A UUID. */
+  id: string;
+  account_id: string;
+  name: string;
+  description: string;
+  active: boolean;
+  /** The trigger as saved, without its signing secret. Written as a JSON string. */
+  trigger: ColumnType<Record<string, unknown>, string, string>;
+  /** Sealed; never returned. */
+  signing_secret: string | null;
+  webhook_id: string;
+  revision: number;
+  created_at: CreatedAt;
+  modified_at: CreatedAt;
+  deleted_at: Date | null;
+}
+
+/** One immutable saved definition of a flow. */
+export interface FlowRevisionsTable {
+  flow_id: string;
+  revision: number;
+  /** Written as JSON strings. */
+  trigger: ColumnType<Record<string, unknown>, string, string>;
+  steps: ColumnType<Record<string, unknown>[], string, string>;
+  created_at: CreatedAt;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -145,6 +174,8 @@ export interface Database {
   api_keys: ApiKeysTable;
   secrets: SecretsTable;
   node_templates: NodeTemplatesTable;
+  flows: FlowsTable;
+  flow_revisions: FlowRevisionsTable;
 }
 
 export type Account = Selectable<AccountsTable>;
