@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import { Kysely, PGliteDialect, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import type { Database } from "./schema.ts";
@@ -25,6 +26,12 @@ export interface DatabaseHandle {
 }
 
 const INT8_OID = 20;
+
+/**
+ * Extensions the migrations create, loaded into every PGlite (a PostgreSQL server ships
+ * them as contrib modules): pg_trgm indexes the registry mirror's search.
+ */
+export const pgliteExtensions = { pg_trgm };
 const CHANNEL = /^[a-z_][a-z0-9_]{0,62}$/;
 
 function assertChannel(channel: string): void {
@@ -84,6 +91,7 @@ async function openPglite(target: { dataDir?: string; loadFrom?: Blob }): Promis
   const pglite = await PGlite.create({
     dataDir: target.dataDir,
     loadDataDir: target.loadFrom,
+    extensions: pgliteExtensions,
     parsers: { [INT8_OID]: (value: string) => Number(value) },
   });
   const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });

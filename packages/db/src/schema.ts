@@ -1,4 +1,4 @@
-import type { ColumnType, Insertable, Selectable, Updateable } from "kysely";
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from "kysely";
 
 /** A timestamp the database fills in: optional on insert, a Date when read. */
 type CreatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -37,6 +37,8 @@ export interface AuthSessionsTable {
   user_id: string;
   created_at: CreatedAt;
   revoked_at: Date | null;
+  /** When the user last proved who they are in this session (sign-in, re-authentication). */
+  authenticated_at: CreatedAt;
 }
 
 /** Refresh tokens, stored only as SHA-256 hashes; a rotated one is kept to recognise its reuse. */
@@ -56,6 +58,8 @@ export interface MfaChallengesTable {
   account_id: string;
   user_id: string;
   webauthn_challenge: string | null;
+  /** Set when the sign-in accepts this invitation once its second factor is given. */
+  invitation_id: ColumnType<string | null, string | null | undefined, string | null>;
   expires_at: Date;
   created_at: CreatedAt;
 }
@@ -89,6 +93,26 @@ export interface PasskeyRegistrationsTable {
   user_id: string;
   challenge: string;
   expires_at: Date;
+}
+
+/** A pending invitation to join an account; `token_hash` is the SHA-256 of the token the invitee holds. */
+export interface InvitationsTable {
+  id: string;
+  account_id: string;
+  email: string;
+  role: "admin" | "member";
+  token_hash: string;
+  invited_by: string | null;
+  expires_at: Date;
+  created_at: CreatedAt;
+}
+
+/** A password reset link not yet used; `token_hash` is the SHA-256 of the token in the link. */
+export interface PasswordResetsTable {
+  token_hash: string;
+  user_id: string;
+  expires_at: Date;
+  created_at: CreatedAt;
 }
 
 export interface ApiKeysTable {
@@ -142,6 +166,8 @@ export interface FlowsTable {
   active: boolean;
   /** The trigger as saved, without its signing secret. Written as a JSON string. */
   trigger: ColumnType<Record<string, unknown>, string, string>;
+  /** The steps as saved (node references as `nodes.<id>`). Written as a JSON string. */
+  steps: ColumnType<Record<string, unknown>[], string | undefined, string>;
   /** Sealed; never returned. */
   signing_secret: string | null;
   webhook_id: string;
@@ -161,6 +187,133 @@ export interface FlowRevisionsTable {
   created_at: CreatedAt;
 }
 
+/** A gateway: a public HTTP address whose mappings run flows. `subject` is its topic, unique across accounts. */
+export interface GatewaysTable {
+  /** A UUID. */
+  id: string;
+  account_id: string;
+  subject: string;
+  name: string;
+  description: string;
+  active: boolean;
+  timeout_ms: number;
+  /** At most `limit_requests` requests in any `limit_seconds` window. */
+  limit_requests: number;
+  limit_seconds: number;
+  type: string;
+  created_at: CreatedAt;
+  modified_at: CreatedAt;
+  deleted_at: Date | null;
+}
+
+/** A mapping of a gateway: requests with `method` on `path` (parameters as `:name`) run `flow_id`. */
+export interface GatewayMappingsTable {
+  /** A UUID. */
+  id: string;
+  gateway_id: string;
+  account_id: string;
+  method: string;
+  path: string;
+  /** `path` with each parameter written as `:`; unique per gateway and method among live mappings. */
+  route: string;
+  flow_id: string;
+  created_at: CreatedAt;
+  deleted_at: Date | null;
+}
+
+/** A storage stream of an account; its messages are in the Broker, as stream `id` in the account's scope. */
+export interface StorageStreamsTable {
+  account_id: string;
+  name: string;
+  id: string;
+  description: string;
+  /** Keep at most this many newest messages; null = no limit. */
+  max_messages: number | null;
+  /** Drop messages older than this many seconds; null = no limit. */
+  max_age_s: number | null;
+  created_at: CreatedAt;
+  modified_at: CreatedAt;
+}
+
+/** A KV bucket of an account; its keys are in the Broker, as bucket `id` in the account's scope. */
+export interface StorageKvBucketsTable {
+  account_id: string;
+  name: string;
+  id: string;
+  description: string;
+  created_at: CreatedAt;
+  modified_at: CreatedAt;
+}
+
+/** One server version of the public MCP registry's mirror (shared by every account). */
+export interface McpRegistryServersTable {
+  name: string;
+  version: string;
+  /** `active` or `deprecated` (deleted ones are removed). */
+  status: string;
+  is_latest: boolean;
+  published_at: Date | null;
+  updated_at: Date;
+  /** The name in lower case. */
+  name_search: string;
+  /** The name and description in lower case. */
+  search_text: string;
+  /** The entry as answered: server.json fields plus `_meta`. Written as a JSON string. */
+  entry: ColumnType<Record<string, unknown>, string, string>;
+  seen_pass: number;
+}
+
+/** The mirror's sync state: one row (id 1). */
+export interface McpRegistrySyncTable {
+  id: number;
+  upstream: string | null;
+  generation: Generated<number>;
+  completed_at: Date | null;
+  watermark: Date | null;
+  pass: Generated<number>;
+  run_kind: "full" | "incremental" | null;
+  run_since: Date | null;
+  run_cursor: string | null;
+  run_pages: Generated<number>;
+  run_started_at: Date | null;
+  run_max_updated: Date | null;
+  lease_owner: string | null;
+  lease_until: Date | null;
+}
+
+export type RunStatus = "queued" | "running" | "succeeded" | "failed" | "filtered" | "duplicate" | "rejected";
+
+/** A run of a flow: its trigger data, each step's checkpoint, and its outcome. */
+export interface RunsTable {
+  /** A UUIDv7: ids sort in creation order. */
+  id: string;
+  account_id: string;
+  flow_id: string;
+  /** The flow revision the run was accepted under, and runs. */
+  revision: number;
+  status: RunStatus;
+  /** Written as JSON strings. */
+  trigger: ColumnType<unknown, string, string>;
+  /** Per step name, its record (see packages/core/src/engine/records.ts). */
+  steps: ColumnType<Record<string, unknown>, string | undefined, string>;
+  output: ColumnType<unknown, string | null | undefined, string | null>;
+  error: string | null;
+  /** The `respond` step's status, headers and body. */
+  response: ColumnType<unknown, string | null | undefined, string | null>;
+  replay_of: string | null;
+  /** The webhook delivery that started it; unique per flow. */
+  delivery_id: string | null;
+  /** When a parked run is due to be queued again. */
+  wake_at: Date | null;
+  /** The run-stream entry whose worker executes it. */
+  held_by: string | null;
+  /** The API process waiting for its outcome (wait mode). */
+  waiter: string | null;
+  created_at: CreatedAt;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -172,10 +325,19 @@ export interface Database {
   passkeys: PasskeysTable;
   passkey_registrations: PasskeyRegistrationsTable;
   api_keys: ApiKeysTable;
+  invitations: InvitationsTable;
+  password_resets: PasswordResetsTable;
   secrets: SecretsTable;
   node_templates: NodeTemplatesTable;
   flows: FlowsTable;
   flow_revisions: FlowRevisionsTable;
+  gateways: GatewaysTable;
+  gateway_mappings: GatewayMappingsTable;
+  storage_streams: StorageStreamsTable;
+  storage_kv_buckets: StorageKvBucketsTable;
+  runs: RunsTable;
+  mcp_registry_servers: McpRegistryServersTable;
+  mcp_registry_sync: McpRegistrySyncTable;
 }
 
 export type Account = Selectable<AccountsTable>;

@@ -4,7 +4,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { Kysely, PGliteDialect } from "kysely";
 import pg from "pg";
 import { z } from "zod";
-import { type DatabaseHandle, openDatabase } from "./connection.ts";
+import { type DatabaseHandle, openDatabase, pgliteExtensions } from "./connection.ts";
 import { migrateToLatest } from "./migrator.ts";
 import type { Database } from "./schema.ts";
 
@@ -35,7 +35,7 @@ let migratedPglite: Promise<Blob> | undefined;
 /** A migrated PGlite image, built once per test process (PGlite takes seconds to initialise). */
 function migratedPgliteImage(): Promise<Blob> {
   migratedPglite ??= (async () => {
-    const pglite = await PGlite.create();
+    const pglite = await PGlite.create({ extensions: pgliteExtensions });
     const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
     await migrateToLatest(db);
     const image = await pglite.dumpDataDir("none");

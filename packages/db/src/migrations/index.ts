@@ -2,9 +2,18 @@ import type { Migration } from "kysely/migration";
 import * as m20261122000100 from "./20261122000100_accounts_users_memberships.ts";
 import * as m20261122000200 from "./20261122000200_broker.ts";
 import * as m20261122000300 from "./20261122000300_accounts_auth.ts";
+import * as m20261123010100 from "./20261123010100_invitations.ts";
+import * as m20261123010200 from "./20261123010200_password_resets.ts";
+import * as m20261123010300 from "./20261123010300_session_authenticated_at.ts";
+import * as m20261123020100 from "./20261123020100_storage.ts";
 import * as m20261123030100 from "./20261123030100_secrets.ts";
 import * as m20261123030200 from "./20261123030200_node_templates.ts";
+import * as m20261123040000 from "./20261123040000_mcp_registry.ts";
 import * as m20261123060000 from "./20261123060000_flows.ts";
+import * as m20261123060100 from "./20261123060100_flow_steps.ts";
+import * as m20261123070000 from "./20261123070000_runs.ts";
+import * as m20261123080000 from "./20261123080000_gateways.ts";
+import * as m20261123090000 from "./20261123090000_delivery_ids_by_age.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -14,7 +23,16 @@ export const migrations: Record<string, Migration> = {
   "20261122000100_accounts_users_memberships": m20261122000100,
   "20261122000200_broker": m20261122000200,
   "20261122000300_accounts_auth": m20261122000300,
+  "20261123010100_invitations": m20261123010100,
+  "20261123010200_password_resets": m20261123010200,
+  "20261123010300_session_authenticated_at": m20261123010300,
+  "20261123020100_storage": m20261123020100,
   "20261123030100_secrets": m20261123030100,
   "20261123030200_node_templates": m20261123030200,
+  "20261123040000_mcp_registry": m20261123040000,
   "20261123060000_flows": m20261123060000,
+  "20261123060100_flow_steps": m20261123060100,
+  "20261123070000_runs": m20261123070000,
+  "20261123080000_gateways": m20261123080000,
+  "20261123090000_delivery_ids_by_age": m20261123090000,
 };
