@@ -1,5 +1,6 @@
 import { expect } from "bun:test";
 import { createHmac, randomBytes } from "node:crypto";
+import { totpCodeFromUrl } from "@platform/core/testing";
 import type { TestApi } from "./harness.ts";
 
 /** A signing key the test knows, so it can mint tokens the server would (expired ones, say). */
@@ -66,7 +67,23 @@ export async function logInFully(api: TestApi, email: string, password = PASSWOR
   return data;
 }
 
-/** Adds a user to the account of `ownerToken` and signs them in. */
+/** Invites an email to the account of `token` and returns the invitation's token. */
+export async function invite(api: TestApi, token: string, email: string, role: "admin" | "member"): Promise<string> {
+  const response = await api.request("/accounts/users", {
+    method: "POST",
+    headers: bearer(token),
+    json: { email, role },
+  });
+  expect(response.status).toBe(200);
+  const { data } = (await response.json()) as { data: { invitation: { token: string } } };
+  return data.invitation.token;
+}
+
+export function acceptInvitation(api: TestApi, json: { token: string; password: string; display_name?: string }) {
+  return api.request("/accounts/invitations/accept", { method: "POST", json });
+}
+
+/** Invites a new user to the account of `ownerToken`; they accept, which signs them in there. */
 export async function addMember(
   api: TestApi,
   ownerToken: string,
@@ -74,13 +91,11 @@ export async function addMember(
   role: "admin" | "member",
 ): Promise<{ email: string; auth: AuthResultBody }> {
   const email = uniqueEmail(tag);
-  const response = await api.request("/accounts/users", {
-    method: "POST",
-    headers: bearer(ownerToken),
-    json: { email, password: PASSWORD, role },
-  });
+  const token = await invite(api, ownerToken, email, role);
+  const response = await acceptInvitation(api, { token, password: PASSWORD });
   expect(response.status).toBe(200);
-  return { email, auth: await logInFully(api, email) };
+  const { data } = (await response.json()) as { data: AuthResultBody };
+  return { email, auth: data };
 }
 
 /** An HS256 JWT signed by hand, to present tokens the server never issued. */
@@ -102,4 +117,22 @@ export function jwtParts(token: string): { header: Record<string, unknown>; payl
     header: JSON.parse(Buffer.from(header, "base64url").toString()),
     payload: JSON.parse(Buffer.from(payload, "base64url").toString()),
   };
+}
+
+/** The time step of TOTP codes. */
+export const TOTP_STEP_MS = 30_000;
+
+/** Enables TOTP for the holder of `token`; codes of later steps than `confirmedAt`'s are still unused. */
+export async function enableTotp(api: TestApi, token: string): Promise<{ otpauthUrl: string; confirmedAt: number }> {
+  const setup = await api.request("/accounts/totp/setup", { method: "POST", headers: bearer(token) });
+  expect(setup.status).toBe(200);
+  const { data } = (await setup.json()) as { data: { otpauth_url: string } };
+  const confirmedAt = Date.now();
+  const verify = await api.request("/accounts/totp/verify", {
+    method: "POST",
+    headers: bearer(token),
+    json: { code: totpCodeFromUrl(data.otpauth_url, confirmedAt) },
+  });
+  expect(verify.status).toBe(200);
+  return { otpauthUrl: data.otpauth_url, confirmedAt };
 }

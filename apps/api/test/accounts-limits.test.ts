@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { request } from "node:http";
 import { totpCodeFromUrl } from "@platform/core/testing";
-import { bearer, logIn, PASSWORD, readBody, signUp, uniqueEmail } from "./accounts-helpers.ts";
+import { enableTotp, PASSWORD, readBody, signUp, TOTP_STEP_MS, uniqueEmail } from "./accounts-helpers.ts";
 import { brokerVariants, startTestApi, type TestApi } from "./harness.ts";
 
 /** A loopback address of this run's own (all of 127.0.0.0/8 reaches the server). */
@@ -10,14 +10,10 @@ function freshLoopbackAddress(): string {
   return `127.${octet()}.${octet()}.${octet()}`;
 }
 
-/** A failed password sign-in sent from `localAddress`, which the server sees as the client's IP. */
-function wrongPasswordFrom(api: TestApi, localAddress: string): Promise<Response> {
-  return signInFrom(api, localAddress, uniqueEmail("spray"), "wrong password here");
-}
-
-function signInFrom(api: TestApi, localAddress: string, email: string, password: string): Promise<Response> {
-  const url = new URL(`${api.url}/accounts/auth-with-password`);
-  const body = JSON.stringify({ email, password });
+/** A JSON POST sent from `localAddress`, which the server sees as the client's IP. */
+function postFrom(api: TestApi, localAddress: string, path: string, json: unknown): Promise<Response> {
+  const url = new URL(`${api.url}${path}`);
+  const body = JSON.stringify(json);
   return new Promise((resolve, reject) => {
     const outgoing = request(
       {
@@ -44,6 +40,10 @@ function signInFrom(api: TestApi, localAddress: string, email: string, password:
   });
 }
 
+function signInFrom(api: TestApi, localAddress: string, email: string, password: string): Promise<Response> {
+  return postFrom(api, localAddress, "/accounts/auth-with-password", { email, password });
+}
+
 async function expectRateLimited(response: Response): Promise<void> {
   expect(response.status).toBe(429);
   expect(await readBody(response)).toEqual({ error: "too many attempts; try again later" });
@@ -52,95 +52,105 @@ async function expectRateLimited(response: Response): Promise<void> {
   expect(retryAfter).toBeLessThanOrEqual(900);
 }
 
-// The limiter lives in the broker: once on the database's own adapter, once on Redis.
+const WRONG = "wrong password here";
+
+// The tallies live in the broker: once on the database's own adapter, once on Redis.
 for (const { backend, redis, label, skip } of brokerVariants()) {
-  describe.skipIf(Boolean(skip))(`accounts: brute-force limits on ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {
-    describe("per email", () => {
+  describe.skipIf(Boolean(skip))(`accounts: sign-in limits on ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {
+    describe("per email and address", () => {
       let api: TestApi;
       beforeAll(async () => {
-        api = await startTestApi({
-          backend,
-          redis,
-          env: { LOGIN_ATTEMPTS_PER_EMAIL: "3" },
-        });
+        api = await startTestApi({ backend, redis, env: { LOGIN_FAILURES_PER_PAIR: "3" } });
       }, 60_000);
       afterAll(() => api.stop());
 
-      test("after the email's attempts are spent, even the right password gets 429 with Retry-After", async () => {
-        const { email, password } = await signUp(api, "limited");
+      test("failures lock the email out from that address only; the owner signs in from another", async () => {
+        const victim = await signUp(api, "pair-victim");
+        const attacker = freshLoopbackAddress();
         for (let attempt = 0; attempt < 3; attempt++) {
-          expect((await logIn(api, email, "wrong password here")).status).toBe(401);
+          expect((await signInFrom(api, attacker, victim.email, WRONG)).status).toBe(401);
         }
-        await expectRateLimited(await logIn(api, email, password));
-        // Another email from the same address is unaffected.
-        const other = await signUp(api, "unaffected");
-        expect((await logIn(api, other.email)).status).toBe(200);
+        for (let attempt = 0; attempt < 3; attempt++) {
+          await expectRateLimited(await signInFrom(api, attacker, victim.email, WRONG));
+        }
+        await expectRateLimited(await signInFrom(api, attacker, victim.email, PASSWORD));
+        expect((await signInFrom(api, freshLoopbackAddress(), victim.email, PASSWORD)).status).toBe(200);
+        // The attacker's address may still sign in as someone else.
+        const other = await signUp(api, "pair-other");
+        expect((await signInFrom(api, attacker, other.email, PASSWORD)).status).toBe(200);
       });
 
-      test("guesses at the second factor are limited per email too", async () => {
-        const owner = await signUp(api, "mfa-limited");
-        const setup = await readBody(
-          await api.request("/accounts/totp/setup", { method: "POST", headers: bearer(owner.auth.auth_token) }),
-        );
-        const verify = await api.request("/accounts/totp/verify", {
-          method: "POST",
-          headers: bearer(owner.auth.auth_token),
-          json: { code: totpCodeFromUrl(setup.data.otpauth_url) },
-        });
-        expect(verify.status).toBe(200); // second-factor attempt 1 of 3
-        const login = await readBody(await logIn(api, owner.email));
+      test("successful sign-ins never count towards a limit", async () => {
+        const user = await signUp(api, "pair-often");
+        const address = freshLoopbackAddress();
+        for (let attempt = 0; attempt < 12; attempt++) {
+          expect((await signInFrom(api, address, user.email, PASSWORD)).status).toBe(200);
+        }
+      });
+
+      test("a successful sign-in clears the failures of its email and address", async () => {
+        const user = await signUp(api, "pair-clear");
+        const address = freshLoopbackAddress();
+        for (let round = 0; round < 3; round++) {
+          for (let attempt = 0; attempt < 2; attempt++) {
+            expect((await signInFrom(api, address, user.email, WRONG)).status).toBe(401);
+          }
+          expect((await signInFrom(api, address, user.email, PASSWORD)).status).toBe(200);
+        }
+      });
+
+      test("guesses at the second factor are limited per email and address too", async () => {
+        const owner = await signUp(api, "pair-mfa");
+        const totp = await enableTotp(api, owner.auth.auth_token);
+        const guesser = freshLoopbackAddress();
+        const mfaToken = async (address: string) =>
+          (await readBody(await signInFrom(api, address, owner.email, PASSWORD))).data.mfa_token;
+        const token = await mfaToken(guesser);
         const guess = () =>
-          api.request("/accounts/auth-with-mfa", {
-            method: "POST",
-            json: { mfa_token: login.data.mfa_token, totp_code: "000000" },
-          });
-        expect((await guess()).status).toBe(401); // 2 of 3
-        expect((await guess()).status).toBe(401); // 3 of 3
+          postFrom(api, guesser, "/accounts/auth-with-mfa", { mfa_token: token, totp_code: "000000" });
+        for (let attempt = 0; attempt < 3; attempt++) expect((await guess()).status).toBe(401);
         await expectRateLimited(await guess());
+
+        const elsewhere = freshLoopbackAddress();
+        const completed = await postFrom(api, elsewhere, "/accounts/auth-with-mfa", {
+          mfa_token: await mfaToken(elsewhere),
+          totp_code: totpCodeFromUrl(totp.otpauthUrl, totp.confirmedAt + TOTP_STEP_MS),
+        });
+        expect(completed.status).toBe(200);
       });
     });
 
-    // Each run signs in from a loopback address of its own, so counts that Redis keeps
-    // from earlier runs never reach this one.
-    describe("per client address", () => {
+    describe("per address and per email", () => {
       let api: TestApi;
       beforeAll(async () => {
         api = await startTestApi({
           backend,
-          env: { LOGIN_ATTEMPTS_PER_IP: "3" },
+          redis,
+          env: { LOGIN_FAILURES_PER_IP: "3", LOGIN_FAILURES_PER_EMAIL: "3", LOGIN_SLOWDOWN_MS: "20" },
+          captureLogs: "info",
         });
       }, 60_000);
       afterAll(() => api.stop());
 
-      test("attempts an address is refused for do not spend the email's budget", async () => {
-        const guarded = await startTestApi({
-          backend,
-          redis,
-          env: { LOGIN_ATTEMPTS_PER_IP: "2", LOGIN_ATTEMPTS_PER_EMAIL: "3" },
-        });
-        try {
-          const victim = await signUp(guarded, "lockout-victim");
-          const attacker = freshLoopbackAddress();
-          for (let attempt = 0; attempt < 2; attempt++) {
-            expect((await signInFrom(guarded, attacker, victim.email, "wrong password here")).status).toBe(401);
-          }
-          for (let attempt = 0; attempt < 5; attempt++) {
-            await expectRateLimited(await signInFrom(guarded, attacker, victim.email, "wrong password here"));
-          }
-          const own = await signInFrom(guarded, freshLoopbackAddress(), victim.email, PASSWORD);
-          expect(own.status).toBe(200);
-        } finally {
-          await guarded.stop();
-        }
-      });
-
-      test("one address trying many emails is stopped after its attempts are spent; another address is not", async () => {
+      test("one address trying many emails is stopped once its failures are spent; another address is not", async () => {
         const sprayer = freshLoopbackAddress();
         for (let attempt = 0; attempt < 3; attempt++) {
-          expect((await wrongPasswordFrom(api, sprayer)).status).toBe(401);
+          expect((await signInFrom(api, sprayer, uniqueEmail("spray"), WRONG)).status).toBe(401);
         }
-        await expectRateLimited(await wrongPasswordFrom(api, sprayer));
-        expect((await wrongPasswordFrom(api, freshLoopbackAddress())).status).toBe(401);
+        await expectRateLimited(await signInFrom(api, sprayer, uniqueEmail("spray"), WRONG));
+        expect((await signInFrom(api, freshLoopbackAddress(), uniqueEmail("spray"), WRONG)).status).toBe(401);
+      });
+
+      test("failures of one email from many addresses slow its sign-ins down but never refuse the owner", async () => {
+        const victim = await signUp(api, "slow-victim");
+        const attackers = Array.from({ length: 6 }, freshLoopbackAddress);
+        for (const address of attackers) {
+          expect((await signInFrom(api, address, victim.email, WRONG)).status).toBe(401);
+        }
+        expect(api.logs()).toContain("sign-in slowed down for an email");
+        // Neither from a fresh address nor from one that failed once (its pair is not spent).
+        expect((await signInFrom(api, freshLoopbackAddress(), victim.email, PASSWORD)).status).toBe(200);
+        expect((await signInFrom(api, attackers[0] ?? "127.0.0.1", victim.email, PASSWORD)).status).toBe(200);
       });
     });
   });

@@ -5,10 +5,13 @@ import { databaseBackends } from "@platform/db/testing";
 import { SoftwareAuthenticator } from "./accounts-authenticator.ts";
 import {
   type AuthResultBody,
+  acceptInvitation,
   addMember,
   bearer,
+  invite,
   logIn,
   logInFully,
+  PASSWORD,
   readBody,
   type SignedUp,
   signUp,
@@ -358,9 +361,9 @@ for (const { backend, skip } of databaseBackends()) {
       test("an admin cannot remove the passkeys of a user who also belongs to another account", async () => {
         const owner = await signUp(api, "pk-home-owner");
         const outsider = await signUp(api, "pk-other-owner");
+        const token = await invite(api, owner.auth.auth_token, outsider.email, "member");
+        expect((await acceptInvitation(api, { token, password: PASSWORD })).status).toBe(200);
         await registerPasskey(outsider.auth.auth_token);
-        const added = await post("/accounts/users", { email: outsider.email, role: "member" }, owner.auth.auth_token);
-        expect(added.status).toBe(200);
 
         const response = await api.request(`/accounts/all-passkeys?email=${encodeURIComponent(outsider.email)}`, {
           method: "DELETE",

@@ -1,6 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { databaseBackends } from "@platform/db/testing";
-import { addMember, bearer, logIn, logInFully, PASSWORD, readBody, signUp, uniqueEmail } from "./accounts-helpers.ts";
+import {
+  acceptInvitation,
+  addMember,
+  bearer,
+  invite,
+  logIn,
+  PASSWORD,
+  readBody,
+  signUp,
+  uniqueEmail,
+} from "./accounts-helpers.ts";
 import { startTestApi, type TestApi } from "./harness.ts";
 
 for (const { backend, skip } of databaseBackends()) {
@@ -21,69 +31,61 @@ for (const { backend, skip } of databaseBackends()) {
       const createKey = (headers: Record<string, string>, json: unknown) =>
         api.request("/accounts/api-keys", { method: "POST", headers, json });
 
-      test("an owner adds an admin and a member; everyone in the account sees the list", async () => {
+      test("an owner invites an admin and a member; everyone in the account sees members and pending invitations", async () => {
         const owner = await signUp(api, "team-owner", { display_name: "Olga" });
         const adminEmail = uniqueEmail("team-admin");
-        const added = await addUser(owner.auth.auth_token, {
-          email: adminEmail,
-          password: PASSWORD,
-          role: "admin",
-          display_name: "Adam",
-        });
-        expect(added.status).toBe(200);
-        expect(await readBody(added)).toEqual({ data: { email: adminEmail, role: "admin" } });
+        const token = await invite(api, owner.auth.auth_token, adminEmail, "admin");
+        const accepted = await acceptInvitation(api, { token, password: PASSWORD, display_name: "Adam" });
+        expect(accepted.status).toBe(200);
         const member = await addMember(api, owner.auth.auth_token, "team-member", "member");
         expect(member.auth.account.id).toBe(owner.auth.account.id);
+        const pendingEmail = uniqueEmail("team-pending");
+        const invited = await addUser(owner.auth.auth_token, { email: pendingEmail, role: "member" });
+        const { expires } = (await readBody(invited)).data.invitation;
 
         const expected = {
           data: [
-            { email: owner.email, role: "owner", display_name: "Olga" },
-            { email: adminEmail, role: "admin", display_name: "Adam" },
-            { email: member.email, role: "member", display_name: member.email.split("@")[0] },
+            { email: owner.email, role: "owner", display_name: "Olga", status: "active" },
+            { email: adminEmail, role: "admin", display_name: "Adam", status: "active" },
+            { email: member.email, role: "member", display_name: member.email.split("@")[0], status: "active" },
+            { email: pendingEmail, role: "member", display_name: "", status: "invited", expires },
           ],
         };
         expect(await readBody(await listUsers(bearer(owner.auth.auth_token)))).toEqual(expected);
         expect(await readBody(await listUsers(bearer(member.auth.auth_token)))).toEqual(expected);
       });
 
-      test("adding users: members may not, duplicates conflict, a new email needs a valid password", async () => {
+      test("inviting: members may not, members conflict, a password or the owner role is refused", async () => {
         const owner = await signUp(api, "add-rules");
         const member = await addMember(api, owner.auth.auth_token, "add-member", "member");
 
-        const byMember = await addUser(member.auth.auth_token, {
-          email: uniqueEmail("x"),
-          password: PASSWORD,
-          role: "member",
-        });
+        const byMember = await addUser(member.auth.auth_token, { email: uniqueEmail("x"), role: "member" });
         expect(byMember.status).toBe(403);
-        expect(await readBody(byMember)).toEqual({ error: "only owners and admins can add users" });
+        expect(await readBody(byMember)).toEqual({ error: "only owners and admins can invite users" });
 
         const duplicate = await addUser(owner.auth.auth_token, { email: member.email, role: "admin" });
         expect(duplicate.status).toBe(409);
         expect(await readBody(duplicate)).toEqual({ error: "this user is already a member of the account" });
 
+        const withPassword = await addUser(owner.auth.auth_token, {
+          email: uniqueEmail("pw"),
+          password: PASSWORD,
+          role: "member",
+        });
+        expect(withPassword.status).toBe(400);
+        expect(await readBody(withPassword)).toEqual({
+          error:
+            "invalid input: password: is no longer accepted: the invitee sets their own when accepting the invitation",
+        });
         for (const json of [
-          { email: uniqueEmail("nopw"), role: "member" },
-          { email: uniqueEmail("shortpw"), password: "short", role: "member" },
-          { email: uniqueEmail("owner"), password: PASSWORD, role: "owner" },
-          { email: "nope", password: PASSWORD, role: "member" },
+          { email: uniqueEmail("owner"), role: "owner" },
+          { email: "nope", role: "member" },
+          { email: uniqueEmail("norole") },
         ]) {
           const response = await addUser(owner.auth.auth_token, json);
           expect(response.status).toBe(400);
           expect(Object.keys(await readBody(response))).toEqual(["error"]);
         }
-      });
-
-      test("a user of another account is added as they are and still signs into the account they own", async () => {
-        const first = await signUp(api, "multi-first");
-        const second = await signUp(api, "multi-second");
-        const added = await addUser(first.auth.auth_token, { email: second.email, role: "member" });
-        expect(added.status).toBe(200);
-        const users = await readBody(await listUsers(bearer(first.auth.auth_token)));
-        expect(users.data.map((user: { email: string }) => user.email)).toContain(second.email);
-
-        const login = await logInFully(api, second.email);
-        expect(login.account.id).toBe(second.auth.account.id);
       });
 
       test("removing users: owners and admins only, never the root user", async () => {
@@ -328,7 +330,7 @@ for (const { backend, skip } of databaseBackends()) {
         const betaToken = bearer(beta.auth.auth_token);
 
         expect(await readBody(await listUsers(betaToken))).toEqual({
-          data: [{ email: beta.email, role: "owner", display_name: beta.email.split("@")[0] }],
+          data: [{ email: beta.email, role: "owner", display_name: beta.email.split("@")[0], status: "active" }],
         });
         expect((await readBody(await api.request("/accounts/api-keys", { headers: betaToken }))).data).toEqual([]);
         expect(

@@ -19,6 +19,8 @@ export interface Principal {
   role: Role;
   /** Set when the caller used an API key rather than an access token. */
   apiKeyId?: string;
+  /** The sign-in session of an access token (absent for an API key). */
+  sessionId?: string;
 }
 
 export interface Context {

@@ -14,6 +14,23 @@ describe("the error table", () => {
     expect(toHttpFailure("unauthorized", "storage", "missing credential").status).toBe(401);
   });
 
+  test("storage conflicts and oversized values answer codes too, with the headers the error carries", () => {
+    expect(toHttpFailure("conflict", "storage", "at revision 7", undefined, { "x-current-revision": "7" })).toEqual({
+      status: 409,
+      body: { error: "conflict" },
+      headers: { "x-current-revision": "7" },
+    });
+    expect(toHttpFailure("payload_too_large", "storage", "value is over 1 MiB")).toMatchObject({
+      status: 413,
+      body: { error: "payload_too_large" },
+    });
+    const fromProcedure = describeError(
+      new TRPCError({ code: "CONFLICT", cause: new DomainError("conflict", "x", undefined, { "x-a": "1" }) }),
+      "storage.kv.keys.put",
+    );
+    expect(fromProcedure).toMatchObject({ status: 409, body: { error: "conflict" }, headers: { "x-a": "1" } });
+  });
+
   test("gateways and secrets use the spec's sentences for missing things", () => {
     expect(toHttpFailure("not_found", "gateway", "no gateway x").body).toEqual({
       error: "The requested resource does not exist",

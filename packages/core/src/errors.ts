@@ -28,6 +28,8 @@ export class DomainError extends Error {
     message: string,
     /** Seconds a rate-limited caller should wait; sent as `Retry-After`. */
     readonly retryAfterSeconds?: number,
+    /** Response headers that tell the caller more (the current revision on a KV conflict). */
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
     this.name = "DomainError";
@@ -68,12 +70,17 @@ export function areaOfProcedure(procedurePath: string | undefined): Area {
   return AREAS.has(first) ? (first as Area) : "platform";
 }
 
-/** Texts the spec states verbatim for an area; everything else carries the error's own message. */
+/**
+ * Texts the spec states verbatim for an area; everything else carries the error's own message.
+ * Storage answers codes for the cases the spec leaves out too (`conflict`, `payload_too_large`).
+ */
 const SPEC_TEXTS: Partial<Record<Area, Partial<Record<ErrorCode, string>>>> = {
   storage: {
     validation_error: "validation_error",
     unauthorized: "unauthorized",
     not_found: "not_found",
+    conflict: "conflict",
+    payload_too_large: "payload_too_large",
     internal_error: "internal_error",
   },
   gateway: { not_found: "The requested resource does not exist" },
@@ -88,10 +95,16 @@ export interface HttpFailure {
 }
 
 /** The single place an error becomes an HTTP answer. Internal messages never leave the server. */
-export function toHttpFailure(code: ErrorCode, area: Area, message: string, retryAfterSeconds?: number): HttpFailure {
+export function toHttpFailure(
+  code: ErrorCode,
+  area: Area,
+  message: string,
+  retryAfterSeconds?: number,
+  extraHeaders?: Record<string, string>,
+): HttpFailure {
   const exposed = code === "internal_error" ? "internal error" : message;
   const text = SPEC_TEXTS[area]?.[code] ?? exposed;
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...extraHeaders };
   if (retryAfterSeconds !== undefined) headers["retry-after"] = String(Math.max(1, Math.ceil(retryAfterSeconds)));
   return {
     status: ERROR_STATUS[code],

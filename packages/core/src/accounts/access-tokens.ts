@@ -12,6 +12,8 @@ export interface AccessTokenClaims {
   userId: string;
   accountId: string;
   sessionId: string;
+  /** When the user last proved who they are in this session (OIDC's `auth_time`, Unix seconds). */
+  authTime?: number;
 }
 
 export interface AccessTokens {
@@ -22,8 +24,8 @@ export interface AccessTokens {
 
 export function createAccessTokens(keys: SigningKeyRing, ttlSeconds: number): AccessTokens {
   return {
-    issue({ userId, accountId, sessionId }) {
-      return new SignJWT({ acc: accountId, sid: sessionId })
+    issue({ userId, accountId, sessionId, authTime }) {
+      return new SignJWT({ acc: accountId, sid: sessionId, ...(authTime !== undefined ? { auth_time: authTime } : {}) })
         .setProtectedHeader({ alg: ALGORITHM, kid: keys.current.kid, typ: "JWT" })
         .setSubject(userId)
         .setIssuer(ISSUER)
@@ -43,11 +45,16 @@ export function createAccessTokens(keys: SigningKeyRing, ttlSeconds: number): Ac
           },
           { algorithms: [ALGORITHM], issuer: ISSUER, audience: AUDIENCE, requiredClaims: ["sub", "exp", "iat"] },
         );
-        const { sub, acc, sid } = payload;
+        const { sub, acc, sid, auth_time } = payload;
         if (typeof sub !== "string" || typeof acc !== "string" || typeof sid !== "string") {
           throw new DomainError("unauthorized", "invalid credential");
         }
-        return { userId: sub, accountId: acc, sessionId: sid };
+        return {
+          userId: sub,
+          accountId: acc,
+          sessionId: sid,
+          ...(typeof auth_time === "number" ? { authTime: auth_time } : {}),
+        };
       } catch (error) {
         if (error instanceof errors.JWTExpired) throw new DomainError("unauthorized", "access token expired");
         throw new DomainError("unauthorized", "invalid credential");

@@ -4,7 +4,7 @@ import { DomainError } from "../errors.ts";
 import { isUniqueViolation } from "./database-errors.ts";
 import type { AccountsDeps } from "./deps.ts";
 import { hashPassword } from "./passwords.ts";
-import { admitAttempt } from "./rate-limits.ts";
+import { admitSignup } from "./rate-limits.ts";
 import type { AccountView } from "./schemas.ts";
 import { type Member, type SessionTokens, startSession } from "./sessions.ts";
 
@@ -47,7 +47,7 @@ export async function signUp(
   input: SignupInput,
   ip: string,
 ): Promise<{ member: Member; tokens: SessionTokens }> {
-  await admitAttempt(deps.broker, deps.config.loginLimits, "signup", { email: input.email, ip });
+  await admitSignup(deps.broker, deps.config.loginLimits, ip);
   const passwordHash = await hashPassword(input.password);
   const member = { accountId: Bun.randomUUIDv7(), userId: Bun.randomUUIDv7() };
   try {

@@ -38,7 +38,12 @@ export function createAuthenticator(deps: Pick<AccountsDeps, "db" | "accessToken
       .where("memberships.user_id", "=", claims.userId)
       .executeTakeFirst();
     if (!membership) throw invalidCredential();
-    const principal: Principal = { accountId: claims.accountId, userId: claims.userId, role: membership.role };
+    const principal: Principal = {
+      accountId: claims.accountId,
+      userId: claims.userId,
+      role: membership.role,
+      sessionId: claims.sessionId,
+    };
     authCache.rememberSession(ticket, claims.sessionId, principal);
     return principal;
   }

@@ -2,16 +2,17 @@ import type { z } from "zod";
 import { DomainError } from "../errors.ts";
 import { accountView } from "./accounts.ts";
 import type { AccountsDeps } from "./deps.ts";
+import { joinThroughInvitation } from "./invitations.ts";
 import { consumeMfaChallenge, createMfaChallenge, findMfaChallenge } from "./mfa-challenges.ts";
 import { checkPasskeyAssertion, hasPasskeys } from "./passkeys.ts";
 import { verifyPassword } from "./passwords.ts";
-import { admitAttempt } from "./rate-limits.ts";
+import { signInGuard } from "./rate-limits.ts";
 import type { AuthResult, MfaMethod, MfaRequired, passkeyAssertion } from "./schemas.ts";
 import { type Member, type SessionTokens, startSession } from "./sessions.ts";
 import { spendTotpCode, totpEnabled } from "./totp.ts";
 
 /** The second factors a user has enrolled, in the order clients should offer them. */
-async function enrolledMethods(deps: AccountsDeps, userId: string): Promise<MfaMethod[]> {
+export async function enrolledMethods(deps: AccountsDeps, userId: string): Promise<MfaMethod[]> {
   const [totp, passkey] = await Promise.all([totpEnabled(deps.db, userId), hasPasskeys(deps.db, userId)]);
   return [...(totp ? (["totp"] as const) : []), ...(passkey ? (["passkey"] as const) : [])];
 }
@@ -31,7 +32,7 @@ export async function authResultFor(deps: AccountsDeps, member: Member, tokens: 
   };
 }
 
-const badCredentials = () => new DomainError("unauthorized", "invalid email or password");
+export const badCredentials = () => new DomainError("unauthorized", "invalid email or password");
 
 /**
  * The account a password login signs into when the user belongs to several: the one
@@ -58,15 +59,22 @@ export async function loginWithPassword(
   input: { email: string; password: string },
   ip: string,
 ): Promise<AuthResult | MfaRequired> {
-  await admitAttempt(deps.broker, deps.config.loginLimits, "login", { email: input.email, ip });
+  const guard = signInGuard(deps, "login", { email: input.email, ip });
+  await guard.admit();
   const user = await deps.db
     .selectFrom("users")
     .select(["id", "password_hash"])
     .where("email", "=", input.email)
     .executeTakeFirst();
-  if (!(await verifyPassword(input.password, user?.password_hash)) || !user) throw badCredentials();
-  const accountId = await accountToSignInto(deps, user.id);
-  if (!accountId) throw badCredentials();
+  const accountId =
+    (await verifyPassword(input.password, user?.password_hash)) && user
+      ? await accountToSignInto(deps, user.id)
+      : undefined;
+  if (!user || !accountId) {
+    await guard.failed();
+    throw badCredentials();
+  }
+  await guard.succeeded();
   const member = { accountId, userId: user.id };
   const methods = await enrolledMethods(deps, user.id);
   if (methods.length > 0) {
@@ -88,14 +96,19 @@ export async function loginWithSecondFactor(
   ip: string,
 ): Promise<AuthResult> {
   const pending = await findMfaChallenge(deps.db, input.mfa_token);
-  await admitAttempt(deps.broker, deps.config.loginLimits, "mfa", { email: pending.email, ip });
+  const guard = signInGuard(deps, "mfa", { email: pending.email, ip });
+  await guard.admit();
   const proven = input.passkey
     ? await checkPasskeyAssertion(deps, pending, input.passkey)
     : input.totp_code !== undefined && (await spendTotpCode(deps, pending.userId, input.totp_code));
   if (!proven) {
+    await guard.failed();
     throw new DomainError("unauthorized", input.passkey ? "passkey not accepted" : "invalid or already used code");
   }
+  await guard.succeeded();
   await consumeMfaChallenge(deps.db, pending);
-  const member = { accountId: pending.accountId, userId: pending.userId };
+  const member = pending.invitationId
+    ? await joinThroughInvitation(deps, pending.invitationId, pending.userId)
+    : { accountId: pending.accountId, userId: pending.userId };
   return authResultFor(deps, member, await startSession(deps, member));
 }

@@ -14,13 +14,15 @@ export interface PendingMfa extends Member {
   tokenHash: string;
   email: string;
   webauthnChallenge: string | null;
+  /** The invitation this sign-in accepts once its second factor is given. */
+  invitationId: string | null;
 }
 
 const MFA_TOKEN_PREFIX = "mfa_";
 
 const invalidMfaToken = () => new DomainError("unauthorized", "invalid or expired mfa_token");
 
-export async function createMfaChallenge(deps: AccountsDeps, member: Member): Promise<string> {
+export async function createMfaChallenge(deps: AccountsDeps, member: Member, invitationId?: string): Promise<string> {
   const token = newOpaqueToken(MFA_TOKEN_PREFIX);
   await deps.db.transaction().execute(async (trx) => {
     await trx
@@ -34,6 +36,7 @@ export async function createMfaChallenge(deps: AccountsDeps, member: Member): Pr
         token_hash: hashOpaqueToken(token),
         account_id: member.accountId,
         user_id: member.userId,
+        invitation_id: invitationId ?? null,
         expires_at: new Date(Date.now() + deps.config.mfaTokenTtlSeconds * 1000),
       })
       .execute();
@@ -51,6 +54,7 @@ export async function findMfaChallenge(db: Kysely<Database>, mfaToken: string): 
       "mfa_challenges.account_id",
       "mfa_challenges.user_id",
       "mfa_challenges.webauthn_challenge",
+      "mfa_challenges.invitation_id",
       "mfa_challenges.expires_at",
       "users.email",
     ])
@@ -63,6 +67,7 @@ export async function findMfaChallenge(db: Kysely<Database>, mfaToken: string): 
     userId: row.user_id,
     email: row.email,
     webauthnChallenge: row.webauthn_challenge,
+    invitationId: row.invitation_id,
   };
 }
 

@@ -17,6 +17,7 @@ import { isUniqueViolation } from "./database-errors.ts";
 import type { AccountsDeps } from "./deps.ts";
 import { type PendingMfa, setWebAuthnChallenge } from "./mfa-challenges.ts";
 import { isAdmin } from "./permissions.ts";
+import { requireRecentAuthentication } from "./recent-auth.ts";
 import type { passkeyAssertion, passkeyAttestation } from "./schemas.ts";
 import { findMember } from "./users.ts";
 
@@ -44,6 +45,7 @@ export async function passkeyRegistrationOptions(
   deps: AccountsDeps,
   principal: Principal,
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  await requireRecentAuthentication(deps, principal);
   const user = await deps.db
     .selectFrom("users")
     .select(["email", "display_name"])
@@ -79,6 +81,7 @@ export async function registerPasskey(
   principal: Principal,
   response: z.infer<typeof passkeyAttestation>,
 ): Promise<void> {
+  await requireRecentAuthentication(deps, principal);
   const pending = await deps.db
     .deleteFrom("passkey_registrations")
     .where("user_id", "=", principal.userId)
@@ -189,7 +192,9 @@ export async function checkPasskeyAssertion(
 export async function removeAllPasskeys(deps: AccountsDeps, principal: Principal, email: string): Promise<void> {
   const target = await findMember(deps.db, principal.accountId, email);
   if (!target) throw new DomainError("not_found", "no user with this email in this account");
-  if (target.userId !== principal.userId) {
+  // One's own passkeys go only after a recent sign-in; an admin's removal of another's is an admin action.
+  if (target.userId === principal.userId) await requireRecentAuthentication(deps, principal);
+  else {
     if (!isAdmin(principal))
       throw new DomainError("forbidden", "only owners and admins can remove another user's passkeys");
     if (target.role === "owner") throw new DomainError("forbidden", "only the owner can remove the owner's passkeys");

@@ -216,17 +216,52 @@ export const emailInput = z.object({ email: loginEmail });
 
 export const memberRole = z.enum(["admin", "member"]);
 
-export const addUserInput = z.object({
+export const inviteUserInput = z.object({
   email: newEmail,
-  password: newPassword.optional().meta({ description: "Required when the email has no user yet; ignored otherwise." }),
   role: memberRole,
-  display_name: z.string().trim().min(1).max(200).optional(),
+  password: z
+    .never({ error: "is no longer accepted: the invitee sets their own when accepting the invitation" })
+    .optional()
+    .meta({ description: "Not accepted (400): the invitee sets or proves their password when accepting." }),
 });
 
-export const addedUser = z.object({ email: z.string(), role: memberRole });
+export const invitation = z.object({
+  token: z.string().meta({ description: "Single use; pass it to `POST /accounts/invitations/accept`." }),
+  url: z.string().meta({ description: "The link to hand the invitee: `{APP_URL}/invitations/accept#token=...`." }),
+  expires: z.number().int().meta({ description: "Unix timestamp in seconds." }),
+});
+
+export const invitedUser = z.object({
+  email: z.string(),
+  role: memberRole,
+  status: z.literal("invited"),
+  invitation,
+});
+
+export const acceptInvitationInput = z.object({
+  token: opaqueToken,
+  password: z
+    .string()
+    .min(1)
+    .max(MAX_PASSWORD_LENGTH, atMost(MAX_PASSWORD_LENGTH))
+    .meta({
+      description: `For an email with no user: the new user's password (at least ${MIN_PASSWORD_LENGTH} characters). For an existing user: their current password.`,
+    }),
+  display_name: z.string().trim().min(1).max(200).optional().meta({ description: "For a new user only." }),
+});
 
 export const userEntry = z
-  .object({ email: z.string(), role: z.enum(["owner", "admin", "member"]), display_name: z.string() })
+  .object({
+    email: z.string(),
+    role: z.enum(["owner", "admin", "member"]),
+    display_name: z.string().meta({ description: "Empty while the invitation is pending." }),
+    status: z.enum(["active", "invited"]),
+    expires: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: "For a pending invitation: when it expires (Unix seconds)." }),
+  })
   .meta({ id: "AccountUser" });
 
 /** A path pattern of an API key: starts with `/`, may end with `*` (a prefix match), no `*` elsewhere. */
@@ -263,3 +298,26 @@ export const apiKeyEntry = z
   .meta({ id: "ApiKey" });
 
 export const apiKeyIdInput = z.object({ id: uuidParam("Id of the API key.") });
+
+export const resetPasswordInput = z.object({
+  token: opaqueToken.meta({ description: "From the link: `{APP_URL}/password/reset#token=...`." }),
+  password: newPassword,
+});
+
+export const reauthenticateInput = z
+  .object({
+    password: z.string().min(1).max(MAX_PASSWORD_LENGTH, atMost(MAX_PASSWORD_LENGTH)).optional(),
+    totp_code: z
+      .string()
+      .trim()
+      .regex(/^\d{6}$/, { error: "must be 6 digits" })
+      .optional(),
+  })
+  .refine((input) => (input.password === undefined) !== (input.totp_code === undefined), {
+    error: "give either password or totp_code",
+  });
+
+export const reauthenticated = z.object({
+  auth_token: z.string().meta({ description: "A new access token of the same session, carrying the new `auth_time`." }),
+  auth_time: z.number().int().meta({ description: "Unix timestamp in seconds: now." }),
+});

@@ -9,6 +9,8 @@ import { hashOpaqueToken, newOpaqueToken } from "./opaque-tokens.ts";
  * live refresh token at a time. Refreshing spends the token and hands out its successor;
  * presenting a spent token again means it leaked, so the whole family is revoked, and with
  * it every access token of the session (they carry its id, checked on each request).
+ * Within `refreshReuseGraceSeconds` of the exchange, a second presentation (two tabs or
+ * requests refreshing at once) gets a successor of its own in the same session instead.
  */
 
 const REFRESH_TOKEN_PREFIX = "rt_";
@@ -22,6 +24,8 @@ export interface Member {
   accountId: string;
   userId: string;
 }
+
+const unixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 const invalidRefreshToken = () => new DomainError("unauthorized", "invalid refresh token");
 
@@ -43,6 +47,7 @@ async function issueRefreshToken(deps: AccountsDeps, db: Kysely<Database>, sessi
 /** Starts a session for a member who has just proven who they are. */
 export async function startSession(deps: AccountsDeps, member: Member): Promise<SessionTokens> {
   const sessionId = Bun.randomUUIDv7();
+  const authenticatedAt = new Date();
   const refreshToken = await deps.db.transaction().execute(async (trx) => {
     // Housekeeping on the way: tokens of this user that can no longer be used.
     await trx
@@ -52,11 +57,16 @@ export async function startSession(deps: AccountsDeps, member: Member): Promise<
       .execute();
     await trx
       .insertInto("auth_sessions")
-      .values({ id: sessionId, account_id: member.accountId, user_id: member.userId })
+      .values({
+        id: sessionId,
+        account_id: member.accountId,
+        user_id: member.userId,
+        authenticated_at: authenticatedAt,
+      })
       .execute();
     return issueRefreshToken(deps, trx, sessionId, member);
   });
-  const authToken = await deps.accessTokens.issue({ ...member, sessionId });
+  const authToken = await deps.accessTokens.issue({ ...member, sessionId, authTime: unixSeconds(authenticatedAt) });
   return { auth_token: authToken, refresh_token: refreshToken };
 }
 
@@ -87,28 +97,34 @@ export async function rotateRefreshToken(
       "refresh_tokens.expires_at",
       "refresh_tokens.rotated_at",
       "auth_sessions.revoked_at",
+      "auth_sessions.authenticated_at",
     ])
     .where("refresh_tokens.token_hash", "=", tokenHash)
     .executeTakeFirst();
   if (!found || found.revoked_at) throw invalidRefreshToken();
   const reused = () => new DomainError("unauthorized", "refresh token was already used; sign in again");
-  if (found.rotated_at) {
+  const graceMs = deps.config.refreshReuseGraceSeconds * 1000;
+  const withinGrace = (rotatedAt: Date) => Date.now() - rotatedAt.getTime() <= graceMs;
+  if (found.rotated_at && !withinGrace(found.rotated_at)) {
     await revokeSession(deps, found.session_id);
     throw reused();
   }
   if (found.expires_at.getTime() <= Date.now()) throw new DomainError("unauthorized", "refresh token expired");
 
-  // Only one of two concurrent refreshes with the same token can spend it.
-  const spent = await deps.db
-    .updateTable("refresh_tokens")
-    .set({ rotated_at: new Date() })
-    .where("token_hash", "=", tokenHash)
-    .where("rotated_at", "is", null)
-    .returning("token_hash")
-    .executeTakeFirst();
-  if (!spent) {
-    await revokeSession(deps, found.session_id);
-    throw reused();
+  if (!found.rotated_at) {
+    // Only one of two concurrent refreshes with the same token spends it; the other is
+    // a second presentation within the grace (it was spent a moment ago), unless there is none.
+    const spent = await deps.db
+      .updateTable("refresh_tokens")
+      .set({ rotated_at: new Date() })
+      .where("token_hash", "=", tokenHash)
+      .where("rotated_at", "is", null)
+      .returning("token_hash")
+      .executeTakeFirst();
+    if (!spent && graceMs <= 0) {
+      await revokeSession(deps, found.session_id);
+      throw reused();
+    }
   }
 
   const member = { accountId: found.account_id, userId: found.user_id };
@@ -124,7 +140,11 @@ export async function rotateRefreshToken(
   }
 
   const successor = await issueRefreshToken(deps, deps.db, found.session_id, member);
-  const authToken = await deps.accessTokens.issue({ ...member, sessionId: found.session_id });
+  const authToken = await deps.accessTokens.issue({
+    ...member,
+    sessionId: found.session_id,
+    authTime: unixSeconds(found.authenticated_at),
+  });
   return { member, tokens: { auth_token: authToken, refresh_token: successor } };
 }
 

@@ -4,7 +4,8 @@ import { Secret, TOTP } from "otpauth";
 import type { Principal } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import type { AccountsDeps } from "./deps.ts";
-import { admitAttempt } from "./rate-limits.ts";
+import { signInGuard } from "./rate-limits.ts";
+import { requireRecentAuthentication } from "./recent-auth.ts";
 
 /** RFC 6238 as authenticator apps expect it by default. */
 const TOTP_PARAMETERS = { algorithm: "SHA1", digits: 6, period: 30 } as const;
@@ -49,6 +50,7 @@ export async function beginTotpSetup(
   deps: AccountsDeps,
   principal: Principal,
 ): Promise<{ secret: string; otpauth_url: string }> {
+  await requireRecentAuthentication(deps, principal);
   const user = await deps.db
     .selectFrom("users")
     .leftJoin("user_totp", "user_totp.user_id", "users.id")
@@ -89,18 +91,24 @@ export async function confirmTotpSetup(
   code: string,
   ip: string,
 ): Promise<void> {
+  await requireRecentAuthentication(deps, principal);
   const row = await deps.db
     .selectFrom("users")
     .leftJoin("user_totp", "user_totp.user_id", "users.id")
     .select(["users.email", "user_totp.secret", "user_totp.enabled_at"])
     .where("users.id", "=", principal.userId)
     .executeTakeFirstOrThrow();
-  await admitAttempt(deps.broker, deps.config.loginLimits, "mfa", { email: row.email, ip });
+  const guard = signInGuard(deps, "mfa", { email: row.email, ip });
+  await guard.admit();
   if (!row.secret)
     throw new DomainError("validation_error", "no TOTP setup in progress; call POST /accounts/totp/setup first");
   if (row.enabled_at) throw alreadyEnabled();
   const step = stepOfCode(deps.sealer.open(row.secret, totpSealingContext(principal.userId)), code);
-  if (step === null) throw new DomainError("validation_error", "invalid code");
+  if (step === null) {
+    await guard.failed();
+    throw new DomainError("validation_error", "invalid code");
+  }
+  await guard.succeeded();
   const enabled = await deps.db
     .updateTable("user_totp")
     .set({ enabled_at: new Date(), last_used_step: step })
@@ -136,4 +144,16 @@ export async function spendTotpCode(
     .returning("user_id")
     .executeTakeFirst();
   return spent !== undefined;
+}
+
+/** Turns TOTP off (a recent sign-in needed): sign-in no longer asks for a code. 404 when it was not enabled. */
+export async function disableTotp(deps: AccountsDeps, principal: Principal): Promise<void> {
+  await requireRecentAuthentication(deps, principal);
+  const removed = await deps.db
+    .deleteFrom("user_totp")
+    .where("user_id", "=", principal.userId)
+    .where("enabled_at", "is not", null)
+    .returning("user_id")
+    .executeTakeFirst();
+  if (!removed) throw new DomainError("not_found", "TOTP is not enabled");
 }

@@ -2,10 +2,8 @@ import type { Database, Role } from "@platform/db";
 import type { Kysely } from "kysely";
 import type { Principal } from "../context.ts";
 import { DomainError } from "../errors.ts";
-import { defaultDisplayName } from "./accounts.ts";
-import { isUniqueViolation } from "./database-errors.ts";
 import type { AccountsDeps } from "./deps.ts";
-import { hashPassword } from "./passwords.ts";
+import { pendingInvitations, revokeInvitation } from "./invitations.ts";
 import { requireAdmin } from "./permissions.ts";
 import { endMemberSessions } from "./sessions.ts";
 
@@ -32,86 +30,43 @@ export async function findMember(
   return row && { userId: row.id, email: row.email, role: row.role, displayName: row.display_name };
 }
 
-export async function listUsers(
-  deps: AccountsDeps,
-  principal: Principal,
-): Promise<{ email: string; role: Role; display_name: string }[]> {
-  return deps.db
-    .selectFrom("memberships")
-    .innerJoin("users", "users.id", "memberships.user_id")
-    .select(["users.email", "memberships.role", "users.display_name"])
-    .where("memberships.account_id", "=", principal.accountId)
-    .orderBy("memberships.created_at")
-    .orderBy("users.email")
-    .execute();
-}
-
-export interface AddUserInput {
+export interface UserEntry {
   email: string;
-  password?: string;
-  role: "admin" | "member";
-  display_name?: string;
+  role: Role;
+  display_name: string;
+  status: "active" | "invited";
+  expires?: number;
 }
 
-const alreadyMember = () => new DomainError("conflict", "this user is already a member of the account");
-
-/**
- * Adds a user to the caller's account (owners and admins only). A new email gets a user
- * with the given password; an email that already has a user (in another account) is added
- * as it is, keeping its own password.
- */
-export async function addUser(
-  deps: AccountsDeps,
-  principal: Principal,
-  input: AddUserInput,
-): Promise<{ email: string; role: "admin" | "member" }> {
-  requireAdmin(principal, "add users");
-  const existing = await deps.db.selectFrom("users").select("id").where("email", "=", input.email).executeTakeFirst();
-  let userId = existing?.id;
-  const passwordHash = userId || !input.password ? undefined : await hashPassword(input.password);
-  if (!userId && !passwordHash) {
-    throw new DomainError("validation_error", "invalid input: password: is required for a new user");
-  }
-  try {
-    await deps.db.transaction().execute(async (trx) => {
-      if (!userId && passwordHash) {
-        userId = Bun.randomUUIDv7();
-        await trx
-          .insertInto("users")
-          .values({
-            id: userId,
-            email: input.email,
-            password_hash: passwordHash,
-            display_name: input.display_name ?? defaultDisplayName(input.email),
-          })
-          .execute();
-      }
-      if (!userId) throw new DomainError("internal_error", "user vanished while being added");
-      await trx
-        .insertInto("memberships")
-        .values({ account_id: principal.accountId, user_id: userId, role: input.role })
-        .execute();
-    });
-  } catch (error) {
-    // Either the membership exists, or another request created the same user meanwhile.
-    if (isUniqueViolation(error)) {
-      if (existing) throw alreadyMember();
-      throw new DomainError("conflict", "a user with this email was created meanwhile; try again");
-    }
-    throw error;
-  }
-  return { email: input.email, role: input.role };
+/** The members of the caller's account, then its pending invitations. */
+export async function listUsers(deps: AccountsDeps, principal: Principal): Promise<UserEntry[]> {
+  const [members, invited] = await Promise.all([
+    deps.db
+      .selectFrom("memberships")
+      .innerJoin("users", "users.id", "memberships.user_id")
+      .select(["users.email", "memberships.role", "users.display_name"])
+      .where("memberships.account_id", "=", principal.accountId)
+      .orderBy("memberships.created_at")
+      .orderBy("users.email")
+      .execute(),
+    pendingInvitations(deps.db, principal.accountId),
+  ]);
+  return [...members.map((member) => ({ ...member, status: "active" as const })), ...invited];
 }
 
 /**
  * Removes a user from the caller's account (owners and admins only; never the root user).
  * Their sign-in sessions in this account end at once, so their access tokens stop working,
  * and the API keys they created in it are deleted. The user keeps other memberships.
+ * An email with a pending invitation instead has the invitation revoked.
  */
 export async function removeUser(deps: AccountsDeps, principal: Principal, email: string): Promise<void> {
   requireAdmin(principal, "remove users");
   const target = await findMember(deps.db, principal.accountId, email);
-  if (!target) throw new DomainError("not_found", "no user with this email in this account");
+  if (!target) {
+    if (await revokeInvitation(deps.db, principal.accountId, email)) return;
+    throw new DomainError("not_found", "no user with this email in this account");
+  }
   const account = await deps.db
     .selectFrom("accounts")
     .select("root_email")

@@ -1,0 +1,44 @@
+/**
+ * `bun run accounts:reset-link EMAIL`: prints a single-use password reset link for the
+ * user of EMAIL, for a deployment without SMTP (or a user whose mail does not arrive).
+ * The link works like a mailed one: valid PASSWORD_RESET_TTL_SECONDS, it replaces any
+ * earlier link, and using it ends every session of the user. Exits 1 when the email has
+ * no user.
+ *
+ * Reads DATABASE_URL (or the PGlite files in DATA_DIR: stop the embedded server first),
+ * APP_URL and PUBLIC_URL, as the API does.
+ */
+import { coreConfigSchema, createResetLink, openConfiguredDatabase, parseEnv, toCoreConfig } from "@platform/core";
+
+const email = process.argv[2]?.trim().toLowerCase();
+if (!email) {
+  console.error("usage: bun run accounts:reset-link EMAIL");
+  process.exit(2);
+}
+
+let config: ReturnType<typeof toCoreConfig>;
+try {
+  config = toCoreConfig(parseEnv(coreConfigSchema, process.env));
+} catch (error) {
+  console.error(error instanceof Error ? error.message : String(error));
+  process.exit(2);
+}
+
+try {
+  const database = await openConfiguredDatabase(config);
+  try {
+    const link = await createResetLink({ db: database.db, config: config.auth }, email);
+    if (link) {
+      process.stdout.write(`${link.url}\n`);
+      console.error(`valid once, until ${link.expires.toISOString()}`);
+    } else {
+      console.error(`no user has the email ${email}`);
+      process.exitCode = 1;
+    }
+  } finally {
+    await database.close();
+  }
+} catch (error) {
+  console.error(`reset-link failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+}

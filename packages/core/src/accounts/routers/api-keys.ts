@@ -1,0 +1,58 @@
+import { z } from "zod";
+import { messageResponse, success, withCredential } from "../../schemas.ts";
+import { authedProcedure, router } from "../../trpc.ts";
+import { createApiKey, deleteApiKey, listApiKeys } from "../api-keys.ts";
+import { apiKeyEntry, apiKeyIdInput, createApiKeyInput, createdApiKey } from "../schemas.ts";
+import { tags } from "./shared.ts";
+
+/** `accounts.apiKeys.*`: keys that act as their creator. */
+export const apiKeysRouter = router({
+  create: authedProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/accounts/api-keys",
+        tags,
+        summary: "Create an API key",
+        description: `The key acts as its creator, with the creator's role, and stops working if the creator leaves the account. \`key\` is shown only in this answer; send it as \`X-Api-Key\`. \`allowed_paths\` restricts it to matching paths (a literal path, or a prefix ending in \`*\`); paths under \`/hub/agent\` need a pattern that names them. A trailing slash is ignored and an encoded slash (\`%2F\`) stays part of its segment. Over tRPC the procedure's path is matched, and a parameter in it (\`{id}\`) only by a prefix pattern that ends before it. A restricted key cannot create keys.`,
+        protect: true,
+        errorResponses: withCredential,
+      },
+    })
+    .input(createApiKeyInput)
+    .output(z.object({ data: createdApiKey }))
+    .mutation(async ({ ctx, input }) => ({ data: await createApiKey(ctx.services.accounts, ctx.principal, input) })),
+  list: authedProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/accounts/api-keys",
+        tags,
+        summary: "List API keys",
+        description: "Owners and admins see every key of the account; members see the keys they created.",
+        protect: true,
+        errorResponses: withCredential,
+      },
+    })
+    .input(z.void())
+    .output(z.object({ data: z.array(apiKeyEntry) }))
+    .query(async ({ ctx }) => ({ data: await listApiKeys(ctx.services.accounts, ctx.principal) })),
+  delete: authedProcedure
+    .meta({
+      openapi: {
+        method: "DELETE",
+        path: "/accounts/api-keys/{id}",
+        tags,
+        summary: "Delete an API key",
+        description: "Owners and admins may delete any key of the account; members the keys they created.",
+        protect: true,
+        errorResponses: { ...withCredential, 404: "No such key" },
+      },
+    })
+    .input(apiKeyIdInput)
+    .output(messageResponse)
+    .mutation(async ({ ctx, input }) => {
+      await deleteApiKey(ctx.services.accounts, ctx.principal, input.id);
+      return success;
+    }),
+});
