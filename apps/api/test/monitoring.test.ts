@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AppRouter } from "@platform/core";
 import { createTRPCClient, httpLink } from "@trpc/client";
 import { bearer, readBody, signUp } from "./accounts-helpers.ts";
-import { brokerVariants, startTestApi, type TestApi } from "./harness.ts";
+import { adapterVariants, startTestApi, type TestApi } from "./harness.ts";
 
 const ALL_METRICS = [
   "webhooks.received",
@@ -18,7 +18,7 @@ const ALL_METRICS = [
   "kv.keys",
 ];
 
-for (const { backend, redis, label: name, skip } of brokerVariants()) {
+for (const { backend, redis, label: name, skip } of adapterVariants()) {
   describe.skipIf(Boolean(skip))(`monitoring on ${name}${skip ? ` (skipped: ${skip})` : ""}`, () => {
     let api: TestApi;
     beforeAll(async () => {

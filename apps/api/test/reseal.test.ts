@@ -50,6 +50,7 @@ async function seedSecret(database: DatabaseHandle, keys: string, plaintext: str
 const report = (resealed: number, unreadable: number) => [
   { table: "secrets", column: "value", resealed, unreadable },
   { table: "user_totp", column: "secret", resealed: 0, unreadable: 0 },
+  { table: "flows", column: "signing_secret", resealed: 0, unreadable: 0 },
 ];
 
 describe.skipIf(Boolean(databaseBackends()[1]?.skip))("bun run secrets:reseal on PostgreSQL", () => {

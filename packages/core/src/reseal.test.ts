@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import type { DatabaseHandle } from "@platform/db";
 import { databaseBackends, openTestDatabase } from "@platform/db/testing";
 import { totpSealingContext } from "./accounts/totp.ts";
+import { findFlowByWebhookId, flowSecretSealingContext } from "./flows/webhook-flows.ts";
 import { resealAll } from "./reseal.ts";
 import { createSealer, parseSecretsKeys } from "./sealing.ts";
 import { sealedByFirstRelease } from "./sealing-fixtures.ts";
@@ -59,6 +60,28 @@ for (const { backend, skip } of databaseBackends()) {
             { user_id: "user-2", secret: before.seal("KRSXG5CTMVRXEZLU", totpSealingContext("user-2")) },
           ])
           .execute();
+        // Flows' signing secrets: two under the old key, one flow without a secret.
+        const flows = [
+          { id: "00000000-0000-4000-8000-000000000001", secret: "whsec_one" },
+          { id: "00000000-0000-4000-8000-000000000002", secret: "whsec_two" },
+          { id: "00000000-0000-4000-8000-000000000003", secret: null },
+        ];
+        for (const [index, { id, secret }] of flows.entries()) {
+          await db
+            .insertInto("flows")
+            .values({
+              id,
+              account_id: "acc-1",
+              name: `flow ${index}`,
+              description: "",
+              active: true,
+              trigger: JSON.stringify({ type: "webhook", access: secret ? "signature" : "public" }),
+              signing_secret: secret === null ? null : before.seal(secret, flowSecretSealingContext(id)),
+              webhook_id: `hook-${index}`,
+              revision: 1,
+            })
+            .execute();
+        }
       }, 60_000);
       afterAll(() => database.close());
 
@@ -67,6 +90,7 @@ for (const { backend, skip } of databaseBackends()) {
         expect(reports).toEqual([
           { table: "secrets", column: "value", resealed: 6, unreadable: 1 },
           { table: "user_totp", column: "secret", resealed: 2, unreadable: 0 },
+          { table: "flows", column: "signing_secret", resealed: 2, unreadable: 0 },
         ]);
         const db = database.db;
         for (const [accountId, secrets] of Object.entries(secretsByAccount)) {
@@ -80,6 +104,14 @@ for (const { backend, skip } of databaseBackends()) {
           "JBSWY3DPEHPK3PXP",
           "KRSXG5CTMVRXEZLU",
         ]);
+        for (const [index, secret] of [
+          ["0", "whsec_one"],
+          ["1", "whsec_two"],
+          ["2", null],
+        ]) {
+          const flow = await findFlowByWebhookId({ db, sealer: newOnly }, `hook-${index}`);
+          expect(flow?.signingSecret).toBe(secret ?? null);
+        }
         const orphan = await db
           .selectFrom("secrets")
           .select("value")
@@ -93,6 +125,7 @@ for (const { backend, skip } of databaseBackends()) {
         expect(await resealAll(database.db, rotated, { batchSize: 2 })).toEqual([
           { table: "secrets", column: "value", resealed: 0, unreadable: 1 },
           { table: "user_totp", column: "secret", resealed: 0, unreadable: 0 },
+          { table: "flows", column: "signing_secret", resealed: 0, unreadable: 0 },
         ]);
         expect(await database.db.selectFrom("secrets").select(["key", "value"]).orderBy("key").execute()).toEqual(
           unchanged,

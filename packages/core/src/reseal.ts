@@ -1,6 +1,7 @@
 import type { Database } from "@platform/db";
 import { type Kysely, sql } from "kysely";
 import { totpSealingContext } from "./accounts/totp.ts";
+import { flowSecretSealingContext } from "./flows/webhook-flows.ts";
 import type { Sealer } from "./sealing.ts";
 import { secretSealingContext } from "./secrets/secrets.ts";
 
@@ -22,7 +23,7 @@ function sealedColumn<K extends string>(spec: {
   return spec as SealedColumn;
 }
 
-/** Every sealed value the platform keeps. A new one (a flow's signing secret, say) is one more line here. */
+/** Every sealed value the platform keeps. A new one is one more entry here. */
 export const SEALED_COLUMNS: readonly SealedColumn[] = [
   sealedColumn({
     table: "secrets",
@@ -35,6 +36,12 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     column: "secret",
     key: ["user_id"],
     context: (row) => totpSealingContext(row.user_id),
+  }),
+  sealedColumn({
+    table: "flows",
+    column: "signing_secret",
+    key: ["id"],
+    context: (row) => flowSecretSealingContext(row.id),
   }),
 ];
 

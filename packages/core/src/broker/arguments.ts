@@ -1,5 +1,5 @@
 import { DomainError } from "../errors.ts";
-import { MAX_NOTIFICATION_BYTES, type ReadGroupOptions } from "./port.ts";
+import { MAX_NOTIFICATION_BYTES, type ReadGroupOptions, type TrimOptions } from "./port.ts";
 
 /** Longest scope, stream, group, consumer, bucket, key, counter or channel name the broker accepts. */
 export const MAX_NAME_LENGTH = 1024;
@@ -54,4 +54,10 @@ export function groupReadOptions(options: ReadGroupOptions): { count: number; bl
   assertInteger("count", count, 1, 10_000);
   assertInteger("blockMs", blockMs, 0);
   return { count, blockMs };
+}
+
+/** Rejects trim limits that are not whole numbers of at least 0. */
+export function assertTrimOptions(options: TrimOptions): void {
+  if (options.maxLength !== undefined) assertInteger("maxLength", options.maxLength, 0);
+  if (options.maxAgeMs !== undefined) assertInteger("maxAgeMs", options.maxAgeMs, 0);
 }

@@ -138,15 +138,86 @@ for (const backend of brokerBackends()) {
           // Nor are they handed out again as new.
           expect(await broker.readGroup(scope, "s", "g", "survivor", { count: 10 })).toEqual([]);
 
-          await Bun.sleep(150);
-          const claimed = await broker.claimIdle(scope, "s", "g", "survivor", 100, 10);
+          // Deadlines wide enough that a loaded machine cannot make a fresh claim look idle.
+          await Bun.sleep(1200);
+          const claimed = await broker.claimIdle(scope, "s", "g", "survivor", 1000, 10);
           expect(payloads(claimed)).toEqual(["1", "2", "3"]);
           expect(claimed.map((e) => e.deliveries)).toEqual([2, 2, 2]);
           // Claimed entries belong to the survivor now and are not idle.
-          expect(await broker.claimIdle(scope, "s", "g", "third", 100, 10)).toEqual([]);
+          expect(await broker.claimIdle(scope, "s", "g", "third", 1000, 10)).toEqual([]);
           expect(await broker.touch(scope, "s", "g", "dies", ids(claimed))).toBe(0);
           expect(await broker.ack(scope, "s", "g", ids(claimed))).toBe(3);
           expect(await broker.pendingCount(scope, "s", "g")).toBe(0);
+        });
+
+        test("a group forgets members that hold nothing and have been idle, never one holding entries", async () => {
+          const scope = randomScope();
+          await broker.ensureGroup(scope, "s", "g");
+          const appended = await appendAll(scope, "s", ["1", "2", "3"]);
+          // "done" read and acknowledged; "dead" read, gave up, and its entry was claimed by "busy".
+          const [done] = await broker.readGroup(scope, "s", "g", "done");
+          await broker.ack(scope, "s", "g", ids(done ? [done] : []));
+          await broker.readGroup(scope, "s", "g", "busy");
+          const dead = await broker.readGroup(scope, "s", "g", "dead");
+          await broker.release(scope, "s", "g", "dead", ids(dead));
+          expect(await broker.claimIdle(scope, "s", "g", "busy", 60_000, 10)).toHaveLength(1);
+
+          const before = await broker.consumers(scope, "s", "g");
+          expect(before.find((c) => c.name === "busy")?.pending).toBe(2);
+          // Redis remembers every name that read; the PostgreSQL adapter only those holding entries.
+          for (const other of before.filter((c) => c.name !== "busy")) expect(other.pending).toBe(0);
+          const idleOnes = before.filter((c) => c.name !== "busy").map((c) => c.name);
+
+          // Nobody has been idle for an hour.
+          expect(await broker.removeIdleConsumers(scope, "s", "g", 3_600_000)).toEqual([]);
+          expect((await broker.consumers(scope, "s", "g")).map((c) => c.name)).toEqual(before.map((c) => c.name));
+
+          expect(await broker.removeIdleConsumers(scope, "s", "g", 0)).toEqual(idleOnes);
+          const after = await broker.consumers(scope, "s", "g");
+          expect(after.map((c) => [c.name, c.pending])).toEqual([["busy", 2]]);
+          // What "busy" holds is untouched; a forgotten name that reads again joins again.
+          expect(await broker.ack(scope, "s", "g", appended.slice(1))).toBe(2);
+          await broker.append(scope, "s", "4");
+          expect(payloads(await broker.readGroup(scope, "s", "g", "done"))).toEqual(["4"]);
+          expect((await broker.consumers(scope, "s", "g")).find((c) => c.name === "done")?.pending).toBe(1);
+        });
+
+        test("an unknown stream or group has no members to list or forget", async () => {
+          const scope = randomScope();
+          expect(await broker.consumers(scope, "nothing", "g")).toEqual([]);
+          expect(await broker.removeIdleConsumers(scope, "nothing", "g", 0)).toEqual([]);
+          await broker.append(scope, "s", "x");
+          expect(await broker.consumers(scope, "s", "nobody")).toEqual([]);
+          expect(await broker.removeIdleConsumers(scope, "s", "nobody", 0)).toEqual([]);
+          expect((await rejection(broker.removeIdleConsumers(scope, "s", "g", -1))).code).toBe("validation_error");
+        });
+
+        test("trimAcknowledged removes only what every group has read and acknowledged", async () => {
+          const scope = randomScope();
+          expect(await broker.trimAcknowledged(scope, "nothing")).toBe(0);
+          await broker.ensureGroup(scope, "s", "g");
+          await appendAll(scope, "s", ["1", "2", "3", "4", "5"]);
+          const read = await broker.readGroup(scope, "s", "g", "a", { count: 3 });
+          await broker.ack(scope, "s", "g", [read[0]?.id as string, read[2]?.id as string]);
+          // "2" is pending: it and everything after it stay.
+          expect(await broker.trimAcknowledged(scope, "s")).toBe(1);
+          expect(payloads(await broker.readRange(scope, "s"))).toEqual(["2", "3", "4", "5"]);
+          await broker.ack(scope, "s", "g", [read[1]?.id as string]);
+          // "4" and "5" are not read yet.
+          expect(await broker.trimAcknowledged(scope, "s")).toBe(2);
+          expect(payloads(await broker.readRange(scope, "s"))).toEqual(["4", "5"]);
+          // A second group that has read nothing keeps everything that is left.
+          await broker.ensureGroup(scope, "s", "late");
+          const rest = await broker.readGroup(scope, "s", "g", "a", { count: 2 });
+          await broker.ack(scope, "s", "g", ids(rest));
+          expect(await broker.trimAcknowledged(scope, "s")).toBe(0);
+          expect(payloads(await broker.readGroup(scope, "s", "late", "b", { count: 5 }))).toEqual(["4", "5"]);
+          await broker.ack(scope, "s", "late", ids(rest));
+          expect(await broker.trimAcknowledged(scope, "s")).toBe(2);
+          expect(await broker.length(scope, "s")).toBe(0);
+          // Appends go on after a stream was trimmed empty.
+          await broker.append(scope, "s", "6");
+          expect(payloads(await broker.readGroup(scope, "s", "g", "a"))).toEqual(["6"]);
         });
 
         test("claim takes at most `count` entries, oldest first", async () => {
@@ -334,6 +405,77 @@ for (const backend of brokerBackends()) {
           expect(payloads(await broker.readRange(scope, "x"))).toEqual(["2"]);
         });
 
+        test("numbered streams number entries 1, 2, 3 and read by number, page by page", async () => {
+          const scope = randomScope();
+          const before = Date.now();
+          const seqs: number[] = [];
+          for (const value of ["a", "b", "c", "d", "e"]) seqs.push(await broker.appendNumbered(scope, "n", value));
+          expect(seqs).toEqual([1, 2, 3, 4, 5]);
+
+          const all = await broker.readNumbered(scope, "n");
+          expect(all.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+          expect(payloads(all)).toEqual(["a", "b", "c", "d", "e"]);
+          for (const entry of all) expect(entry.timestamp).toBeGreaterThanOrEqual(before - 5000);
+          expect(payloads(await broker.readNumbered(scope, "n", { afterSeq: 2, limit: 2 }))).toEqual(["c", "d"]);
+          expect(await broker.readNumbered(scope, "n", { afterSeq: 5 })).toEqual([]);
+          expect(await broker.readNumbered(scope, "never-written")).toEqual([]);
+          expect(await broker.length(scope, "n")).toBe(5);
+        });
+
+        test("concurrent numbered appends get every number once, with no gaps", async () => {
+          const scope = randomScope();
+          const peer = await opened.openPeer();
+          const values = Array.from({ length: 40 }, (_, i) => `v${i}`);
+          const seqs = await Promise.all(values.map((v, i) => (i % 2 ? peer : broker).appendNumbered(scope, "n", v)));
+          expect([...seqs].sort((a, b) => a - b)).toEqual(values.map((_, i) => i + 1));
+          const stored = await broker.readNumbered(scope, "n", { limit: 100 });
+          const bySeq = new Map(stored.map((e) => [e.seq, e.payload]));
+          expect(seqs.map((seq) => bySeq.get(seq))).toEqual(values);
+        });
+
+        test("numbering goes on after trimming; a deleted stream starts again at 1", async () => {
+          const scope = randomScope();
+          for (const value of ["1", "2", "3", "4"]) await broker.appendNumbered(scope, "n", value);
+          expect(await broker.trim(scope, "n", { maxLength: 0 })).toBe(4);
+          expect(await broker.appendNumbered(scope, "n", "5")).toBe(5);
+          expect((await broker.readNumbered(scope, "n")).map((e) => e.seq)).toEqual([5]);
+          expect(await broker.deleteStream(scope, "n")).toBe(true);
+          expect(await broker.appendNumbered(scope, "n", "again")).toBe(1);
+        });
+
+        test("a numbered append trims in the same call, by length and by age", async () => {
+          const scope = randomScope();
+          for (const value of ["1", "2", "3", "4"]) {
+            await broker.appendNumbered(scope, "n", value, { maxLength: 2 });
+          }
+          expect(payloads(await broker.readNumbered(scope, "n"))).toEqual(["3", "4"]);
+
+          await broker.appendNumbered(scope, "aged", "old");
+          await Bun.sleep(400);
+          await broker.appendNumbered(scope, "aged", "new", { maxAgeMs: 200 });
+          expect(payloads(await broker.readNumbered(scope, "aged"))).toEqual(["new"]);
+          expect((await rejection(broker.appendNumbered(scope, "n", "x", { maxLength: -1 }))).code).toBe(
+            "validation_error",
+          );
+          expect(await broker.length(scope, "n")).toBe(2);
+        });
+
+        test("trim by age removes old entries of a numbered stream, or all of them", async () => {
+          const scope = randomScope();
+          for (let i = 0; i < 40; i++) await broker.appendNumbered(scope, "n", `old-${i}`);
+          expect(await broker.trim(scope, "n", { maxLength: 33 })).toBe(7);
+          // Ages of seconds, so a loaded machine's slow appends cannot age the new entries.
+          await Bun.sleep(2500);
+          for (let i = 0; i < 23; i++) await broker.appendNumbered(scope, "n", `new-${i}`);
+          expect(await broker.trim(scope, "n", { maxAgeMs: 2000 })).toBe(33);
+          const kept = await broker.readNumbered(scope, "n", { limit: 100 });
+          expect(kept.map((e) => e.seq)).toEqual(Array.from({ length: 23 }, (_, i) => 41 + i));
+          expect(await broker.trim(scope, "n", { maxAgeMs: 2000 })).toBe(0);
+          await Bun.sleep(2500);
+          expect(await broker.trim(scope, "n", { maxAgeMs: 2000 })).toBe(23);
+          expect(await broker.appendNumbered(scope, "n", "next")).toBe(64);
+        });
+
         test("bad arguments are validation errors", async () => {
           const scope = randomScope();
           expect((await rejection(broker.append("", "s", "x"))).code).toBe("validation_error");
@@ -355,8 +497,8 @@ for (const backend of brokerBackends()) {
           expect(second.revision).toBeGreaterThan(first.revision);
           expect((await broker.kvGet(scope, "b", "k"))?.value).toBe("v2");
 
-          expect(await broker.kvDelete(scope, "b", "k")).toBe(true);
-          expect(await broker.kvDelete(scope, "b", "k")).toBe(false);
+          expect(await broker.kvDelete(scope, "b", "k")).toEqual({ expiring: false });
+          expect(await broker.kvDelete(scope, "b", "k")).toBeNull();
           expect(await broker.kvGet(scope, "b", "k")).toBeNull();
           const third = await broker.kvPut(scope, "b", "k", "v3");
           expect(third.revision).toBeGreaterThan(second.revision);
@@ -366,22 +508,25 @@ for (const backend of brokerBackends()) {
           const scope = randomScope();
           const created = await broker.kvCompareAndSet(scope, "b", "k", "first", 0);
           expect(created.ok).toBe(true);
+          expect(created).toMatchObject({ previous: null });
           const again = await broker.kvCompareAndSet(scope, "b", "k", "second", 0);
           expect(again).toEqual({ ok: false, revision: created.revision });
 
-          const updated = await broker.kvCompareAndSet(scope, "b", "k", "second", created.revision);
-          expect(updated.ok).toBe(true);
+          const updated = await broker.kvCompareAndSet(scope, "b", "k", "second", created.revision, { ttlSeconds: 60 });
+          expect(updated).toMatchObject({ ok: true, previous: { expiring: false } });
           expect(updated.revision).toBeGreaterThan(created.revision);
           const stale = await broker.kvCompareAndSet(scope, "b", "k", "third", created.revision);
           expect(stale).toEqual({ ok: false, revision: updated.revision });
           expect((await broker.kvGet(scope, "b", "k"))?.value).toBe("second");
+          const overTtl = await broker.kvCompareAndSet(scope, "b", "k", "third", updated.revision);
+          expect(overTtl).toMatchObject({ ok: true, previous: { expiring: true } });
 
           // Deleted and created again: the old revision does not match the new key.
           await broker.kvDelete(scope, "b", "k");
-          expect((await broker.kvCompareAndSet(scope, "b", "k", "x", updated.revision)).ok).toBe(false);
+          expect((await broker.kvCompareAndSet(scope, "b", "k", "x", overTtl.revision)).ok).toBe(false);
           const recreated = await broker.kvCompareAndSet(scope, "b", "k", "x", 0);
           expect(recreated.ok).toBe(true);
-          expect((await broker.kvCompareAndSet(scope, "b", "k", "y", updated.revision)).ok).toBe(false);
+          expect((await broker.kvCompareAndSet(scope, "b", "k", "y", overTtl.revision)).ok).toBe(false);
         });
 
         test("concurrent compare-and-set from one revision lets exactly one writer win", async () => {
@@ -415,6 +560,55 @@ for (const backend of brokerBackends()) {
           expect(await broker.kvKeys(scope, "empty-bucket")).toEqual({ keys: [], next: null });
         });
 
+        test("a put tells what it replaced: nothing, a value without expiry, or one with a TTL", async () => {
+          const scope = randomScope();
+          expect((await broker.kvPut(scope, "b", "k", "1")).previous).toBeNull();
+          expect((await broker.kvPut(scope, "b", "k", "2", { ttlSeconds: 60 })).previous).toEqual({ expiring: false });
+          expect((await broker.kvPut(scope, "b", "k", "3", { ttlSeconds: 0.05 })).previous).toEqual({ expiring: true });
+          await Bun.sleep(150);
+          // Expired: nothing live was replaced.
+          expect((await broker.kvPut(scope, "b", "k", "4")).previous).toBeNull();
+          await broker.kvPut(scope, "b", "t", "1", { ttlSeconds: 60 });
+          expect(await broker.kvDelete(scope, "b", "t")).toEqual({ expiring: true });
+        });
+
+        test("concurrent puts of a new key: exactly one of them created it", async () => {
+          const scope = randomScope();
+          const peer = await opened.openPeer();
+          const results = await Promise.all(
+            Array.from({ length: 20 }, (_, i) => (i % 2 ? peer : broker).kvPut(scope, "b", "k", `v${i}`)),
+          );
+          expect(results.filter((r) => r.previous === null)).toHaveLength(1);
+          expect(new Set(results.map((r) => r.revision)).size).toBe(20);
+        });
+
+        test("listing by prefix pages through the keys that start with it, and no others", async () => {
+          const scope = randomScope();
+          const keys = ["user/1", "user/2", "user/10", "user", "users", "user/ä", "usa", "v", "a/user/1"];
+          for (const key of keys) await broker.kvPut(scope, "b", key, "v");
+          const listed: string[] = [];
+          let cursor: string | undefined;
+          for (let pages = 0; pages < 10; pages++) {
+            const page = await broker.kvKeys(scope, "b", { prefix: "user/", cursor, limit: 2 });
+            listed.push(...page.keys);
+            if (!page.next) break;
+            cursor = page.next;
+          }
+          expect(listed).toEqual(["user/1", "user/10", "user/2", "user/ä"]);
+          expect((await broker.kvKeys(scope, "b", { prefix: "user" })).keys).toEqual([
+            "user",
+            "user/1",
+            "user/10",
+            "user/2",
+            "user/ä",
+            "users",
+          ]);
+          // A cursor before the prefix starts at the prefix; one past it finds nothing.
+          expect((await broker.kvKeys(scope, "b", { prefix: "user/", cursor: "a" })).keys).toHaveLength(4);
+          expect(await broker.kvKeys(scope, "b", { prefix: "user/", cursor: "v" })).toEqual({ keys: [], next: null });
+          expect((await broker.kvKeys(scope, "b", { prefix: "nobody" })).keys).toEqual([]);
+        });
+
         test("keys expire after their TTL and then count as absent", async () => {
           const scope = randomScope();
           await broker.kvPut(scope, "b", "short", "v", { ttlSeconds: 0.3 });
@@ -426,7 +620,7 @@ for (const backend of brokerBackends()) {
           await Bun.sleep(600);
           expect(await broker.kvGet(scope, "b", "short")).toBeNull();
           expect((await broker.kvKeys(scope, "b")).keys).toEqual(["forever", "made-permanent"]);
-          expect(await broker.kvDelete(scope, "b", "short")).toBe(false);
+          expect(await broker.kvDelete(scope, "b", "short")).toBeNull();
           expect((await broker.kvCompareAndSet(scope, "b", "short", "again", 0)).ok).toBe(true);
           expect((await broker.kvGet(scope, "b", "short"))?.value).toBe("again");
         });
@@ -436,7 +630,10 @@ for (const backend of brokerBackends()) {
           await broker.kvPut(scope, "doomed", "a", "1");
           await broker.kvPut(scope, "doomed", "b", "2");
           await broker.kvPut(scope, "kept", "a", "1");
-          expect(await broker.kvDeleteBucket(scope, "doomed")).toBe(2);
+          await broker.kvPut(scope, "doomed", "c", "3", { ttlSeconds: 60 });
+          await broker.kvPut(scope, "doomed", "gone", "4", { ttlSeconds: 0.05 });
+          await Bun.sleep(150);
+          expect(await broker.kvDeleteBucket(scope, "doomed")).toEqual({ keys: 3, expiring: 1 });
           expect(await broker.kvGet(scope, "doomed", "a")).toBeNull();
           expect((await broker.kvKeys(scope, "kept")).keys).toEqual(["a"]);
         });

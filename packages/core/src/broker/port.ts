@@ -78,6 +78,32 @@ export interface ReleaseOptions {
   undoDelivery?: boolean;
 }
 
+/** A member of a consumer group, as the broker knows it. */
+export interface GroupConsumer {
+  name: string;
+  /** Entries it holds: delivered to it, not yet acknowledged. */
+  pending: number;
+  /** Milliseconds since it last read, claimed or touched entries (by the backend's clock). */
+  idleMs: number;
+}
+
+/** An entry of a numbered stream (see `appendNumbered`). */
+export interface NumberedEntry {
+  /** The entry's number in its stream: 1 for the first entry appended, then one more for each. */
+  seq: number;
+  /** The appended payload, byte for byte. */
+  payload: string;
+  /** When the entry was appended, in epoch milliseconds. */
+  timestamp: number;
+}
+
+export interface ReadNumberedOptions {
+  /** Only entries numbered above this (default 0: from the oldest entry kept). */
+  afterSeq?: number;
+  /** At most this many entries (default 100). */
+  limit?: number;
+}
+
 export interface ReadRangeOptions {
   /** Only entries after this id (exclusive); from the start of the stream when omitted. */
   after?: string;
@@ -137,6 +163,29 @@ export interface StreamPort {
   ): Promise<void>;
   /** How many entries the group has delivered and not yet acknowledged (0 for an unknown group). */
   pendingCount(scope: Scope, stream: string, group: string): Promise<number>;
+  /**
+   * The group's members, by name: every member holding entries, and, on an adapter that
+   * remembers members (Redis keeps every name that ever read), those holding none as well.
+   * Empty for an unknown stream or group.
+   */
+  consumers(scope: Scope, stream: string, group: string): Promise<GroupConsumer[]>;
+  /**
+   * Forgets members that hold no entries and have been idle for at least `minIdleMs`: the
+   * names of workers that stopped or died (whose entries were claimed by others first).
+   * A member holding entries is never removed, and the check and the removal are one step,
+   * so a member that reads meanwhile keeps what it read. A removed member that reads
+   * again simply joins again. Returns the names removed (none for an unknown stream or
+   * group, and none on an adapter that keeps no member without entries).
+   */
+  removeIdleConsumers(scope: Scope, stream: string, group: string, minIdleMs: number): Promise<string[]>;
+  /**
+   * Removes the entries every consumer group of the stream is done with: those before each
+   * group's oldest pending entry and at or before its read position. Entries not yet read,
+   * or read and not acknowledged, by any group stay. A stream without groups keeps all.
+   * For work queues, whose acknowledged entries are of no further use. Returns how many
+   * entries were removed.
+   */
+  trimAcknowledged(scope: Scope, stream: string): Promise<number>;
   /** How many entries the stream holds (0 when it does not exist). */
   length(scope: Scope, stream: string): Promise<number>;
   /** Removes the oldest entries beyond `maxLength` and/or older than `maxAgeMs`; returns how many were removed. */
@@ -145,6 +194,17 @@ export interface StreamPort {
   readRange(scope: Scope, stream: string, options?: ReadRangeOptions): Promise<StreamEntry[]>;
   /** Deletes the stream with its entries and groups. Returns whether it existed. */
   deleteStream(scope: Scope, stream: string): Promise<boolean>;
+  /**
+   * Appends one entry to a numbered stream and returns its number: 1, 2, 3, ... in append
+   * order, with no gaps. Trimming does not renumber; a deleted stream starts again at 1.
+   * `trim` is applied right after the append, in the same call (one round trip on Redis).
+   * A stream is numbered for its whole life or never: do not mix `append` and
+   * `appendNumbered` on one stream (on Redis the second kind fails). Every other stream
+   * method works on numbered streams too.
+   */
+  appendNumbered(scope: Scope, stream: string, payload: string, trim?: TrimOptions): Promise<number>;
+  /** Entries of a numbered stream, oldest first, by number. */
+  readNumbered(scope: Scope, stream: string, options?: ReadNumberedOptions): Promise<NumberedEntry[]>;
 }
 
 export interface KvEntry {
@@ -161,31 +221,40 @@ export interface KvPutOptions {
   ttlSeconds?: number;
 }
 
+/** The live value a write replaced or a delete removed. */
+export interface KvPrevious {
+  /** It had been written with a TTL. */
+  expiring: boolean;
+}
+
 export type CompareAndSetResult =
-  | { ok: true; revision: number }
+  /** `previous` is the live value written over (null when the key was absent or expired). */
+  | { ok: true; revision: number; previous: KvPrevious | null }
   /** `revision` is the key's current revision, 0 when it does not exist. */
   | { ok: false; revision: number };
 
 export interface KvListOptions {
   /** Keys after this one (exclusive), from a previous page's `next`. */
   cursor?: string;
+  /** Only keys that start with this. */
+  prefix?: string;
   /** At most this many keys (default 100). */
   limit?: number;
 }
 
 export interface KvPort {
-  /** Writes a value and returns its new revision. */
+  /** Writes a value; returns its new revision and the live value it replaced (null when none). */
   kvPut(
     scope: Scope,
     bucket: string,
     key: string,
     value: string,
     options?: KvPutOptions,
-  ): Promise<{ revision: number }>;
+  ): Promise<{ revision: number; previous: KvPrevious | null }>;
   /** The live value of a key, or null when missing or expired. */
   kvGet(scope: Scope, bucket: string, key: string): Promise<KvEntry | null>;
-  /** Deletes a key; returns whether it existed (and had not expired). */
-  kvDelete(scope: Scope, bucket: string, key: string): Promise<boolean>;
+  /** Deletes a key; returns the live value removed, or null when the key was missing or had expired. */
+  kvDelete(scope: Scope, bucket: string, key: string): Promise<KvPrevious | null>;
   /** Live keys in byte order, paged; `next` is the cursor for the following page, null on the last. */
   kvKeys(scope: Scope, bucket: string, options?: KvListOptions): Promise<{ keys: string[]; next: string | null }>;
   /**
@@ -200,8 +269,8 @@ export interface KvPort {
     expectedRevision: number,
     options?: KvPutOptions,
   ): Promise<CompareAndSetResult>;
-  /** Deletes every key of a bucket; returns how many there were. */
-  kvDeleteBucket(scope: Scope, bucket: string): Promise<number>;
+  /** Deletes every key of a bucket; returns how many live keys there were, and how many of them had a TTL. */
+  kvDeleteBucket(scope: Scope, bucket: string): Promise<{ keys: number; expiring: number }>;
 }
 
 export interface RateLimitDecision {

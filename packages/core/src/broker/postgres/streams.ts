@@ -6,10 +6,11 @@ import {
   assertName,
   assertNames,
   assertNonNegative,
+  assertTrimOptions,
   groupReadOptions,
   MAX_IDLE_MS,
 } from "../arguments.ts";
-import type { DeliveredEntry, StreamEntry, StreamPort } from "../port.ts";
+import type { DeliveredEntry, StreamEntry, StreamPort, TrimOptions } from "../port.ts";
 import { AppendBatches } from "./append-batches.ts";
 import { guarded, parseEntryId, parseEntryIds } from "./failures.ts";
 import { type TopicListener, topicOf, watchTopic } from "./wakeups.ts";
@@ -28,6 +29,8 @@ const toEntry = (row: EntryRow): StreamEntry => ({
   payload: row.payload,
   timestamp: Math.floor(row.ts),
 });
+
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 const groupMissing = () => new DomainError("not_found", "the consumer group does not exist");
 
@@ -94,6 +97,52 @@ export function postgresStreams(handle: DatabaseHandle, appended: TopicListener,
   function assertIdle(what: string, ms: number): number {
     assertNonNegative(what, ms);
     return Math.min(ms, MAX_IDLE_MS);
+  }
+
+  /** Removes entries beyond `maxLength` and older than `maxAgeMs`; returns how many. */
+  async function trim(scope: string, stream: string, options: TrimOptions): Promise<number> {
+    assertTrimOptions(options);
+    let removed = 0;
+    if (options.maxLength !== undefined) {
+      // Entries of a stream are always one contiguous run of ids ending at last_id.
+      const result = await guarded(() =>
+        sql`
+          delete from broker_stream_entries e using broker_streams s
+          where s.scope = ${scope} and s.stream = ${stream}
+            and e.scope = s.scope and e.stream = s.stream and e.id <= s.last_id - ${options.maxLength}::bigint`.execute(
+          db,
+        ),
+      );
+      removed += Number(result.numAffectedRows ?? 0);
+    }
+    if (options.maxAgeMs !== undefined) {
+      // Entries are appended in time order, so the old ones are the ids before the first young one.
+      const result = await guarded(() =>
+        sql`
+          delete from broker_stream_entries e using broker_streams s
+          where s.scope = ${scope} and s.stream = ${stream} and e.scope = s.scope and e.stream = s.stream
+            and e.id < coalesce(
+              (select id from broker_stream_entries
+               where scope = ${scope} and stream = ${stream}
+                 and created_at >= clock_timestamp() - ${options.maxAgeMs}::float8 * interval '1 millisecond'
+               order by id limit 1),
+              s.last_id + 1)`.execute(db),
+      );
+      removed += Number(result.numAffectedRows ?? 0);
+    }
+    return removed;
+  }
+
+  /** Entries after id `after`, oldest first. */
+  async function readAfter(scope: string, stream: string, after: number, limit: number): Promise<EntryRow[]> {
+    assertInteger("limit", limit, 1, 10_000);
+    const result = await guarded(() =>
+      sql<EntryRow>`
+        select id, payload, extract(epoch from created_at)::float8 * 1000 as ts from broker_stream_entries
+        where scope = ${scope} and stream = ${stream} and id > ${after}
+        order by id limit ${limit}`.execute(db),
+    );
+    return result.rows;
   }
 
   return {
@@ -223,6 +272,28 @@ export function postgresStreams(handle: DatabaseHandle, appended: TopicListener,
       return result.rows[0]?.n ?? 0;
     },
 
+    // A member is a name on its pending rows: one holding nothing is not kept, so none is forgotten here.
+    async consumers(scope, stream, group) {
+      assertNames({ scope, stream, group });
+      const result = await guarded(() =>
+        sql<{ name: string; pending: number; idle_ms: number }>`
+          select consumer as name, count(*)::int as pending,
+            greatest(0, extract(epoch from clock_timestamp() - max(delivered_at)) * 1000)::float8 as idle_ms
+          from broker_stream_pending
+          where scope = ${scope} and stream = ${stream} and group_name = ${group}
+          group by consumer`.execute(db),
+      );
+      return result.rows
+        .map((row) => ({ name: row.name, pending: row.pending, idleMs: Math.floor(row.idle_ms) }))
+        .sort(byName);
+    },
+
+    async removeIdleConsumers(scope, stream, group, minIdleMs) {
+      assertNames({ scope, stream, group });
+      assertNonNegative("minIdleMs", minIdleMs);
+      return [];
+    },
+
     async length(scope, stream) {
       assertNames({ scope, stream });
       const result = await guarded(() =>
@@ -236,52 +307,31 @@ export function postgresStreams(handle: DatabaseHandle, appended: TopicListener,
 
     async trim(scope, stream, options) {
       assertNames({ scope, stream });
-      let removed = 0;
-      if (options.maxLength !== undefined) {
-        assertInteger("maxLength", options.maxLength, 0);
-        // Entries of a stream are always one contiguous run of ids ending at last_id.
-        const result = await guarded(() =>
-          sql`
-            delete from broker_stream_entries e using broker_streams s
-            where s.scope = ${scope} and s.stream = ${stream}
-              and e.scope = s.scope and e.stream = s.stream and e.id <= s.last_id - ${options.maxLength}::bigint`.execute(
-            db,
-          ),
-        );
-        removed += Number(result.numAffectedRows ?? 0);
-      }
-      if (options.maxAgeMs !== undefined) {
-        assertInteger("maxAgeMs", options.maxAgeMs, 0);
-        // Entries are appended in time order, so the old ones are the ids before the first young one.
-        const result = await guarded(() =>
-          sql`
-            delete from broker_stream_entries e using broker_streams s
-            where s.scope = ${scope} and s.stream = ${stream} and e.scope = s.scope and e.stream = s.stream
-              and e.id < coalesce(
-                (select id from broker_stream_entries
-                 where scope = ${scope} and stream = ${stream}
-                   and created_at >= clock_timestamp() - ${options.maxAgeMs}::float8 * interval '1 millisecond'
-                 order by id limit 1),
-                s.last_id + 1)`.execute(db),
-        );
-        removed += Number(result.numAffectedRows ?? 0);
-      }
-      return removed;
+      return trim(scope, stream, options);
+    },
+
+    async trimAcknowledged(scope, stream) {
+      assertNames({ scope, stream });
+      // Each group needs its oldest pending entry, or else the one after its read position.
+      const result = await guarded(() =>
+        sql`
+          delete from broker_stream_entries
+          where scope = ${scope} and stream = ${stream}
+            and id < (
+              select min(coalesce(
+                (select min(p.entry_id) from broker_stream_pending p
+                 where p.scope = g.scope and p.stream = g.stream and p.group_name = g.group_name),
+                g.last_delivered_id + 1))
+              from broker_stream_groups g where g.scope = ${scope} and g.stream = ${stream})`.execute(db),
+      );
+      return Number(result.numAffectedRows ?? 0);
     },
 
     async readRange(scope, stream, options = {}) {
       assertNames({ scope, stream });
-      const limit = options.limit ?? 100;
-      assertInteger("limit", limit, 1, 10_000);
       if (options.after !== undefined) assertName("after", options.after);
       const after = options.after === undefined ? 0 : parseEntryId(options.after);
-      const result = await guarded(() =>
-        sql<EntryRow>`
-          select id, payload, extract(epoch from created_at)::float8 * 1000 as ts from broker_stream_entries
-          where scope = ${scope} and stream = ${stream} and id > ${after}
-          order by id limit ${limit}`.execute(db),
-      );
-      return result.rows.map(toEntry);
+      return (await readAfter(scope, stream, after, options.limit ?? 100)).map(toEntry);
     },
 
     async deleteStream(scope, stream) {
@@ -290,6 +340,23 @@ export function postgresStreams(handle: DatabaseHandle, appended: TopicListener,
         sql`delete from broker_streams where scope = ${scope} and stream = ${stream}`.execute(db),
       );
       return Number(result.numAffectedRows ?? 0) > 0;
+    },
+
+    // Entry ids here are already the stream's own numbers, handed out from `last_id`.
+    async appendNumbered(scope, stream, payload, options) {
+      assertNames({ scope, stream });
+      if (options) assertTrimOptions(options);
+      const seq = Number(await appends.append(scope, stream, payload));
+      if (options) await trim(scope, stream, options);
+      return seq;
+    },
+
+    async readNumbered(scope, stream, options = {}) {
+      assertNames({ scope, stream });
+      const afterSeq = options.afterSeq ?? 0;
+      assertInteger("afterSeq", afterSeq, 0);
+      const rows = await readAfter(scope, stream, afterSeq, options.limit ?? 100);
+      return rows.map((row) => ({ seq: Number(row.id), payload: row.payload, timestamp: Math.floor(row.ts) }));
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import { assertInteger, assertName, assertNames, assertNonNegative } from "../arguments.ts";
-import type { KvPort, KvPutOptions } from "../port.ts";
+import type { KvPort, KvPrevious, KvPutOptions } from "../port.ts";
 import { guarded } from "./client.ts";
 import { bucketKeys } from "./keys.ts";
 import { KV_DELETE, KV_DELETE_BUCKET, KV_GET, KV_KEYS, KV_WRITE, type LuaScript, runScript } from "./scripts.ts";
@@ -10,6 +10,20 @@ function ttlMs(options: KvPutOptions | undefined): number {
   assertNonNegative("ttlSeconds", options.ttlSeconds);
   if (options.ttlSeconds === 0) return 0;
   return Math.max(1, Math.round(options.ttlSeconds * 1000));
+}
+
+/** The scripts' code for what a write or delete found: 0 nothing live, 1 a value without expiry, 2 one with a TTL. */
+const toPrevious = (code: unknown): KvPrevious | null => {
+  const found = Number(code);
+  return found === 0 ? null : { expiring: found === 2 };
+};
+
+/** Where a listing starts: after the cursor, or at the prefix when the cursor sorts before it. */
+function listStart(cursor: string | undefined, prefix: string | undefined): string {
+  const afterCursor = cursor === undefined ? undefined : `(${cursor}`;
+  if (!prefix) return afterCursor ?? "-";
+  if (cursor !== undefined && Buffer.compare(Buffer.from(cursor), Buffer.from(prefix)) >= 0) return `(${cursor}`;
+  return `[${prefix}`;
 }
 
 /** KV buckets in Redis hashes with a lexicographic index; every operation is one Lua script. */
@@ -24,8 +38,12 @@ export function redisKv(client: Redis): KvPort {
   return {
     async kvPut(scope, bucket, key, value, options) {
       assertNames({ scope, bucket, key });
-      const [, revision] = (await run(KV_WRITE, scope, bucket, [key, value, ttlMs(options), ""])) as [number, number];
-      return { revision: Number(revision) };
+      const [, revision, previous] = (await run(KV_WRITE, scope, bucket, [key, value, ttlMs(options), ""])) as [
+        number,
+        number,
+        number,
+      ];
+      return { revision: Number(revision), previous: toPrevious(previous) };
     },
 
     async kvGet(scope, bucket, key) {
@@ -38,7 +56,7 @@ export function redisKv(client: Redis): KvPort {
 
     async kvDelete(scope, bucket, key) {
       assertNames({ scope, bucket, key });
-      return Number(await run(KV_DELETE, scope, bucket, [key])) === 1;
+      return toPrevious(await run(KV_DELETE, scope, bucket, [key]));
     },
 
     async kvKeys(scope, bucket, options = {}) {
@@ -46,7 +64,9 @@ export function redisKv(client: Redis): KvPort {
       const limit = options.limit ?? 100;
       assertInteger("limit", limit, 1, 10_000);
       if (options.cursor !== undefined) assertName("cursor", options.cursor);
-      const found = (await run(KV_KEYS, scope, bucket, [options.cursor ?? "", limit])) as string[];
+      if (options.prefix) assertName("prefix", options.prefix);
+      const start = listStart(options.cursor, options.prefix);
+      const found = (await run(KV_KEYS, scope, bucket, [start, limit, options.prefix ?? ""])) as string[];
       const keys = found.slice(0, limit);
       return { keys, next: found.length > limit ? (keys.at(-1) ?? null) : null };
     },
@@ -54,18 +74,20 @@ export function redisKv(client: Redis): KvPort {
     async kvCompareAndSet(scope, bucket, key, value, expectedRevision, options) {
       assertNames({ scope, bucket, key });
       assertInteger("expectedRevision", expectedRevision, 0);
-      const [written, revision] = (await run(KV_WRITE, scope, bucket, [
+      const [written, revision, previous] = (await run(KV_WRITE, scope, bucket, [
         key,
         value,
         ttlMs(options),
         expectedRevision,
-      ])) as [number, number];
-      return { ok: Number(written) === 1, revision: Number(revision) };
+      ])) as [number, number, number];
+      if (Number(written) !== 1) return { ok: false, revision: Number(revision) };
+      return { ok: true, revision: Number(revision), previous: toPrevious(previous) };
     },
 
     async kvDeleteBucket(scope, bucket) {
       assertNames({ scope, bucket });
-      return Number(await run(KV_DELETE_BUCKET, scope, bucket, []));
+      const [keys, expiring] = (await run(KV_DELETE_BUCKET, scope, bucket, [])) as [number, number];
+      return { keys: Number(keys), expiring: Number(expiring) };
     },
   };
 }

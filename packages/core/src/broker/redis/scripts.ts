@@ -81,37 +81,94 @@ return held
 `);
 
 /**
- * Removes the oldest entries beyond ARGV[1] (max length) and older than ARGV[2] ms by
- * the server's clock ('' for either: no such limit), then drops every entry no longer
- * in the stream from every group's pending list, as the PostgreSQL adapter does (XTRIM
- * leaves them there: they would still be counted, touched and acknowledged).
- * KEYS: stream. Returns how many entries were removed.
+ * `trim_stream(key, max_len, max_age)`: removes the oldest entries beyond `max_len` and
+ * older than `max_age` ms by the server's clock ('' for either: no such limit), then drops
+ * every entry no longer in the stream from every group's pending list, as the PostgreSQL
+ * adapter does (XTRIM leaves them there: they would still be counted, touched and
+ * acknowledged). Returns how many entries were removed.
+ *
+ * Entry ids carry their time, except in numbered streams (ids `0-<seq>`, see
+ * APPEND_NUMBERED), whose entries carry it in field `t`. There the first young entry is
+ * found by a binary search on the numbers (entries are appended in time order), reading
+ * one entry per step: a few reads when there is something to trim, none when the oldest
+ * entry is young.
  */
-export const TRIM = lua(`${NOW_MS}
-local key = KEYS[1]
-if redis.call('EXISTS', key) == 0 then return 0 end
-local removed = 0
-if ARGV[1] ~= '' then removed = removed + redis.call('XTRIM', key, 'MAXLEN', '=', ARGV[1]) end
-if ARGV[2] ~= '' then
-  local min_ms = math.max(0, now - tonumber(ARGV[2]))
-  removed = removed + redis.call('XTRIM', key, 'MINID', string.format('%d-0', min_ms))
-end
-local first = redis.call('XRANGE', key, '-', '+', 'COUNT', 1)[1]
-local gone_before = first and ('(' .. first[1]) or '+'
-for _, info in ipairs(redis.call('XINFO', 'GROUPS', key)) do
-  local group
-  for i = 1, #info, 2 do
-    if info[i] == 'name' then group = info[i + 1] end
+const TRIM_PRELUDE = `${NOW_MS}
+local function time_of(entry)
+  local fields = entry[2]
+  for i = 1, #fields, 2 do
+    if fields[i] == 't' then return tonumber(fields[i + 1]) end
   end
-  while true do
-    local gone = redis.call('XPENDING', key, group, '-', gone_before, 1000)
-    if #gone == 0 then break end
-    local ids = {}
-    for i, pending in ipairs(gone) do ids[i] = pending[1] end
-    redis.call('XACK', key, group, unpack(ids))
-  end
+  return 0
 end
-return removed
+local function seq_of(entry)
+  return tonumber(string.match(entry[1], '^0%-(%d+)$'))
+end
+-- The id of the first entry at or after the oldest young one; nil when all are old.
+local function first_young_numbered(key, oldest, cutoff)
+  local newest = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)[1]
+  if time_of(newest) < cutoff then return nil end
+  -- The first entry at or after number old is old; at or after number young, young.
+  local old, young = seq_of(oldest), seq_of(newest)
+  while young - old > 1 do
+    local middle = math.floor((old + young) / 2)
+    local entry = redis.call('XRANGE', key, '0-' .. middle, '+', 'COUNT', 1)[1]
+    if time_of(entry) >= cutoff then young = middle else old = middle end
+  end
+  return redis.call('XRANGE', key, '0-' .. young, '+', 'COUNT', 1)[1][1]
+end
+local function trim_stream(key, max_len, max_age)
+  if redis.call('EXISTS', key) == 0 then return 0 end
+  local removed = 0
+  if max_len ~= '' then removed = removed + redis.call('XTRIM', key, 'MAXLEN', '=', max_len) end
+  if max_age ~= '' then
+    local cutoff = now - tonumber(max_age)
+    local oldest = redis.call('XRANGE', key, '-', '+', 'COUNT', 1)[1]
+    if oldest and seq_of(oldest) and time_of(oldest) < cutoff then
+      local young = first_young_numbered(key, oldest, cutoff)
+      if young then
+        removed = removed + redis.call('XTRIM', key, 'MINID', young)
+      else
+        removed = removed + redis.call('XTRIM', key, 'MAXLEN', '=', 0)
+      end
+    elseif oldest and not seq_of(oldest) then
+      removed = removed + redis.call('XTRIM', key, 'MINID', string.format('%d-0', math.max(0, cutoff)))
+    end
+  end
+  if removed == 0 then return 0 end
+  local first = redis.call('XRANGE', key, '-', '+', 'COUNT', 1)[1]
+  local gone_before = first and ('(' .. first[1]) or '+'
+  for _, info in ipairs(redis.call('XINFO', 'GROUPS', key)) do
+    local group
+    for i = 1, #info, 2 do
+      if info[i] == 'name' then group = info[i + 1] end
+    end
+    while true do
+      local gone = redis.call('XPENDING', key, group, '-', gone_before, 1000)
+      if #gone == 0 then break end
+      local ids = {}
+      for i, pending in ipairs(gone) do ids[i] = pending[1] end
+      redis.call('XACK', key, group, unpack(ids))
+    end
+  end
+  return removed
+end
+`;
+
+/** KEYS: stream. ARGV: max length, max age in ms ('' for either: none). Returns how many entries were removed. */
+export const TRIM = lua(`${TRIM_PRELUDE}
+return trim_stream(KEYS[1], ARGV[1], ARGV[2])
+`);
+
+/**
+ * Appends to a numbered stream: Redis itself numbers `0-*` ids 0-1, 0-2, ... (it keeps the
+ * last id when entries are trimmed), and the time goes in field `t`. Then trims as TRIM does.
+ * KEYS: stream. ARGV: payload, max length, max age in ms. Returns the new entry's id.
+ */
+export const APPEND_NUMBERED = lua(`${TRIM_PRELUDE}
+local id = redis.call('XADD', KEYS[1], '0-*', 'p', ARGV[1], 't', now)
+trim_stream(KEYS[1], ARGV[2], ARGV[3])
+return id
 `);
 
 /**
@@ -157,18 +214,29 @@ local function live(key)
   local rev, modified, expires = string.match(m, '^(%d+)|(%d+)|(%d+)$')
   expires = tonumber(expires)
   if expires ~= 0 and expires <= now then return nil end
-  return tonumber(rev), modified
+  return tonumber(rev), modified, expires
+end
+-- What a write or delete found: 0 no live value, 1 a value without expiry, 2 one with a TTL.
+local function previous(key)
+  local rev, _, expires = live(key)
+  if not rev then return 0 end
+  if expires == 0 then return 1 end
+  return 2
 end
 `;
 
-/** ARGV: key, value, ttlMs (0: none), expected revision ('' for an unconditional put). Returns {written, revision}. */
+/**
+ * ARGV: key, value, ttlMs (0: none), expected revision ('' for an unconditional put).
+ * Returns {written, revision, previous} (previous as the prelude's `previous`).
+ */
 export const KV_WRITE = lua(`${KV_PRELUDE}
 purge_expired()
 local key = ARGV[1]
 if ARGV[4] ~= '' then
   local current = live(key) or 0
-  if current ~= tonumber(ARGV[4]) then return { 0, current } end
+  if current ~= tonumber(ARGV[4]) then return { 0, current, 0 } end
 end
+local replaced = previous(key)
 local rev = redis.call('INCR', revision)
 local ttl = tonumber(ARGV[3])
 local expires = 0
@@ -177,7 +245,7 @@ redis.call('HSET', values, key, ARGV[2])
 redis.call('HSET', meta, key, string.format('%d|%d|%d', rev, now, expires))
 redis.call('ZADD', index, 0, key)
 if expires > 0 then redis.call('ZADD', expiry, expires, key) else redis.call('ZREM', expiry, key) end
-return { 1, rev }
+return { 1, rev, replaced }
 `);
 
 /** ARGV: key. Returns {value, revision, modifiedMs} or nil. */
@@ -187,23 +255,28 @@ if not rev then return false end
 return { redis.call('HGET', values, ARGV[1]), rev, modified }
 `);
 
-/** ARGV: key. Returns 1 when a live key was deleted. */
+/** ARGV: key. Returns what was deleted, as the prelude's `previous`. */
 export const KV_DELETE = lua(`${KV_PRELUDE}
 purge_expired()
-local existed = live(ARGV[1]) and 1 or 0
+local existed = previous(ARGV[1])
 forget({ ARGV[1] })
 return existed
 `);
 
-/** ARGV: cursor ('' for the start), limit. Returns up to limit+1 live keys after the cursor, in byte order. */
+/**
+ * ARGV: where to start (a BYLEX bound: '-', '(' .. key or '[' .. prefix), limit, prefix
+ * ('' for none). Returns up to limit+1 live keys from there, in byte order; with a prefix,
+ * only keys that start with it (they sort before prefix .. '\255', a byte no UTF-8 text holds).
+ */
 export const KV_KEYS = lua(`${KV_PRELUDE}
 purge_expired()
-local start = '-'
-if ARGV[1] ~= '' then start = '(' .. ARGV[1] end
+local start = ARGV[1]
+local stop = '+'
+if ARGV[3] ~= '' then stop = '[' .. ARGV[3] .. '\\255' end
 local wanted = tonumber(ARGV[2]) + 1
 local found, stale = {}, {}
 while #found < wanted do
-  local batch = redis.call('ZRANGE', index, start, '+', 'BYLEX', 'LIMIT', 0, wanted - #found)
+  local batch = redis.call('ZRANGE', index, start, stop, 'BYLEX', 'LIMIT', 0, wanted - #found)
   if #batch == 0 then break end
   for _, key in ipairs(batch) do
     if live(key) then found[#found + 1] = key else stale[#stale + 1] = key end
@@ -218,12 +291,90 @@ if #stale > 0 then forget(stale) end
 return found
 `);
 
-/** Deletes a bucket's keys (its revision counter stays, so revisions are never reused). Returns how many were live. */
+/**
+ * Deletes a bucket's keys (its revision counter stays, so revisions are never reused).
+ * Returns {live keys, live keys with a TTL}.
+ */
 export const KV_DELETE_BUCKET = lua(`${KV_PRELUDE}
-local count = 0
+local count, expiring = 0, 0
 for _, key in ipairs(redis.call('HKEYS', meta)) do
-  if live(key) then count = count + 1 end
+  local found = previous(key)
+  if found > 0 then count = count + 1 end
+  if found == 2 then expiring = expiring + 1 end
 end
 redis.call('DEL', values, meta, index, expiry)
-return count
+return { count, expiring }
+`);
+
+/**
+ * `group_consumers(key, group)`: the group's members as {name, pending, idle}, or an empty
+ * list when the stream or the group does not exist.
+ */
+const CONSUMERS_PRELUDE = `
+local function group_consumers(key, group)
+  if redis.call('EXISTS', key) == 0 then return {} end
+  local reply = redis.pcall('XINFO', 'CONSUMERS', key, group)
+  if type(reply) ~= 'table' or reply.err then return {} end
+  local members = {}
+  for _, fields in ipairs(reply) do
+    local member = {}
+    for i = 1, #fields, 2 do member[fields[i]] = fields[i + 1] end
+    members[#members + 1] = { member.name, tonumber(member.pending), tonumber(member.idle) }
+  end
+  return members
+end
+`;
+
+/** The group's members: {name, pending, idleMs} each. KEYS: stream. ARGV: group. */
+export const GROUP_CONSUMERS = lua(`${CONSUMERS_PRELUDE}
+return group_consumers(KEYS[1], ARGV[1])
+`);
+
+/**
+ * Deletes the members holding no entries and idle for at least ARGV[2] ms, in one step
+ * (XGROUP DELCONSUMER would drop the entries of a member holding some). Returns their names.
+ * KEYS: stream. ARGV: group, minIdleMs.
+ */
+export const REMOVE_IDLE_CONSUMERS = lua(`${CONSUMERS_PRELUDE}
+local key, group, min_idle = KEYS[1], ARGV[1], tonumber(ARGV[2])
+local removed = {}
+for _, member in ipairs(group_consumers(key, group)) do
+  if member[2] == 0 and member[3] >= min_idle then
+    redis.call('XGROUP', 'DELCONSUMER', key, group, member[1])
+    removed[#removed + 1] = member[1]
+  end
+end
+return removed
+`);
+
+/**
+ * KEYS: stream. Removes the entries before what any group still needs: its oldest pending
+ * entry, or the entry after its read position. Returns how many were removed.
+ */
+export const TRIM_ACKNOWLEDGED = lua(`
+local key = KEYS[1]
+if redis.call('EXISTS', key) == 0 then return 0 end
+local function split(id)
+  local ms, seq = string.match(id, '^(%d+)%-(%d+)$')
+  return tonumber(ms), tonumber(seq)
+end
+local function before(a, b)
+  local am, as = split(a)
+  local bm, bs = split(b)
+  return am < bm or (am == bm and as < bs)
+end
+local keep
+for _, info in ipairs(redis.call('XINFO', 'GROUPS', key)) do
+  local name, last
+  for i = 1, #info, 2 do
+    if info[i] == 'name' then name = info[i + 1] elseif info[i] == 'last-delivered-id' then last = info[i + 1] end
+  end
+  local ms, seq = split(last)
+  local needed = string.format('%d-%d', ms, seq + 1)
+  local pending = redis.call('XPENDING', key, name)
+  if tonumber(pending[1]) > 0 and before(pending[2], needed) then needed = pending[2] end
+  if keep == nil or before(needed, keep) then keep = needed end
+end
+if keep == nil then return 0 end
+return redis.call('XTRIM', key, 'MINID', keep)
 `);

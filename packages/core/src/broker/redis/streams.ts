@@ -5,27 +5,53 @@ import {
   assertName,
   assertNames,
   assertNonNegative,
+  assertTrimOptions,
   groupReadOptions,
   MAX_IDLE_MS,
 } from "../arguments.ts";
-import type { DeliveredEntry, StreamEntry, StreamPort } from "../port.ts";
+import type { DeliveredEntry, NumberedEntry, StreamEntry, StreamPort } from "../port.ts";
 import type { BlockingClientPool } from "./blocking-pool.ts";
 import { guarded, toBrokerError } from "./client.ts";
 import { streamKey } from "./keys.ts";
-import { CLAIM_IDLE, runScript, SET_IDLE, TRIM } from "./scripts.ts";
+import {
+  APPEND_NUMBERED,
+  CLAIM_IDLE,
+  GROUP_CONSUMERS,
+  REMOVE_IDLE_CONSUMERS,
+  runScript,
+  SET_IDLE,
+  TRIM,
+  TRIM_ACKNOWLEDGED,
+} from "./scripts.ts";
 
-/** The one field an entry carries in Redis. */
+/** The field holding an entry's payload. */
 const PAYLOAD_FIELD = "p";
+/** The field holding the append time (epoch ms) of a numbered stream's entry, whose id carries none. */
+const TIME_FIELD = "t";
 
 type RawEntry = [id: string, fields: string[] | null];
 
+function fieldOf(fields: string[] | null, name: string): string | undefined {
+  if (!fields) return undefined;
+  for (let i = 0; i < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
+  return undefined;
+}
+
 function toEntry([id, fields]: RawEntry): StreamEntry {
-  const at = fields ? fields.indexOf(PAYLOAD_FIELD) : -1;
+  const time = fieldOf(fields, TIME_FIELD);
   return {
     id,
-    payload: at >= 0 && fields ? (fields[at + 1] ?? "") : "",
-    timestamp: Number(id.slice(0, id.indexOf("-"))),
+    payload: fieldOf(fields, PAYLOAD_FIELD) ?? "",
+    timestamp: time === undefined ? Number(id.slice(0, id.indexOf("-"))) : Number(time),
   };
+}
+
+/** A numbered stream's ids are `0-<seq>` (see APPEND_NUMBERED). */
+const seqOf = (id: string) => Number(id.slice(id.indexOf("-") + 1));
+
+function toNumberedEntry(raw: RawEntry): NumberedEntry {
+  const { id, payload, timestamp } = toEntry(raw);
+  return { seq: seqOf(id), payload, timestamp };
 }
 
 const asId = (id: unknown) => id as string;
@@ -129,15 +155,41 @@ export function redisStreams(client: Redis, blocking: BlockingClientPool): Strea
       }
     },
 
+    async consumers(scope, stream, group) {
+      assertNames({ scope, stream, group });
+      const reply = (await guarded(() => runScript(client, GROUP_CONSUMERS, [streamKey(scope, stream)], [group]))) as [
+        string,
+        number,
+        number,
+      ][];
+      return reply
+        .map(([name, pending, idleMs]) => ({ name, pending: Number(pending), idleMs: Number(idleMs) }))
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    },
+
+    async removeIdleConsumers(scope, stream, group, minIdleMs) {
+      assertNames({ scope, stream, group });
+      assertNonNegative("minIdleMs", minIdleMs);
+      const idle = Math.floor(Math.min(minIdleMs, MAX_IDLE_MS));
+      const removed = await guarded(() =>
+        runScript(client, REMOVE_IDLE_CONSUMERS, [streamKey(scope, stream)], [group, idle]),
+      );
+      return (removed as string[]).sort();
+    },
+
     async length(scope, stream) {
       assertNames({ scope, stream });
       return guarded(() => client.xlen(streamKey(scope, stream)));
     },
 
+    async trimAcknowledged(scope, stream) {
+      assertNames({ scope, stream });
+      return Number(await guarded(() => runScript(client, TRIM_ACKNOWLEDGED, [streamKey(scope, stream)], [])));
+    },
+
     async trim(scope, stream, options) {
       assertNames({ scope, stream });
-      if (options.maxLength !== undefined) assertInteger("maxLength", options.maxLength, 0);
-      if (options.maxAgeMs !== undefined) assertInteger("maxAgeMs", options.maxAgeMs, 0);
+      assertTrimOptions(options);
       const removed = await guarded(() =>
         runScript(client, TRIM, [streamKey(scope, stream)], [options.maxLength ?? "", options.maxAgeMs ?? ""]),
       );
@@ -159,6 +211,32 @@ export function redisStreams(client: Redis, blocking: BlockingClientPool): Strea
     async deleteStream(scope, stream) {
       assertNames({ scope, stream });
       return (await guarded(() => client.del(streamKey(scope, stream)))) > 0;
+    },
+
+    async appendNumbered(scope, stream, payload, options = {}) {
+      assertNames({ scope, stream });
+      assertTrimOptions(options);
+      const id = await guarded(() =>
+        runScript(
+          client,
+          APPEND_NUMBERED,
+          [streamKey(scope, stream)],
+          [payload, options.maxLength ?? "", options.maxAgeMs ?? ""],
+        ),
+      );
+      return seqOf(String(id));
+    },
+
+    async readNumbered(scope, stream, options = {}) {
+      assertNames({ scope, stream });
+      const afterSeq = options.afterSeq ?? 0;
+      const limit = options.limit ?? 100;
+      assertInteger("afterSeq", afterSeq, 0);
+      assertInteger("limit", limit, 1, 10_000);
+      const entries = (await guarded(() =>
+        client.xrange(streamKey(scope, stream), `0-${afterSeq + 1}`, "+", "COUNT", limit),
+      )) as RawEntry[];
+      return entries.map(toNumberedEntry);
     },
   };
 }

@@ -87,6 +87,18 @@ export async function getNode(db: Kysely<Database>, accountId: string, id: strin
   return toNode(row);
 }
 
+/** The account's nodes among `ids`, by id; ids the account has no node with are left out. */
+export async function getNodes(db: Kysely<Database>, accountId: string, ids: string[]): Promise<Map<string, Node>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .selectFrom("node_templates")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "in", [...new Set(ids)])
+    .execute();
+  return new Map(rows.map((row) => [row.id, toNode(row)]));
+}
+
 /** Replaces the node's data (and its collection, when given); its id and subject stay. */
 export async function updateNode(
   db: Kysely<Database>,

@@ -9,7 +9,8 @@ const collectionRule = "1-128 characters: tokens of letters, digits, _ or - join
 
 /** Retry options a node gets when it leaves them out. */
 const NODE_OPTION_DEFAULTS = { timeout: 30_000, attempts: 3, backoff_ms: 1_000 } as const;
-const NODE_OPTION_LIMITS = { timeout: 900_000, attempts: 20, backoff_ms: 3_600_000 } as const;
+/** The largest value of each option: nodes and flows' inline steps share them. */
+export const NODE_OPTION_LIMITS = { timeout: 900_000, attempts: 20, backoff_ms: 3_600_000 } as const;
 /** Largest payload, as JSON, in bytes. */
 const MAX_PAYLOAD_BYTES = 65_536;
 

@@ -1,0 +1,165 @@
+import { messageResponse, success } from "../../schemas.ts";
+import { authedProcedure, router } from "../../trpc.ts";
+import { MAX_JSON_BYTES, unixSeconds } from "../deps.ts";
+import { storageErrors } from "../errors.ts";
+import { KEY_RULE } from "../names.ts";
+import { deleteBucket, findBucket, putBucket } from "./buckets.ts";
+import { deleteKey, getKey, listKeys, putKey } from "./keys.ts";
+import {
+  bucket,
+  bucketInput,
+  keyEntry,
+  keyInput,
+  keysPage,
+  listKeysInput,
+  putBucketInput,
+  putKeyInput,
+  putKeyResult,
+} from "./schemas.ts";
+
+const tags = ["storage"];
+
+const keysRouter = router({
+  put: authedProcedure
+    .meta({
+      openapi: {
+        method: "PUT",
+        path: "/storage/kv/{bucket}/keys/{key}",
+        tags,
+        summary: "Write a key",
+        description: `Writes \`value\` (any JSON, up to ${MAX_JSON_BYTES} bytes as JSON: 413 \`payload_too_large\` beyond) under the key, in a bucket that must exist (\`PUT /storage/kv/{bucket}\` first; 404 \`not_found\` otherwise). Keys: ${KEY_RULE}. \`ttl_s\`: seconds until the key expires. \`revision\`: compare-and-set (0 = only if absent), 409 \`conflict\` when the key is at another revision, which \`X-Current-Revision\` names. Answers the new revision. The \`kv.keys\` metric counts keys written without a TTL.`,
+        protect: true,
+        errorResponses: {
+          ...storageErrors,
+          409: "`conflict`: the key is not at `revision` (see `X-Current-Revision`)",
+          413: "`payload_too_large`: value over 1 MiB of JSON",
+        },
+      },
+    })
+    .input(putKeyInput)
+    .output(putKeyResult)
+    .mutation(async ({ ctx, input }) => {
+      const { bucket: name, key, ...write } = input;
+      return { ...success, revision: await putKey(ctx.services, ctx.principal.accountId, name, key, write) };
+    }),
+
+  get: authedProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/storage/kv/{bucket}/keys/{key}",
+        tags,
+        summary: "Read a key",
+        description: `The key's value as written, its revision and \`modified\` (Unix seconds). An expired key is \`not_found\`.`,
+        protect: true,
+        errorResponses: storageErrors,
+      },
+    })
+    .input(keyInput)
+    .output(keyEntry)
+    .query(({ ctx, input }) => getKey(ctx.services, ctx.principal.accountId, input.bucket, input.key)),
+
+  delete: authedProcedure
+    .meta({
+      openapi: {
+        method: "DELETE",
+        path: "/storage/kv/{bucket}/keys/{key}",
+        tags,
+        summary: "Delete a key",
+        description: `404 \`not_found\` when the key does not exist or has expired.`,
+        protect: true,
+        errorResponses: storageErrors,
+      },
+    })
+    .input(keyInput)
+    .output(messageResponse)
+    .mutation(async ({ ctx, input }) => {
+      await deleteKey(ctx.services, ctx.principal.accountId, input.bucket, input.key);
+      return success;
+    }),
+
+  list: authedProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/storage/kv/{bucket}/keys",
+        tags,
+        summary: "List a bucket's keys",
+        description: `Live keys in byte order, optionally only those starting with \`prefix\`, at most \`limit\` per page. Pass \`next\` back as \`cursor\`; \`next\` is null on the last page.`,
+        protect: true,
+        errorResponses: storageErrors,
+      },
+    })
+    .input(listKeysInput)
+    .output(keysPage)
+    .query(({ ctx, input }) => {
+      const { bucket: name, ...query } = input;
+      return listKeys(ctx.services, ctx.principal.accountId, name, query);
+    }),
+});
+
+export const kvRouter = router({
+  put: authedProcedure
+    .meta({
+      openapi: {
+        method: "PUT",
+        path: "/storage/kv/{bucket}",
+        tags,
+        summary: "Create a key-value bucket or update its description",
+        description: `A bucket must exist before keys are written to it. Bucket names are unique per account.`,
+        protect: true,
+        errorResponses: storageErrors,
+      },
+    })
+    .input(putBucketInput)
+    .output(messageResponse)
+    .mutation(async ({ ctx, input }) => {
+      await putBucket(ctx.services, ctx.principal.accountId, input.bucket, input.description);
+      return success;
+    }),
+
+  get: authedProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/storage/kv/{bucket}",
+        tags,
+        summary: "Read a bucket",
+        description: `Its name, description, and \`created\` and \`modified\` in Unix seconds.`,
+        protect: true,
+        errorResponses: storageErrors,
+      },
+    })
+    .input(bucketInput)
+    .output(bucket)
+    .query(async ({ ctx, input }) => {
+      const row = await findBucket(ctx.services, ctx.principal.accountId, input.bucket);
+      return {
+        name: row.name,
+        description: row.description,
+        created: unixSeconds(row.created_at),
+        modified: unixSeconds(row.modified_at),
+      };
+    }),
+
+  delete: authedProcedure
+    .meta({
+      openapi: {
+        method: "DELETE",
+        path: "/storage/kv/{bucket}",
+        tags,
+        summary: "Delete a bucket and its keys",
+        description: `A bucket created again under the same name starts empty.`,
+        protect: true,
+        errorResponses: storageErrors,
+      },
+    })
+    .input(bucketInput)
+    .output(messageResponse)
+    .mutation(async ({ ctx, input }) => {
+      await deleteBucket(ctx.services, ctx.principal.accountId, input.bucket);
+      return success;
+    }),
+
+  keys: keysRouter,
+});
