@@ -1,0 +1,113 @@
+import { z } from "zod";
+import type { StorageDeps } from "../storage/deps.ts";
+import { findBucket } from "../storage/kv/buckets.ts";
+import { putKey } from "../storage/kv/keys.ts";
+import { keyText } from "../storage/names.ts";
+import { publish } from "../storage/streams/messages.ts";
+import { SUBJECT_RULE, subjectProblem } from "../storage/streams/subjects.ts";
+import type { RespondOutput } from "./records.ts";
+import { failStep, type StepFunction, type StepFunctions, unavailableStep } from "./step-functions.ts";
+
+/** Reads a payload with a schema; a payload that does not fit fails the step for good, naming the field. */
+function read<S extends z.ZodType>(schema: S, payload: unknown): z.output<S> {
+  const parsed = schema.safeParse(payload);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => `${issue.path.join(".") || "payload"}: ${issue.message}`);
+  return failStep(`invalid payload: ${problems.join("; ")}`);
+}
+
+const name = z.string().min(1, "is required").max(64);
+const key = keyText.min(1, "is required");
+const kvGetPayload = z.object({ bucket: name, key });
+const kvPutPayload = z.object({
+  bucket: name,
+  key,
+  value: z.unknown().refine((value) => value !== undefined, "is required"),
+  ttl_s: z.number().int().min(1).optional(),
+});
+const publishPayload = z.object({
+  stream: name,
+  subject: z.string().refine((subject) => !subjectProblem(subject), `must be ${SUBJECT_RULE}`),
+  body: z.record(z.string(), z.unknown()),
+});
+/** HTTP header names are tokens; values hold no line breaks. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const respondPayload = z.object({
+  status: z.number().int().min(200).max(599).default(200),
+  headers: z
+    .record(
+      z.string().regex(HEADER_NAME, "must be an HTTP header name"),
+      // A header from a template reference may be a number or a boolean: it is sent as text.
+      z
+        .union([z.string(), z.number(), z.boolean()], "must be a string")
+        .transform(String)
+        .refine((value) => !/[\r\n\0]/.test(value), "must not hold line breaks"),
+    )
+    .default({}),
+  body: z.unknown(),
+});
+
+/** `kv.get` answers `{key, value, revision}`, or null when the key is absent; an unknown bucket fails. */
+const kvGet =
+  (deps: StorageDeps): StepFunction =>
+  async (payload, context) => {
+    const { bucket, key } = read(kvGetPayload, payload);
+    const found = await findBucket(deps, context.accountId, bucket);
+    const entry = await deps.broker.kvGet(context.accountId, found.id, key);
+    return entry ? { key, value: JSON.parse(entry.value), revision: entry.revision } : null;
+  };
+
+/** `kv.put` writes a key of an existing bucket and answers `{revision}`. */
+const kvPut =
+  (deps: StorageDeps): StepFunction =>
+  async (payload, context) => {
+    const { bucket, key, value, ttl_s } = read(kvPutPayload, payload);
+    const revision = await putKey(deps, context.accountId, bucket, key, { value, ttl_s });
+    return { revision };
+  };
+
+/** `stream.publish` appends a message to an existing stream and answers `{seq}`. */
+const streamPublish =
+  (deps: StorageDeps): StepFunction =>
+  async (payload, context) => {
+    const message = read(publishPayload, payload);
+    const seq = await publish(deps, context.accountId, message.stream, message);
+    return { seq };
+  };
+
+/** `respond` answers what wait mode sends back: status (default 200), headers, body. */
+const respond: StepFunction = async (payload) => {
+  const { status, headers, body } = read(respondPayload, payload);
+  return { status, headers, body: body ?? null } satisfies RespondOutput;
+};
+
+/** `transform` answers its (resolved) payload. */
+const transform: StepFunction = async (payload) => payload;
+
+/** The implementations of the subjects that come from other modules (safe HTTP, the sandbox). */
+export interface ModuleSteps {
+  "http.request"?: StepFunction;
+  js?: StepFunction;
+}
+
+/**
+ * Every built-in subject but `delay` (the engine's own). `http.request` and `js` come from
+ * their modules; a build without them fails those steps with a clear error.
+ */
+export function createStepFunctions(deps: StorageDeps, modules: ModuleSteps = {}): StepFunctions {
+  return {
+    transform,
+    respond,
+    "kv.get": kvGet(deps),
+    "kv.put": kvPut(deps),
+    "stream.publish": streamPublish(deps),
+    "http.request": modules["http.request"] ?? unavailableStep("http.request"),
+    js: modules.js ?? unavailableStep("js"),
+  };
+}
+
+/**
+ * Subjects whose attempts change nothing outside the run: re-running one after a crash is
+ * harmless, so their attempts are not recorded before they start (which saves a write).
+ */
+export const PURE_SUBJECTS: ReadonlySet<string> = new Set(["transform", "respond", "kv.get"]);

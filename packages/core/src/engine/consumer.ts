@@ -1,0 +1,116 @@
+import { z } from "zod";
+import { PLATFORM_SCOPE } from "../broker/port.ts";
+import { isDomainError } from "../errors.ts";
+import type { Services } from "../services.ts";
+import { defineConsumer, type WorkerConsumer } from "../worker/catalog.ts";
+import { createStepFunctions, type ModuleSteps } from "./built-ins.ts";
+import { type ExecutorDeps, executeRun, type RunEnd } from "./executor.ts";
+import { createModuleSteps } from "./module-steps.ts";
+import { createRevisionCache } from "./revisions.ts";
+import { failStep } from "./step-functions.ts";
+import { type ClaimedRun, createRunStore, type RunStore } from "./store.ts";
+import { publishRunDone } from "./waiting.ts";
+
+/** The stream runs are queued on (platform scope); entries name the run. */
+export const RUN_STREAM = "runs";
+
+/**
+ * The run consumer: each worker member takes up to 64 queued runs per read and executes
+ * them at once, so their database writes share statements.
+ */
+export const runConsumer = defineConsumer({
+  name: "flow-runs",
+  stream: RUN_STREAM,
+  schema: z.object({ run: z.uuid() }),
+  visibilityTimeoutMs: 10_000,
+  // Deliveries of one entry: a handler only fails when the database or broker does.
+  retry: { maxAttempts: 20, backoffMs: 1000, maxBackoffMs: 60_000 },
+  batchSize: 64,
+  parallel: true,
+});
+
+/** Deliveries after which a run that keeps being interrupted (its worker dies each time) fails. */
+export const MAX_RUN_DELIVERIES = 10;
+
+/** Reads the named secrets of an account in one query; a missing or unreadable one fails the step for good. */
+function secretsReader(services: Pick<Services, "db" | "sealer">): ExecutorDeps["secrets"] {
+  return async (accountId, keys) => {
+    const rows = await services.db
+      .selectFrom("secrets")
+      .select(["key", "value"])
+      .where("account_id", "=", accountId)
+      .where("key", "in", keys)
+      .execute();
+    const values: Record<string, string> = {};
+    for (const row of rows) {
+      try {
+        values[row.key] = services.sealer.open(row.value, `secret:${accountId}:${row.key}`);
+      } catch {
+        failStep(`secret "${row.key}" could not be opened`);
+      }
+    }
+    const missing = keys.find((key) => values[key] === undefined);
+    if (missing !== undefined) failStep(`secret "${missing}" does not exist`);
+    return values;
+  };
+}
+
+/** Ends a run the executor will not take further. */
+async function failRun(store: RunStore, run: ClaimedRun, error: string): Promise<RunEnd> {
+  await store.write({
+    id: run.id,
+    holder: run.holder,
+    status: "failed",
+    steps: run.steps,
+    error,
+    response: run.response,
+    release: true,
+    finished: true,
+  });
+  return { kind: "finished", status: "failed", output: null, response: run.response ?? null, error };
+}
+
+/** The run consumer with its handler, bound to this process's services. */
+export function runWorkerConsumer(services: Services, modules?: ModuleSteps): WorkerConsumer {
+  const store = createRunStore(services.database);
+  const revisions = createRevisionCache(services.db);
+  const own = modules ? undefined : createModuleSteps(services.config.steps);
+  const deps: ExecutorDeps = {
+    store,
+    functions: createStepFunctions(services, modules ?? own),
+    secrets: secretsReader(services),
+  };
+  return {
+    close: async () => {
+      await own?.close();
+    },
+    // PGlite runs one statement at a time: a second member would only wait for the first.
+    definition: services.database.kind === "pglite" ? { ...runConsumer, concurrency: 1 } : runConsumer,
+    async handle(payload, context) {
+      const { run: runId } = payload as z.output<typeof runConsumer.schema>;
+      const run = await store.claim(runId, context.entryId, context.attempt);
+      // Ended, unknown, or held by another entry's delivery: nothing to do for this one.
+      if (!run) return;
+      let end: RunEnd;
+      const steps = await revisions.steps(run.flowId, run.revision);
+      if (context.attempt > MAX_RUN_DELIVERIES) {
+        end = await failRun(store, run, `the run was interrupted ${context.attempt - 1} times (its worker stopped)`);
+      } else if (!steps) {
+        end = await failRun(store, run, `revision ${run.revision} of the flow no longer exists`);
+      } else {
+        end = await executeRun(deps, run, steps, context.signal);
+      }
+      if (end.kind !== "finished") return;
+      services.metrics.count(run.accountId, end.status === "succeeded" ? "runs.succeeded" : "runs.failed");
+      services.metrics.count(PLATFORM_SCOPE, end.status === "succeeded" ? "runs.succeeded" : "runs.failed");
+      if (run.waiter) {
+        await publishRunDone(services.broker, run.waiter, { id: run.id, ...end }).catch((error: unknown) => {
+          context.logger.warn(
+            { err: isDomainError(error) ? error.message : String(error) },
+            "could not tell the waiter",
+          );
+        });
+      }
+    },
+  };
+}

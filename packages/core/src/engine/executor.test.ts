@@ -1,0 +1,248 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { DatabaseHandle } from "@platform/db";
+import { openTestDatabase } from "@platform/db/testing";
+import { STEP_OPTION_DEFAULTS } from "../flows/step-defaults.ts";
+import { executeRun, RunTakenOver } from "./executor.ts";
+import type { StepRecords } from "./records.ts";
+import type { LoadedStep } from "./revisions.ts";
+import { failStep, type StepFunction, type StepFunctions, unavailableStep } from "./step-functions.ts";
+import { createRunStore, type RunStore } from "./store.ts";
+
+/**
+ * The executor on a real database, with step functions written for the test (a flaky one,
+ * one that never answers, one that counts its calls): retries, backoff, time limits,
+ * parking and resuming after a crash, without a network or a sandbox.
+ */
+describe("the run executor", () => {
+  let database: DatabaseHandle;
+  let store: RunStore;
+  const accountId = "acct-executor";
+  const flowId = crypto.randomUUID();
+
+  beforeAll(async () => {
+    database = await openTestDatabase("pglite");
+    store = createRunStore(database);
+    const { db } = database;
+    await db
+      .insertInto("accounts")
+      .values({ id: accountId, name: "a", display_name: "a", root_email: "a@x.io" })
+      .execute();
+    await db
+      .insertInto("flows")
+      .values({
+        id: flowId,
+        account_id: accountId,
+        name: "f",
+        description: "",
+        active: true,
+        trigger: "{}",
+        signing_secret: null,
+        webhook_id: crypto.randomUUID(),
+        revision: 1,
+      })
+      .execute();
+  }, 60_000);
+  afterAll(() => database?.close());
+
+  async function queuedRun(trigger: unknown = {}): Promise<string> {
+    const id = Bun.randomUUIDv7();
+    await database.db
+      .insertInto("runs")
+      .values({
+        id,
+        account_id: accountId,
+        flow_id: flowId,
+        revision: 1,
+        status: "queued",
+        trigger: JSON.stringify(trigger),
+      })
+      .execute();
+    return id;
+  }
+
+  const readRun = (id: string) =>
+    database.db.selectFrom("runs").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+
+  function functions(overrides: Partial<StepFunctions>): StepFunctions {
+    const unused = unavailableStep("transform");
+    return {
+      transform: async (payload) => payload,
+      respond: unused,
+      "kv.get": unused,
+      "kv.put": unused,
+      "stream.publish": unused,
+      "http.request": unused,
+      js: unused,
+      ...overrides,
+    };
+  }
+
+  const step = (name: string, subject: LoadedStep["subject"], options: Partial<LoadedStep["options"]> = {}) => ({
+    name,
+    subject,
+    payload: { from: "{{trigger.n}}" },
+    options: { ...STEP_OPTION_DEFAULTS, ...options },
+    secretKeys: [],
+  });
+
+  const noSecrets = async () => ({});
+  const live = () => new AbortController().signal;
+
+  test("a step failing twice is tried again after a growing, jittered backoff, and succeeds", async () => {
+    let calls = 0;
+    const flaky: StepFunction = async (payload) => {
+      calls++;
+      if (calls < 3) throw new Error(`upstream said 503 (${calls})`);
+      return { ok: payload };
+    };
+    const runId = await queuedRun({ n: 5 });
+    const run = await store.claim(runId, "e1", 1);
+    if (!run) throw new Error("not claimed");
+    const steps = [step("call", "http.request", { attempts: 3, backoff_ms: 40 })];
+    const end = await executeRun(
+      { store, functions: functions({ "http.request": flaky }), secrets: noSecrets },
+      run,
+      steps,
+      live(),
+    );
+    expect(end).toMatchObject({ kind: "finished", status: "succeeded", output: { ok: { from: 5 } } });
+
+    const row = await readRun(runId);
+    expect(row.status).toBe("succeeded");
+    const record = (row.steps as StepRecords).call;
+    expect(record?.attempts.map((a) => a.error)).toEqual(["upstream said 503 (1)", "upstream said 503 (2)", undefined]);
+    const times = record?.attempts.map((a) => [Date.parse(a.started_at), Date.parse(a.finished_at ?? "")]) ?? [];
+    // Backoff before attempt 2 is 20-40 ms, before attempt 3 40-80 ms (half to all of 40 and 80).
+    expect((times[1]?.[0] ?? 0) - (times[0]?.[1] ?? 0)).toBeGreaterThanOrEqual(20);
+    expect((times[2]?.[0] ?? 0) - (times[1]?.[1] ?? 0)).toBeGreaterThanOrEqual(40);
+  });
+
+  test("an attempt that outlives options.timeout is stopped, its function's signal aborted; the run fails after the last", async () => {
+    const signals: AbortSignal[] = [];
+    const hangs: StepFunction = (_payload, context) => {
+      signals.push(context.signal);
+      return new Promise(() => {});
+    };
+    const runId = await queuedRun();
+    const run = await store.claim(runId, "e2", 1);
+    if (!run) throw new Error("not claimed");
+    const steps = [
+      step("slow", "http.request", { timeout: 50, attempts: 2, backoff_ms: 1 }),
+      step("never", "transform"),
+    ];
+    const end = await executeRun(
+      { store, functions: functions({ "http.request": hangs }), secrets: noSecrets },
+      run,
+      steps,
+      live(),
+    );
+    expect(end).toMatchObject({
+      kind: "finished",
+      status: "failed",
+      error: 'step "slow" failed: timed out after 50 ms',
+    });
+    expect(signals.map((signal) => signal.aborted)).toEqual([true, true]);
+    const row = await readRun(runId);
+    expect(row).toMatchObject({ status: "failed", error: 'step "slow" failed: timed out after 50 ms', held_by: null });
+    expect((row.steps as StepRecords).slow?.attempts.map((a) => a.error)).toEqual([
+      "timed out after 50 ms",
+      "timed out after 50 ms",
+    ]);
+    expect((row.steps as StepRecords).never).toBeUndefined();
+  });
+
+  test("a failure marked not retryable ends the step at once, whatever its attempts", async () => {
+    let calls = 0;
+    const refuses: StepFunction = async () => {
+      calls++;
+      return failStep("the address 127.0.0.1 is refused");
+    };
+    const runId = await queuedRun();
+    const run = await store.claim(runId, "e3", 1);
+    if (!run) throw new Error("not claimed");
+    const end = await executeRun(
+      { store, functions: functions({ "http.request": refuses }), secrets: noSecrets },
+      run,
+      [step("call", "http.request", { attempts: 5 })],
+      live(),
+    );
+    expect(end).toMatchObject({ status: "failed", error: 'step "call" failed: the address 127.0.0.1 is refused' });
+    expect(calls).toBe(1);
+  });
+
+  test("a long backoff parks the run without holding it; an early delivery parks it again without an attempt", async () => {
+    let calls = 0;
+    const fails: StepFunction = async () => {
+      calls++;
+      throw new Error("not yet");
+    };
+    const deps = { store, functions: functions({ "http.request": fails }), secrets: noSecrets };
+    const runId = await queuedRun();
+    const steps = [step("call", "http.request", { attempts: 3, backoff_ms: 60_000 })];
+    const first = await store.claim(runId, "e4", 1);
+    if (!first) throw new Error("not claimed");
+    const end = await executeRun(deps, first, steps, live());
+    expect(end.kind).toBe("parked");
+    const parked = await readRun(runId);
+    expect(parked).toMatchObject({ status: "running", held_by: null });
+    expect(parked.wake_at?.getTime()).toBeGreaterThan(Date.now() + 25_000);
+    expect((parked.steps as StepRecords).call).toMatchObject({ status: "retrying", until: expect.any(String) });
+
+    // Another entry for the run (a wake-up that came early): it takes the run and parks it again.
+    const early = await store.claim(runId, "e5", 1);
+    if (!early) throw new Error("not claimed");
+    expect((await executeRun(deps, early, steps, live())).kind).toBe("parked");
+    expect(calls).toBe(1);
+    expect((await readRun(runId)).wake_at?.getTime()).toBe(parked.wake_at?.getTime());
+  });
+
+  test("a run is held by one entry: another entry's delivery gets nothing, a later delivery of the same entry takes over", async () => {
+    const runId = await queuedRun();
+    const held = await store.claim(runId, "e6", 1);
+    expect(held?.holder).toBe("e6/1");
+    expect(await store.claim(runId, "e7", 1)).toBeNull();
+    const again = await store.claim(runId, "e6", 2);
+    expect(again?.holder).toBe("e6/2");
+    // The first delivery's worker comes back: its writes are refused and it stops.
+    const stale = { store, functions: functions({}), secrets: noSecrets };
+    if (!held) throw new Error("not claimed");
+    await expect(executeRun(stale, held, [step("t", "transform")], live())).rejects.toBeInstanceOf(RunTakenOver);
+  });
+
+  test("after a crash the run resumes after its last checkpoint: finished steps do not run again", async () => {
+    const calls: string[] = [];
+    let crash = true;
+    const worker = new AbortController();
+    const effect: StepFunction = async (payload, context) => {
+      calls.push(context.stepName);
+      if (context.stepName === "second" && crash) {
+        // The worker dies during this attempt.
+        worker.abort(new Error("the worker is shutting down"));
+        return new Promise(() => {});
+      }
+      return payload;
+    };
+    const deps = { store, functions: functions({ "kv.put": effect }), secrets: noSecrets };
+    const steps = [step("first", "kv.put"), step("second", "kv.put"), step("third", "kv.put")];
+    const runId = await queuedRun({ n: 1 });
+    const first = await store.claim(runId, "e8", 1);
+    if (!first) throw new Error("not claimed");
+    await expect(executeRun(deps, first, steps, worker.signal)).rejects.toThrow("the worker is shutting down");
+    const crashed = await readRun(runId);
+    expect((crashed.steps as StepRecords).first?.status).toBe("succeeded");
+    // The attempt of `second` was recorded before it started, and never finished.
+    expect((crashed.steps as StepRecords).second?.attempts).toEqual([{ started_at: expect.any(String) }]);
+
+    crash = false;
+    const resumed = await store.claim(runId, "e8", 2);
+    if (!resumed) throw new Error("not claimed");
+    expect(await executeRun(deps, resumed, steps, live())).toMatchObject({ status: "succeeded" });
+    expect(calls).toEqual(["first", "second", "second", "third"]);
+    const row = await readRun(runId);
+    expect((row.steps as StepRecords).second?.attempts.map((a) => a.error)).toEqual([
+      "interrupted: the worker stopped during this attempt",
+      undefined,
+    ]);
+    expect((row.steps as StepRecords).first?.attempts).toHaveLength(1);
+  });
+});

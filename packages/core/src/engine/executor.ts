@@ -1,0 +1,241 @@
+import type { RunStatus } from "@platform/db";
+import { resolvePayload } from "../templates/index.ts";
+import { PURE_SUBJECTS } from "./built-ins.ts";
+import { delayUntil } from "./delay.ts";
+import type { StepRecord, StepRecords } from "./records.ts";
+import type { LoadedStep } from "./revisions.ts";
+import { StepFailure } from "./step-failure.ts";
+import { isRetryable, type StepFunctions, type StepSubject } from "./step-functions.ts";
+import type { ClaimedRun, RunStore, RunWrite } from "./store.ts";
+import { backoffDelay, IN_PROCESS_WAIT_MS, sleep, withTimeout } from "./timing.ts";
+
+/** What the executor needs besides the run. */
+export interface ExecutorDeps {
+  store: RunStore;
+  functions: StepFunctions;
+  /** The values of the named secrets of an account; throws a failure naming a missing one. */
+  secrets(accountId: string, keys: string[]): Promise<Record<string, string>>;
+}
+
+/** How a run left the executor's hands. */
+export type RunEnd =
+  | {
+      kind: "finished";
+      status: Extract<RunStatus, "succeeded" | "failed">;
+      output: unknown;
+      response: unknown;
+      error: string | null;
+    }
+  | { kind: "parked"; until: Date };
+
+/** The worker lost the run to another delivery (it stopped answering for a while): stop here. */
+export class RunTakenOver extends Error {
+  override name = "RunTakenOver";
+}
+
+const INTERRUPTED = "interrupted: the worker stopped during this attempt";
+const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
+
+const now = () => new Date().toISOString();
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** Attempts that count against `options.attempts`: those a crash interrupted do not. */
+const countedFailures = (record: StepRecord) =>
+  record.attempts.filter((attempt) => attempt.error !== undefined && attempt.error !== INTERRUPTED).length;
+
+/**
+ * Runs the steps of a claimed run in order from its last checkpoint: steps recorded as
+ * succeeded are skipped (their outputs feed the templates), a waiting `delay` or a retry's
+ * backoff either is over, is slept through when short, or parks the run again. Each step's
+ * result is written before the next starts; an attempt of a step with outside effects is
+ * recorded before it starts too, so a crash during it shows in the run.
+ */
+export async function executeRun(
+  deps: ExecutorDeps,
+  run: ClaimedRun,
+  steps: LoadedStep[],
+  signal: AbortSignal,
+): Promise<RunEnd> {
+  const records: StepRecords = { ...run.steps };
+  const outputs: Record<string, unknown> = {};
+  let response: unknown = run.response ?? null;
+
+  const write = async (change: Omit<RunWrite, "id" | "holder" | "steps">) => {
+    if (!(await deps.store.write({ id: run.id, holder: run.holder, steps: records, ...change }))) {
+      throw new RunTakenOver(`run ${run.id} was taken over by another delivery`);
+    }
+  };
+  const checkpoint = () => write({ status: "running", response, release: false, finished: false });
+  const park = async (until: Date): Promise<RunEnd> => {
+    await write({ status: "running", response, wakeAt: until, release: true, finished: false });
+    return { kind: "parked", until };
+  };
+  const fail = async (step: LoadedStep, error: string): Promise<RunEnd> => {
+    const message = `step "${step.name}" failed: ${error}`;
+    await write({ status: "failed", error: message, response, release: true, finished: true });
+    return { kind: "finished", status: "failed", output: null, response, error: message };
+  };
+
+  for (const [index, step] of steps.entries()) {
+    const existing = records[step.name];
+    if (existing?.status === "succeeded") {
+      outputs[step.name] = existing.output;
+      continue;
+    }
+    const record: StepRecord = existing ?? { status: "running", attempts: [], started_at: now() };
+    records[step.name] = record;
+    const last = index === steps.length - 1;
+
+    // A wait recorded earlier (a delay, or a retry's backoff): over, short, or park again.
+    if (record.until !== undefined && (record.status === "waiting" || record.status === "retrying")) {
+      const remaining = Date.parse(record.until) - Date.now();
+      if (remaining > IN_PROCESS_WAIT_MS) return park(new Date(record.until));
+      await sleep(remaining, signal);
+      signal.throwIfAborted();
+    }
+
+    if (step.subject === "delay") {
+      const outcome = await runDelay(step, record, run, outputs, signal);
+      if (outcome.kind === "failed") return fail(step, outcome.error);
+      if (outcome.kind === "park") return park(outcome.until);
+    } else {
+      const outcome = await runAttempts(deps, step, record, run, outputs, signal, checkpoint);
+      if (outcome.kind === "failed") return fail(step, outcome.error);
+      if (outcome.kind === "park") return park(outcome.until);
+      if (step.subject === "respond") response = outcome.output;
+    }
+    outputs[step.name] = record.output;
+    if (!last) await checkpoint();
+  }
+
+  const output = steps.length > 0 ? outputs[(steps.at(-1) as LoadedStep).name] : null;
+  await write({ status: "succeeded", output, response, error: null, release: true, finished: true });
+  return { kind: "finished", status: "succeeded", output: output ?? null, response, error: null };
+}
+
+type StepOutcome =
+  | { kind: "succeeded"; output: unknown }
+  | { kind: "failed"; error: string }
+  | { kind: "park"; until: Date };
+
+function succeed(record: StepRecord, output: unknown): StepOutcome {
+  const at = now();
+  const attempt = record.attempts.at(-1);
+  if (attempt) attempt.finished_at = at;
+  record.status = "succeeded";
+  record.output = output;
+  record.finished_at = at;
+  delete record.until;
+  delete record.error;
+  return { kind: "succeeded", output };
+}
+
+function failRecord(record: StepRecord, error: string): StepOutcome {
+  record.status = "failed";
+  record.error = error;
+  record.finished_at = now();
+  delete record.until;
+  return { kind: "failed", error };
+}
+
+/** A `delay` step: park until its time (recorded on first sight), or go on when it is near or past. */
+async function runDelay(
+  step: LoadedStep,
+  record: StepRecord,
+  run: ClaimedRun,
+  outputs: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<StepOutcome> {
+  if (record.until === undefined) {
+    record.attempts.push({ started_at: now() });
+    let until: Date;
+    try {
+      until = delayUntil(resolvePayload(step.payload, { trigger: run.trigger, steps: outputs }));
+    } catch (error) {
+      const attempt = record.attempts.at(-1);
+      if (attempt) Object.assign(attempt, { finished_at: now(), error: messageOf(error) });
+      return failRecord(record, messageOf(error));
+    }
+    record.status = "waiting";
+    record.until = until.toISOString();
+    const remaining = until.getTime() - Date.now();
+    if (remaining > IN_PROCESS_WAIT_MS) return { kind: "park", until };
+    await sleep(remaining, signal);
+    signal.throwIfAborted();
+  }
+  return succeed(record, { until: record.until });
+}
+
+/** Attempts of a step until one succeeds, the attempts run out, or a long backoff parks the run. */
+async function runAttempts(
+  deps: ExecutorDeps,
+  step: LoadedStep,
+  record: StepRecord,
+  run: ClaimedRun,
+  outputs: Record<string, unknown>,
+  signal: AbortSignal,
+  checkpoint: () => Promise<void>,
+): Promise<StepOutcome> {
+  const interrupted = record.attempts.at(-1);
+  if (interrupted && interrupted.finished_at === undefined) {
+    Object.assign(interrupted, { finished_at: now(), error: INTERRUPTED });
+  }
+  const fn = deps.functions[step.subject as StepSubject];
+  const pure = PURE_SUBJECTS.has(step.subject);
+  // Nothing to wait for in these: no timer, no signal of their own.
+  const instant = step.subject === "transform" || step.subject === "respond";
+  for (;;) {
+    let payload: unknown;
+    try {
+      const secrets = step.secretKeys.length > 0 ? await deps.secrets(run.accountId, step.secretKeys) : undefined;
+      payload = resolvePayload(step.payload, { trigger: run.trigger, steps: outputs, secrets });
+    } catch (error) {
+      if (!isRetryable(error) || countedFailures(record) + 1 >= step.options.attempts) {
+        record.attempts.push({ started_at: now(), finished_at: now(), error: messageOf(error) });
+        return failRecord(record, messageOf(error));
+      }
+      throw error;
+    }
+    const attempt: StepRecord["attempts"][number] = { started_at: now() };
+    record.attempts.push(attempt);
+    record.status = "running";
+    delete record.until;
+    if (!pure) await checkpoint();
+    let error: unknown;
+    try {
+      const context = {
+        accountId: run.accountId,
+        runId: run.id,
+        stepName: step.name,
+        timeoutMs: step.options.timeout,
+        trigger: run.trigger,
+        steps: outputs,
+      };
+      const output = instant
+        ? await fn(payload, { ...context, signal })
+        : await withTimeout(step.options.timeout, signal, (attemptSignal) =>
+            fn(payload, { ...context, signal: attemptSignal }),
+          );
+      const stored = output === undefined ? null : output;
+      if (NUL_ESCAPE.test(JSON.stringify(stored))) {
+        error = new StepFailure("the output holds a NUL character, which a run cannot store", false);
+      } else {
+        return succeed(record, stored);
+      }
+    } catch (thrown) {
+      // The worker is stopping: leave the attempt open; the next delivery marks it interrupted.
+      if (signal.aborted) throw thrown;
+      error = thrown;
+    }
+    attempt.finished_at = now();
+    attempt.error = messageOf(error);
+    const failed = countedFailures(record);
+    if (!isRetryable(error) || failed >= step.options.attempts) return failRecord(record, attempt.error);
+    const wait = backoffDelay(step.options.backoff_ms, failed);
+    record.status = "retrying";
+    record.until = new Date(Date.now() + wait).toISOString();
+    if (wait > IN_PROCESS_WAIT_MS) return { kind: "park", until: new Date(record.until) };
+    await sleep(wait, signal);
+    signal.throwIfAborted();
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Group commit: calls that arrive while earlier ones are being written share the next
+ * statement. An idle writer writes at once (after the current tick, so the calls of one
+ * tick go together), so batching adds no wait when there is no load.
+ */
+export interface GroupCommitOptions<I> {
+  /** Most items per statement. */
+  maxBatch: number;
+  /** Statements in flight at once (1 for PGlite, which runs one at a time anyway). */
+  maxInFlight: number;
+  /** Most summed `sizeOf` per statement, so a batch of large items stays a sane statement (one item may exceed it). */
+  maxBytes?: number;
+  sizeOf?: (item: I) => number;
+}
+
+interface Waiting<I, O> {
+  item: I;
+  resolve(value: O): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Wraps `write`, which takes a batch and answers one result per item, in order, into a
+ * function of one item. A failed statement rejects every call of its batch.
+ */
+export function groupCommit<I, O>(
+  write: (items: I[]) => Promise<O[]>,
+  options: GroupCommitOptions<I>,
+): (item: I) => Promise<O> {
+  const queue: Waiting<I, O>[] = [];
+  let inFlight = 0;
+  let scheduled = false;
+
+  function takeBatch(): Waiting<I, O>[] {
+    if (!options.maxBytes || !options.sizeOf) return queue.splice(0, options.maxBatch);
+    let bytes = 0;
+    let count = 0;
+    while (count < queue.length && count < options.maxBatch) {
+      bytes += options.sizeOf((queue[count] as Waiting<I, O>).item);
+      if (count > 0 && bytes > options.maxBytes) break;
+      count++;
+    }
+    return queue.splice(0, count);
+  }
+
+  function pump(): void {
+    scheduled = false;
+    while (queue.length > 0 && inFlight < options.maxInFlight) {
+      const batch = takeBatch();
+      inFlight++;
+      write(batch.map((waiting) => waiting.item))
+        .then(
+          (results) => {
+            for (const [i, waiting] of batch.entries()) waiting.resolve(results[i] as O);
+          },
+          (error: unknown) => {
+            for (const waiting of batch) waiting.reject(error);
+          },
+        )
+        .finally(() => {
+          inFlight--;
+          if (queue.length > 0 && !scheduled) schedule();
+        });
+    }
+  }
+
+  function schedule(): void {
+    scheduled = true;
+    queueMicrotask(pump);
+  }
+
+  return (item) =>
+    new Promise<O>((resolve, reject) => {
+      queue.push({ item, resolve, reject });
+      if (!scheduled && inFlight < options.maxInFlight) schedule();
+    });
+}

@@ -1,0 +1,81 @@
+import { sql } from "kysely";
+import { PLATFORM_SCOPE } from "../broker/port.ts";
+import type { Services } from "../services.ts";
+import type { PeriodicJob } from "../worker/periodic.ts";
+import { RUN_STREAM } from "./consumer.ts";
+
+/** Runs queued per statement by the waker, and deleted per statement by retention. */
+const PAGE = 500;
+
+/**
+ * If a woken run's entry is lost (the waker died before appending it, the broker refused),
+ * it is due again this long after: the waker leaves `wake_at` there until a worker claims
+ * the run.
+ */
+const REQUEUE_AFTER = "2 minutes";
+
+/**
+ * Queues parked runs whose time has come (a `delay` step's end, a retry's backoff), once a
+ * second somewhere in the deployment. Each run's `wake_at` moves ahead before its entry is
+ * appended, so two wakers never queue it together, and a worker's claim clears it.
+ */
+export function runWakerJob(services: Pick<Services, "db" | "broker">, everyMs = 1000): PeriodicJob {
+  return {
+    name: "run-waker",
+    everyMs,
+    async run({ signal }) {
+      while (!signal.aborted) {
+        const { rows } = await sql<{ id: string }>`
+          update runs set wake_at = now() + ${REQUEUE_AFTER}::interval
+          where id in (
+            select id from runs where wake_at <= now() order by wake_at limit ${PAGE} for update skip locked)
+          returning id`.execute(services.db);
+        await Promise.all(
+          rows.map((row) => services.broker.append(PLATFORM_SCOPE, RUN_STREAM, JSON.stringify({ run: row.id }))),
+        );
+        if (rows.length < PAGE) return;
+      }
+    },
+  };
+}
+
+/**
+ * Removes the run stream's entries every worker is done with (acknowledged; the run's
+ * record is in the database): the stream holds only queued and running work.
+ */
+export function runStreamTrimJob(services: Pick<Services, "broker">, everyMs = 10_000): PeriodicJob {
+  return {
+    name: "run-stream-trim",
+    everyMs,
+    async run() {
+      await services.broker.trimAcknowledged(PLATFORM_SCOPE, RUN_STREAM);
+    },
+  };
+}
+
+/** The smallest UUIDv7 of a moment: every run accepted before it has a smaller id. */
+export function firstIdAt(epochMs: number): string {
+  const hex = Math.max(0, Math.floor(epochMs)).toString(16).padStart(12, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
+}
+
+/**
+ * Deletes the records of runs accepted more than RUN_RETENTION_DAYS ago that have ended
+ * (a run still waiting on a long `delay` stays), a page at a time, along the primary key.
+ */
+export function runRetentionJob(services: Pick<Services, "db" | "config">, everyMs = 60_000): PeriodicJob {
+  return {
+    name: "run-retention",
+    everyMs,
+    async run({ signal }) {
+      const before = firstIdAt(Date.now() - services.config.runs.retentionDays * 86_400_000);
+      while (!signal.aborted) {
+        const { numAffectedRows } = await sql`
+          delete from runs where id in (
+            select id from runs where id < ${before}::uuid and status not in ('queued', 'running')
+            order by id limit ${PAGE})`.execute(services.db);
+        if (Number(numAffectedRows ?? 0) < PAGE) return;
+      }
+    },
+  };
+}

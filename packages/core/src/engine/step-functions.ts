@@ -1,0 +1,51 @@
+import type { BuiltInSubject } from "../built-in-functions.ts";
+import { isDomainError } from "../errors.ts";
+import { StepFailure } from "./step-failure.ts";
+
+/** What a step function knows about the step it runs. */
+export interface StepContext {
+  accountId: string;
+  runId: string;
+  stepName: string;
+  /** Aborted when the attempt's `options.timeout` is over, or the worker stops. */
+  signal: AbortSignal;
+  /** The attempt's time limit (`options.timeout`), in ms. */
+  timeoutMs: number;
+  /** The run's trigger data. */
+  trigger: unknown;
+  /** Outputs of the steps before this one, by name. */
+  steps: Record<string, unknown>;
+}
+
+/** One built-in function: takes the step's resolved payload, answers its output (any JSON). */
+export type StepFunction = (payload: unknown, context: StepContext) => Promise<unknown>;
+
+/** Every subject but `delay`, which the engine itself carries out (it parks the run). */
+export type StepSubject = Exclude<BuiltInSubject, "delay">;
+
+export type StepFunctions = Record<StepSubject, StepFunction>;
+
+/** Throws a step failure; not retryable unless said (the remaining attempts are skipped). */
+export function failStep(message: string, retryable = false): never {
+  throw new StepFailure(message, retryable);
+}
+
+/** Domain errors another attempt may not meet: the broker or database was down, or a bucket or stream did not exist yet. */
+const RETRYABLE_CODES = new Set(["unavailable", "timeout", "internal_error", "bad_gateway", "not_found"]);
+
+/**
+ * Whether another attempt may succeed: failures marked `retryable: false` (a bad payload, a
+ * refused address) and domain errors of bad input (a value too large, a bad key) do not;
+ * everything else (timeouts, an upstream or the broker unavailable, a bucket not created
+ * yet) may.
+ */
+export function isRetryable(error: unknown): boolean {
+  if (error instanceof StepFailure) return error.retryable;
+  if (isDomainError(error)) return RETRYABLE_CODES.has(error.code);
+  return true;
+}
+
+/** A subject whose implementation is not part of this build: every attempt fails, clearly. */
+export function unavailableStep(subject: StepSubject): StepFunction {
+  return async () => failStep(`the ${subject} step is not available on this platform build`);
+}

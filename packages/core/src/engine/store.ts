@@ -1,0 +1,140 @@
+import type { DatabaseHandle, RunStatus } from "@platform/db";
+import { sql } from "kysely";
+import { groupCommit } from "./group-commit.ts";
+import type { StepRecords } from "./records.ts";
+
+/** A run as the worker takes it over. */
+export interface ClaimedRun {
+  id: string;
+  accountId: string;
+  flowId: string;
+  revision: number;
+  trigger: unknown;
+  steps: StepRecords;
+  response: unknown;
+  waiter: string | null;
+  /** `<entry id>/<delivery>`: the stream delivery that holds the run; every write names it. */
+  holder: string;
+}
+
+/** A checkpoint, a park or the end of a run, written by its holder. */
+export interface RunWrite {
+  id: string;
+  holder: string;
+  status: RunStatus;
+  steps: StepRecords;
+  output?: unknown;
+  response?: unknown;
+  error?: string | null;
+  /** Parked until then (the waker queues it again). */
+  wakeAt?: Date | null;
+  /** Let go of the run (parked or ended): another delivery may take it. */
+  release: boolean;
+  /** The run ended: sets `finished_at`. */
+  finished: boolean;
+}
+
+export interface RunStore {
+  /**
+   * Takes the run for a delivery of a stream entry: null when it has ended, does not exist,
+   * or is held by a delivery of another entry. A later delivery of the same entry takes it
+   * over (the earlier one's worker stopped answering).
+   */
+  claim(runId: string, entryId: string, delivery: number): Promise<ClaimedRun | null>;
+  /** Writes for the holder; false when the run is no longer its to write (taken over). */
+  write(change: RunWrite): Promise<boolean>;
+}
+
+interface ClaimRow {
+  id: string;
+  account_id: string;
+  flow_id: string;
+  revision: number;
+  trigger: unknown;
+  steps: StepRecords;
+  response: unknown;
+  waiter: string | null;
+  held_by: string;
+}
+
+const orNull = (value: unknown) => (value === undefined ? null : value);
+
+/**
+ * The worker's reads and writes of run rows, each a group commit: the claims (and the
+ * writes) of every run a process handles at one time go to the database as one statement.
+ */
+export function createRunStore(database: DatabaseHandle): RunStore {
+  const maxInFlight = database.kind === "pglite" ? 1 : 4;
+  const db = database.db;
+
+  const claim = groupCommit<{ id: string; entry: string; holder: string }, ClaimRow | null>(
+    async (items) => {
+      const { rows } = await sql<ClaimRow>`
+        update runs as r
+        set status = 'running', started_at = coalesce(r.started_at, now()), held_by = v.holder, wake_at = null
+        from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as v(id uuid, entry text, holder text)
+        where r.id = v.id and r.status in ('queued', 'running')
+          and (r.held_by is null or split_part(r.held_by, '/', 1) = v.entry)
+        returning r.id, r.account_id, r.flow_id, r.revision, r.trigger, r.steps, r.response, r.waiter, r.held_by`.execute(
+        db,
+      );
+      // Two deliveries of one run in a batch: the row says which one took it.
+      const byHolder = new Map(rows.map((row) => [row.held_by, row]));
+      return items.map((item) => byHolder.get(item.holder) ?? null);
+    },
+    { maxBatch: 500, maxInFlight },
+  );
+
+  /** Each change goes in as its JSON (written once), with the holder that must still hold the run. */
+  const write = groupCommit<{ holder: string; json: string }, boolean>(
+    async (changes) => {
+      const { rows } = await sql<{ holder: string }>`
+        update runs as r
+        set status = v.status, steps = v.steps, output = v.output, response = v.response, error = v.error,
+          wake_at = v.wake_at,
+          held_by = case when v.release then null else r.held_by end,
+          finished_at = case when v.finished then now() else r.finished_at end
+        from jsonb_to_recordset(${`[${changes.map((change) => change.json).join(",")}]`}::jsonb) as v(
+          id uuid, holder text, status text, steps jsonb, output jsonb, response jsonb, error text,
+          wake_at timestamptz, release boolean, finished boolean)
+        where r.id = v.id and r.held_by = v.holder
+        returning v.holder`.execute(db);
+      const written = new Set(rows.map((row) => row.holder));
+      return changes.map((change) => written.has(change.holder));
+    },
+    { maxBatch: 500, maxInFlight, maxBytes: 4 * 1024 * 1024, sizeOf: (change) => change.json.length },
+  );
+
+  return {
+    async claim(runId, entryId, delivery) {
+      const row = await claim({ id: runId, entry: entryId, holder: `${entryId}/${delivery}` });
+      if (!row) return null;
+      return {
+        id: row.id,
+        accountId: row.account_id,
+        flowId: row.flow_id,
+        revision: row.revision,
+        trigger: row.trigger,
+        steps: row.steps ?? {},
+        response: row.response,
+        waiter: row.waiter,
+        holder: row.held_by,
+      };
+    },
+    write(change) {
+      const json = JSON.stringify({
+        id: change.id,
+        holder: change.holder,
+        status: change.status,
+        steps: change.steps,
+        output: orNull(change.output),
+        response: orNull(change.response),
+        error: change.error ?? null,
+        wake_at: change.wakeAt?.toISOString() ?? null,
+        release: change.release,
+        finished: change.finished,
+      });
+      return write({ holder: change.holder, json });
+    },
+  };
+}

@@ -1,0 +1,211 @@
+import { randomBytes } from "node:crypto";
+import type { Database } from "@platform/db";
+import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
+import type { CoreConfig } from "../config.ts";
+import { DomainError } from "../errors.ts";
+import type { Sealer } from "../sealing.ts";
+import type { DefinitionCache } from "../storage/definition-cache.ts";
+import { signingSecretProblem } from "../webhooks/index.ts";
+import { insertRevision } from "./revisions.ts";
+import type { Flow, FlowInput, StepInput, TriggerInput, TriggerSettings } from "./schemas.ts";
+import { resolveSteps } from "./steps.ts";
+import { flowSecretSealingContext, webhookCacheKey } from "./webhook-flows.ts";
+
+/**
+ * Flows of an account: saved definitions (`flows`), one immutable revision per save
+ * (`flow_revisions`), a webhook id per flow and its signing secret, sealed.
+ */
+export interface FlowsDeps {
+  db: Kysely<Database>;
+  sealer: Sealer;
+  config: Pick<CoreConfig, "webhookBaseUrl">;
+  /** Keeps flows by webhook id for the ingress; every change here drops them in every process. */
+  storageDefinitions: DefinitionCache;
+}
+
+type FlowRow = Selectable<Database["flows"]>;
+
+const notFound = () => new DomainError("not_found", "flow not found");
+
+/** 128 random bits in hex: the capability to start the flow from outside. */
+const newWebhookId = () => randomBytes(16).toString("hex");
+
+const unixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
+
+function toFlow(row: FlowRow, config: FlowsDeps["config"]): Flow {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    active: row.active,
+    trigger: row.trigger as unknown as TriggerSettings,
+    steps: row.steps as unknown as StepInput[],
+    webhook: { id: row.webhook_id, url: `${config.webhookBaseUrl}/${row.webhook_id}` },
+    revision: row.revision,
+    created: unixSeconds(row.created_at),
+    modified: unixSeconds(row.modified_at),
+  };
+}
+
+/** The columns a save writes, but the secret. */
+function definitionColumns(input: FlowInput) {
+  return {
+    name: input.name,
+    description: input.description,
+    active: input.active,
+    trigger: JSON.stringify(input.trigger.settings),
+    steps: JSON.stringify(input.steps),
+  };
+}
+
+export async function createFlow(deps: FlowsDeps, accountId: string, input: FlowInput): Promise<Flow> {
+  const steps = await resolveSteps(deps.db, accountId, input.steps);
+  const id = Bun.randomUUIDv7();
+  const secret = input.trigger.signingSecret;
+  const row = await deps.db.transaction().execute(async (trx) => {
+    const created = await trx
+      .insertInto("flows")
+      .values({
+        id,
+        account_id: accountId,
+        ...definitionColumns(input),
+        signing_secret: secret === null ? null : deps.sealer.seal(secret, flowSecretSealingContext(id)),
+        webhook_id: newWebhookId(),
+        revision: 1,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await insertRevision(trx, { flowId: id, revision: 1, trigger: input.trigger.settings, steps });
+    return created;
+  });
+  return toFlow(row, deps.config);
+}
+
+/** The account's flows, oldest first; deleted ones are left out. */
+export async function listFlows(deps: FlowsDeps, accountId: string): Promise<Flow[]> {
+  const rows = await deps.db
+    .selectFrom("flows")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("deleted_at", "is", null)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+  return rows.map((row) => toFlow(row, deps.config));
+}
+
+export async function getFlow(deps: FlowsDeps, accountId: string, id: string): Promise<Flow> {
+  const row = await deps.db
+    .selectFrom("flows")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .where("deleted_at", "is", null)
+    .executeTakeFirst();
+  if (!row) throw notFound();
+  return toFlow(row, deps.config);
+}
+
+/**
+ * The sealed secret an update stores: the one it sends, else (with signature access) the
+ * one stored, which must suit the service the update names; none without signature access.
+ */
+function secretToStore(deps: FlowsDeps, flowId: string, trigger: TriggerInput, stored: string | null): string | null {
+  const { settings, signingSecret } = trigger;
+  if (settings.access !== "signature") return null;
+  const context = flowSecretSealingContext(flowId);
+  if (signingSecret !== null) return deps.sealer.seal(signingSecret, context);
+  if (stored === null) {
+    throw new DomainError(
+      "validation_error",
+      "invalid input: trigger.signing_secret: is required when access is signature",
+    );
+  }
+  let plaintext: string;
+  try {
+    plaintext = deps.sealer.open(stored, context);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new DomainError("internal_error", `signing secret of flow ${flowId} could not be opened: ${reason}`);
+  }
+  const problem = settings.service ? signingSecretProblem(settings.service, plaintext) : null;
+  if (problem) {
+    throw new DomainError(
+      "validation_error",
+      `invalid input: trigger.signing_secret: the stored secret ${problem.replace(/^must/, "would have to")}; send a new one`,
+    );
+  }
+  return stored;
+}
+
+/** A live flow of the account, locked for the rest of the transaction; 404 otherwise. */
+async function lockFlow(trx: Transaction<Database>, accountId: string, id: string): Promise<FlowRow> {
+  const row = await trx
+    .selectFrom("flows")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .where("deleted_at", "is", null)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!row) throw notFound();
+  return row;
+}
+
+/**
+ * Replaces the flow's definition (defaults apply again to what the update leaves out) and
+ * writes it as the next revision. A flow that keeps signature access keeps its stored
+ * secret when the update sends none. The webhook stays.
+ */
+export async function updateFlow(deps: FlowsDeps, accountId: string, id: string, input: FlowInput): Promise<Flow> {
+  const steps = await resolveSteps(deps.db, accountId, input.steps);
+  const row = await deps.db.transaction().execute(async (trx) => {
+    const current = await lockFlow(trx, accountId, id);
+    const revision = current.revision + 1;
+    const updated = await trx
+      .updateTable("flows")
+      .set({
+        ...definitionColumns(input),
+        signing_secret: secretToStore(deps, id, input.trigger, current.signing_secret),
+        revision,
+        modified_at: sql`now()`,
+      })
+      .where("id", "=", id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await insertRevision(trx, { flowId: id, revision, trigger: input.trigger.settings, steps });
+    return updated;
+  });
+  await deps.storageDefinitions.changed(...webhookCacheKey(row.webhook_id));
+  return toFlow(row, deps.config);
+}
+
+/** Marks the flow deleted: it answers 404 from then on and its webhook starts nothing. */
+export async function deleteFlow(deps: FlowsDeps, accountId: string, id: string): Promise<void> {
+  const deleted = await deps.db
+    .updateTable("flows")
+    .set({ deleted_at: sql`now()`, modified_at: sql`now()` })
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .where("deleted_at", "is", null)
+    .returning("webhook_id")
+    .executeTakeFirst();
+  if (!deleted) throw notFound();
+  await deps.storageDefinitions.changed(...webhookCacheKey(deleted.webhook_id));
+}
+
+/** Gives the flow a new webhook id; the old URL stops working at once. The definition and revision stay. */
+export async function regenerateWebhook(deps: FlowsDeps, accountId: string, id: string): Promise<Flow> {
+  const { row, replaced } = await deps.db.transaction().execute(async (trx) => {
+    const current = await lockFlow(trx, accountId, id);
+    const updated = await trx
+      .updateTable("flows")
+      .set({ webhook_id: newWebhookId(), modified_at: sql`now()` })
+      .where("id", "=", id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return { row: updated, replaced: current.webhook_id };
+  });
+  await deps.storageDefinitions.changed(...webhookCacheKey(replaced));
+  return toFlow(row, deps.config);
+}

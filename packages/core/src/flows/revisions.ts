@@ -1,0 +1,66 @@
+import type { Database } from "@platform/db";
+import type { Kysely } from "kysely";
+import type { BuiltInSubject } from "../built-in-functions.ts";
+import type { TriggerSettings } from "./schemas.ts";
+import type { StepOptions } from "./step-defaults.ts";
+
+/**
+ * Revisions: every save of a flow writes one immutable row, so a run executes exactly the
+ * definition it was accepted under. This is the contract with the engine.
+ */
+
+/** A step as it runs: node references already resolved, options complete. */
+export interface StoredStep {
+  name: string;
+  subject: BuiltInSubject;
+  /** JSON whose strings may hold `{{trigger.*}}`, `{{steps.<earlier step>.*}}` and `{{secrets.*}}` references. */
+  payload: Record<string, unknown>;
+  options: StepOptions;
+}
+
+export interface FlowRevision {
+  flowId: string;
+  revision: number;
+  /** The trigger as saved, without its signing secret. */
+  trigger: TriggerSettings;
+  steps: StoredStep[];
+}
+
+export async function insertRevision(db: Kysely<Database>, revision: FlowRevision): Promise<void> {
+  await db
+    .insertInto("flow_revisions")
+    .values({
+      flow_id: revision.flowId,
+      revision: revision.revision,
+      trigger: JSON.stringify(revision.trigger),
+      steps: JSON.stringify(revision.steps),
+    })
+    .execute();
+}
+
+/**
+ * One revision of one of the account's flows (deleted flows included: their accepted runs
+ * still finish), or null. The revision rows themselves carry no account: the join checks it.
+ */
+export async function readRevision(
+  db: Kysely<Database>,
+  accountId: string,
+  flowId: string,
+  revision: number,
+): Promise<FlowRevision | null> {
+  const row = await db
+    .selectFrom("flow_revisions")
+    .innerJoin("flows", "flows.id", "flow_revisions.flow_id")
+    .select(["flow_revisions.trigger", "flow_revisions.steps"])
+    .where("flows.account_id", "=", accountId)
+    .where("flow_revisions.flow_id", "=", flowId)
+    .where("flow_revisions.revision", "=", revision)
+    .executeTakeFirst();
+  if (!row) return null;
+  return {
+    flowId,
+    revision,
+    trigger: row.trigger as unknown as TriggerSettings,
+    steps: row.steps as unknown as StoredStep[],
+  };
+}

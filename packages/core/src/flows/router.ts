@@ -1,0 +1,126 @@
+import { z } from "zod";
+import { messageResponse, success, withCredential } from "../schemas.ts";
+import { authedProcedure, router } from "../trpc.ts";
+import { createFlow, deleteFlow, getFlow, listFlows, regenerateWebhook, updateFlow } from "./flows.ts";
+import { createFlowInput, flow, flowIdInput, flowOutput, updateFlowInput } from "./schemas.ts";
+
+const tags = ["flows"];
+
+const saveRules = [
+  "Body: `name` (1-200 characters), `description` (at most 2000, default empty), `active` (default true), `trigger`, `steps` (1-100).",
+  "`trigger`: `type` `webhook` (the only one), `events` (empty = every event), `response_mode` `acknowledge` (default) or `wait`, `access` `public` (default), `api_key` or `signature`; with `signature`, `service` (`stripe`, `github`, `slack`, `shopify`, `twilio`, `standard`, `custom`) and `signing_secret` (write-only, sealed at rest; Stripe and Standard Webhooks secrets must have their provider's format); `custom` takes `hmac` `{header, algorithm, encoding, prefix?, timestamp_header?, tolerance_s?}`. `delivery_id_field`: a body path holding the delivery id, for services that define none. Unknown trigger fields are refused.",
+  '`steps`: each `{name, node: "nodes.<id>"}` (a node template of this account, copied into the revision as it is when the flow is saved) or `{name, node_type: "function", subject, payload, options}`; inline `options` default to timeout 30000 ms, attempts 1, backoff_ms 1000 (node templates keep their own).',
+  "400s name the field: an unknown subject, a node reference to no node of the account, a duplicate step name, a `{{steps.<name>}}` naming no earlier step (itself or a later one included), a malformed template. `{{secrets.<key>}}` is resolved when the step runs, so a secret may be written after the flow.",
+  "Every save writes a new immutable revision (`revision` counts from 1); runs keep the revision they were accepted under.",
+].join("\n\n");
+
+const idRule =
+  "An id that is not a UUID is 400 `invalid input: id: must be a UUID`; a flow the account does not have, or deleted, is 404 `flow not found`.";
+
+export const flowsRouter = router({
+  create: authedProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/flows",
+        tags,
+        summary: "Create a flow",
+        description: `Answers \`{data: Flow}\` with its id and its webhook \`{id, url}\` (\`{webhook_url}/<id>\`).\n\n${saveRules}`,
+        protect: true,
+        errorResponses: withCredential,
+      },
+    })
+    .input(createFlowInput)
+    .output(flowOutput)
+    .mutation(async ({ ctx, input }) => ({
+      data: await createFlow(ctx.services, ctx.principal.accountId, input),
+    })),
+
+  list: authedProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/flows",
+        tags,
+        summary: "List flows",
+        description: "The account's flows, oldest first; deleted ones are left out.",
+        protect: true,
+        errorResponses: withCredential,
+      },
+    })
+    .input(z.void())
+    .output(z.object({ data: z.array(flow) }))
+    .query(async ({ ctx }) => ({ data: await listFlows(ctx.services, ctx.principal.accountId) })),
+
+  get: authedProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/flows/{id}",
+        tags,
+        summary: "Read a flow",
+        description: `The flow as last saved: steps as written (node references as \`nodes.<id>\`), never the signing secret. ${idRule}`,
+        protect: true,
+        errorResponses: { ...withCredential, 404: "No such flow" },
+      },
+    })
+    .input(flowIdInput)
+    .output(flowOutput)
+    .query(async ({ ctx, input }) => ({ data: await getFlow(ctx.services, ctx.principal.accountId, input.id) })),
+
+  update: authedProcedure
+    .meta({
+      openapi: {
+        method: "PUT",
+        path: "/flows/{id}",
+        tags,
+        summary: "Replace a flow's definition",
+        description: `Replaces the whole definition, as on creation (defaults apply again), and writes the next revision; node references are resolved again. The webhook id stays. With \`signature\` access, leaving \`signing_secret\` out keeps the stored one (it must suit the \`service\`); any other access drops it. ${idRule}\n\n${saveRules}`,
+        protect: true,
+        errorResponses: { ...withCredential, 404: "No such flow" },
+      },
+    })
+    .input(updateFlowInput)
+    .output(flowOutput)
+    .mutation(async ({ ctx, input }) => {
+      const { id, ...definition } = input;
+      return { data: await updateFlow(ctx.services, ctx.principal.accountId, id, definition) };
+    }),
+
+  delete: authedProcedure
+    .meta({
+      openapi: {
+        method: "DELETE",
+        path: "/flows/{id}",
+        tags,
+        summary: "Delete a flow",
+        description: `Marks the flow deleted: it answers 404 from then on, and its webhook starts nothing. Runs already accepted finish. ${idRule}`,
+        protect: true,
+        errorResponses: { ...withCredential, 404: "No such flow" },
+      },
+    })
+    .input(flowIdInput)
+    .output(messageResponse)
+    .mutation(async ({ ctx, input }) => {
+      await deleteFlow(ctx.services, ctx.principal.accountId, input.id);
+      return success;
+    }),
+
+  regenerateWebhook: authedProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/flows/{id}/webhook/regenerate",
+        tags,
+        summary: "Give a flow a new webhook URL",
+        description: `A new random webhook id and url; the old url stops working at once. The definition and revision stay. Answers \`{data: Flow}\`. ${idRule}`,
+        protect: true,
+        errorResponses: { ...withCredential, 404: "No such flow" },
+      },
+    })
+    .input(flowIdInput)
+    .output(flowOutput)
+    .mutation(async ({ ctx, input }) => ({
+      data: await regenerateWebhook(ctx.services, ctx.principal.accountId, input.id),
+    })),
+});

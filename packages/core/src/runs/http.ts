@@ -1,0 +1,110 @@
+import { type Credential, parseCredential, type RequestInfo } from "../context.ts";
+import { DomainError, isDomainError, toHttpFailure } from "../errors.ts";
+import { findUnsafeInput } from "../input-guard.ts";
+import type { Services } from "../services.ts";
+import type { RunOutcome } from "./service.ts";
+
+/** Headers a `respond` step may not set: the server frames the response itself. */
+const FRAMING_HEADERS = new Set(["content-length", "transfer-encoding", "connection", "keep-alive", "upgrade"]);
+/** Statuses whose responses carry no body. */
+const NO_BODY = new Set([204, 205, 304]);
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const json = (body: unknown, status: number, headers: Record<string, string> = {}) =>
+  Response.json(body, { status, headers: { "cache-control": "no-store", ...headers } });
+
+/**
+ * What wait mode answers (by hand here, for webhooks and gateways too): the `respond`
+ * step's status, headers and body (a string body as text, anything else as JSON), else
+ * 200 with the last step's output; 500 `{error, run_id}` for a failed run; 202
+ * `{run_id}` for one still running when the wait was over.
+ */
+export function outcomeResponse(outcome: RunOutcome): Response {
+  switch (outcome.status) {
+    case "failed":
+      return json({ error: outcome.error, run_id: outcome.runId }, 500);
+    case "timeout":
+      return json({ run_id: outcome.runId }, 202);
+    case "duplicate":
+      // A repeated delivery: the first run answered it; this one hears that run's id.
+      return json({ message: "accepted", run_id: outcome.runId }, 200);
+    case "succeeded": {
+      const { status, headers, body } = outcome.response;
+      const answer = new Headers({ "cache-control": "no-store" });
+      for (const [name, value] of Object.entries(headers)) {
+        if (!FRAMING_HEADERS.has(name.toLowerCase())) answer.set(name, value);
+      }
+      if (NO_BODY.has(status)) return new Response(null, { status, headers: answer });
+      const text = typeof body === "string";
+      if (!answer.has("content-type")) {
+        answer.set("content-type", text ? "text/plain; charset=utf-8" : "application/json");
+      }
+      return new Response(text ? body : JSON.stringify(body ?? null), { status, headers: answer });
+    }
+  }
+}
+
+/** Reads the trigger data: a JSON object, or `{}` for an empty body. */
+async function readTrigger(request: Request): Promise<Record<string, unknown>> {
+  const text = await request.text();
+  if (!text.trim()) return {};
+  if (!request.headers.get("content-type")?.toLowerCase().includes("application/json")) {
+    throw new DomainError("unsupported_media_type", "the trigger data must be sent as application/json");
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new DomainError("validation_error", "request body is not valid JSON");
+  }
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw new DomainError("validation_error", "invalid input: body: must be a JSON object (the trigger data)");
+  }
+  const problem = findUnsafeInput(body);
+  if (problem) throw new DomainError("validation_error", `invalid input: ${problem}`);
+  return body as Record<string, unknown>;
+}
+
+function readWait(url: URL): boolean {
+  const wait = url.searchParams.get("wait");
+  if (wait === null || wait === "false" || wait === "0") return false;
+  if (wait === "true" || wait === "1") return true;
+  throw new DomainError("validation_error", "invalid input: wait: must be true or false");
+}
+
+/**
+ * `POST /flows/{id}/runs`: starts a run by hand with the body as its trigger data (what
+ * users know as "send a test event"). Answers 200 `{message: "accepted", run_id}` once
+ * the run is recorded and queued, or with `?wait=true` what wait mode answers (see
+ * `outcomeResponse`), waiting at most WAIT_TIMEOUT_MS.
+ */
+export async function startRunByHand(
+  services: Services,
+  request: Request,
+  info: Pick<RequestInfo, "id" | "path">,
+  flowId: string,
+): Promise<Response> {
+  try {
+    const url = new URL(request.url);
+    const trigger = await readTrigger(request);
+    const credential: Credential = parseCredential(request.headers);
+    const principal = await services.authenticate(credential, { path: info.path });
+    if (!UUID.test(flowId)) throw new DomainError("validation_error", "invalid input: id: must be a UUID");
+    const wait = readWait(url);
+    const start = { accountId: principal.accountId, flowId, trigger };
+    if (!wait) {
+      const { runId } = await services.runs.start(start);
+      return json({ message: "accepted", run_id: runId }, 200);
+    }
+    return outcomeResponse(await services.runs.startAndWait(start, services.config.runs.waitTimeoutMs));
+  } catch (error) {
+    if (isDomainError(error)) {
+      const failure = toHttpFailure(error.code, "runs", error.message, error.retryAfterSeconds, error.headers);
+      if (error.code === "internal_error") services.logger.error({ reqId: info.id, err: error }, "request failed");
+      return json(failure.body, failure.status, failure.headers);
+    }
+    services.logger.error({ reqId: info.id, err: error }, "request failed");
+    return json({ error: "internal error" }, 500);
+  }
+}

@@ -1,0 +1,85 @@
+import { withCredential } from "../schemas.ts";
+import { authedProcedure, router } from "../trpc.ts";
+import { accepted, listRunsInput, listRunsOutput, run, runIdInput, startRunInput, startRunOutput } from "./schemas.ts";
+
+const tags = ["runs"];
+const runIdRule =
+  "An id that is not a UUID is 400 `invalid input: id: must be a UUID`; a run the account does not have is 404 `run not found`.";
+
+/**
+ * Runs of flows. `POST /flows/{id}/runs` is a plain route of the API (its body is the trigger
+ * data and wait mode answers with the `respond` step's status and headers), described in
+ * the OpenAPI document by hand; tRPC clients start runs with `runs.start`.
+ */
+export const runsRouter = router({
+  start: authedProcedure
+    .input(startRunInput)
+    .output(startRunOutput)
+    .mutation(async ({ ctx, input }) => {
+      const { runs, config } = ctx.services;
+      const start = { accountId: ctx.principal.accountId, flowId: input.flow_id, trigger: input.trigger };
+      if (!input.wait) {
+        const { runId } = await runs.start(start);
+        return { message: "accepted" as const, run_id: runId };
+      }
+      const outcome = await runs.startAndWait(start, config.runs.waitTimeoutMs);
+      return {
+        status: outcome.status,
+        run_id: outcome.runId,
+        ...(outcome.status === "succeeded" ? { response: outcome.response } : {}),
+        ...(outcome.status === "failed" ? { error: outcome.error } : {}),
+      };
+    }),
+
+  list: authedProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/flows/{id}/runs",
+        tags,
+        summary: "List a flow's runs, newest first",
+        description:
+          "Each run without its trigger data and steps (read one with `GET /runs/{id}`). `status` keeps one status; pages follow `next_cursor`. A flow the account does not have (or deleted) is 404 `flow not found`.",
+        protect: true,
+        errorResponses: { ...withCredential, 404: "No such flow" },
+      },
+    })
+    .input(listRunsInput)
+    .output(listRunsOutput)
+    .query(({ ctx, input }) => ctx.services.runs.list(ctx.principal.accountId, input.id, input)),
+
+  get: authedProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/runs/{id}",
+        tags,
+        summary: "Read a run",
+        description: `Status (\`queued\`, \`running\`, \`succeeded\`, \`failed\`; \`filtered\`, \`duplicate\` and \`rejected\` for webhook deliveries that started nothing), the trigger data, each step's attempts (start, end, error), output, error and timings, the output and the \`respond\` step's response. Times are ISO 8601 in UTC. ${runIdRule}`,
+        protect: true,
+        errorResponses: { ...withCredential, 404: "No such run" },
+      },
+    })
+    .input(runIdInput)
+    .output(run)
+    .query(({ ctx, input }) => ctx.services.runs.get(ctx.principal.accountId, input.id)),
+
+  replay: authedProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/runs/{id}/replay",
+        tags,
+        summary: "Run a run's trigger data again",
+        description: `Starts a new run of the same flow, under its current revision, with the same trigger data; the new run's \`replay_of\` names the original. Answers like a run started by hand: \`{message: "accepted", run_id}\`. A run of a deleted flow is 404 \`flow not found\`. ${runIdRule}`,
+        protect: true,
+        errorResponses: { ...withCredential, 404: "No such run, or its flow was deleted" },
+      },
+    })
+    .input(runIdInput)
+    .output(accepted)
+    .mutation(async ({ ctx, input }) => {
+      const { runId } = await ctx.services.runs.replay(ctx.principal.accountId, input.id);
+      return { message: "accepted" as const, run_id: runId };
+    }),
+});

@@ -1,0 +1,106 @@
+import { z } from "zod";
+import { uuidParam } from "../schemas.ts";
+
+export const RUN_STATUSES = ["queued", "running", "succeeded", "failed", "filtered", "duplicate", "rejected"] as const;
+
+const isoTime = z.string().meta({ description: "ISO 8601 time, UTC, with milliseconds." });
+const nullableTime = isoTime.nullable();
+
+export const attempt = z
+  .object({
+    started_at: isoTime,
+    finished_at: isoTime.optional().meta({ description: "Absent while the attempt runs." }),
+    error: z.string().optional().meta({ description: "Why it failed; absent when it succeeded." }),
+  })
+  .meta({ id: "RunStepAttempt" });
+
+export const runStep = z
+  .object({
+    name: z.string(),
+    status: z.enum(["running", "waiting", "retrying", "succeeded", "failed"]).meta({
+      description:
+        "`waiting`: a `delay` step until `until`; `retrying`: a failed attempt waits for its backoff until `until`.",
+    }),
+    attempts: z.array(attempt),
+    output: z.unknown().optional(),
+    error: z.string().optional(),
+    started_at: isoTime,
+    finished_at: isoTime.optional(),
+    until: isoTime.optional(),
+  })
+  .meta({ id: "RunStep" });
+
+const runFields = {
+  id: z.string(),
+  flow_id: z.string(),
+  revision: z.number().int().meta({ description: "The flow revision the run was accepted under, and runs." }),
+  status: z.enum(RUN_STATUSES),
+  error: z.string().nullable().meta({ description: "Why the run failed: the failed step and its last error." }),
+  replay_of: z.string().nullable().meta({ description: "The run this one replays." }),
+  created_at: isoTime.meta({ description: "When the run was accepted." }),
+  started_at: nullableTime.meta({ description: "When a worker first took it." }),
+  finished_at: nullableTime,
+  duration_ms: z.number().int().nullable().meta({ description: "From acceptance to the end; null until it ends." }),
+};
+
+export const runSummary = z.object(runFields).meta({ id: "RunSummary" });
+
+export const run = z
+  .object({
+    ...runFields,
+    trigger: z.unknown().meta({ description: "The trigger data." }),
+    steps: z.array(runStep).meta({ description: "The steps that started, in order." }),
+    output: z.unknown().meta({ description: "The last step's output, once the run succeeded." }),
+    response: z.unknown().meta({ description: "The `respond` step's status, headers and body, if it ran." }),
+  })
+  .meta({ id: "Run" });
+
+export const runIdInput = z.object({ id: uuidParam("Id of the run (a UUID).") });
+
+export const listRunsInput = z.object({
+  id: uuidParam("Id of the flow (a UUID)."),
+  status: z.enum(RUN_STATUSES).optional().meta({ description: "Only runs with this status." }),
+  cursor: z
+    .uuid({ error: "must be a next_cursor of a previous page" })
+    .optional()
+    .meta({ description: "`next_cursor` of the previous page." }),
+  limit: z.coerce
+    .number()
+    .int({ error: "must be a whole number" })
+    .min(1, { error: "must be 1-100" })
+    .max(100, { error: "must be 1-100" })
+    .default(50)
+    .meta({ description: "Page size, 1-100 (default 50)." }),
+});
+
+export const listRunsOutput = z.object({
+  data: z.array(runSummary),
+  next_cursor: z
+    .string()
+    .nullable()
+    .meta({ description: "Pass as `cursor` for the next (older) page; null on the last." }),
+});
+
+export const accepted = z.object({
+  message: z.literal("accepted"),
+  run_id: z.string(),
+});
+
+/** tRPC `runs.start`: the trigger data beside the flow id (REST clients send it as the body). */
+export const startRunInput = z.object({
+  flow_id: z.uuid({ error: "must be a UUID" }),
+  trigger: z.record(z.string(), z.unknown()).default({}),
+  wait: z.boolean().default(false),
+});
+
+export const startRunOutput = z.union([
+  accepted,
+  z.object({
+    status: z.enum(["succeeded", "failed", "timeout", "duplicate"]),
+    run_id: z.string(),
+    response: z
+      .object({ status: z.number().int(), headers: z.record(z.string(), z.string()), body: z.unknown() })
+      .optional(),
+    error: z.string().optional(),
+  }),
+]);

@@ -1,0 +1,207 @@
+import type { Database, DatabaseHandle } from "@platform/db";
+import { type Kysely, sql } from "kysely";
+import type { Broker } from "../broker/port.ts";
+import { isFinal, type RespondOutput } from "../engine/records.ts";
+import { createRunWaiters, type RunDone } from "../engine/waiting.ts";
+import { DomainError } from "../errors.ts";
+import type { MetricsRecorder } from "../monitoring/recorder.ts";
+import { createRunStarter, newRunId, type StartedRun, type StartRunInput } from "./start.ts";
+import { type RunSummary, type RunView, runSummary, runView } from "./views.ts";
+
+/** How a run ended, as wait mode answers it. */
+export type RunOutcome =
+  /** `response`: the `respond` step's, else 200 with the last step's output as the body. */
+  | { status: "succeeded"; runId: string; response: RespondOutput }
+  | { status: "failed"; runId: string; error: string }
+  /** Still running when the wait was over. */
+  | { status: "timeout"; runId: string }
+  /** The delivery id had started `runId` already; nothing was started. */
+  | { status: "duplicate"; runId: string };
+
+export interface ListRunsQuery {
+  status?: RunView["status"];
+  /** `next_cursor` of the previous page. */
+  cursor?: string;
+  limit?: number;
+}
+
+export interface RunsService {
+  /** Records the run and queues it; resolves once both are durable. `not_found` for a flow the account does not have. */
+  start(input: StartRunInput): Promise<StartedRun>;
+  /** Starts a run and waits up to `timeoutMs` for its end. */
+  startAndWait(input: StartRunInput, timeoutMs: number): Promise<RunOutcome>;
+  get(accountId: string, runId: string): Promise<RunView>;
+  list(
+    accountId: string,
+    flowId: string,
+    query: ListRunsQuery,
+  ): Promise<{ data: RunSummary[]; next_cursor: string | null }>;
+  /**
+   * Records a delivery the trigger's event filter left out, as a run that is final from the
+   * start (`filtered`): visible in the flow's runs, never queued. Answers its id.
+   */
+  recordFiltered(input: Pick<StartRunInput, "accountId" | "flowId" | "trigger">): Promise<string>;
+  /** A new run of the same flow with the same trigger data, linked to the original. */
+  replay(accountId: string, runId: string): Promise<StartedRun>;
+  close(): Promise<void>;
+}
+
+export interface RunsDeps {
+  database: DatabaseHandle;
+  db: Kysely<Database>;
+  broker: Broker;
+  metrics: MetricsRecorder;
+}
+
+const runNotFound = () => new DomainError("not_found", "run not found");
+const flowNotFound = () => new DomainError("not_found", "flow not found");
+
+/** What wait mode answers for a run that succeeded. */
+export function successResponse(output: unknown, response: unknown): RespondOutput {
+  if (response && typeof response === "object" && "status" in response) return response as RespondOutput;
+  return { status: 200, headers: {}, body: output ?? null };
+}
+
+export function createRunsService(deps: RunsDeps): RunsService {
+  const start = createRunStarter(deps);
+  const waiters = createRunWaiters(deps.broker);
+  const { db } = deps;
+
+  async function findRun(accountId: string, runId: string) {
+    const row = await db
+      .selectFrom("runs")
+      .selectAll()
+      .where("id", "=", runId)
+      .where("account_id", "=", accountId)
+      .executeTakeFirst();
+    if (!row) throw runNotFound();
+    return row;
+  }
+
+  function outcomeOf(done: Pick<RunDone, "status" | "output" | "response" | "error"> & { id: string }): RunOutcome {
+    return done.status === "succeeded"
+      ? { status: "succeeded", runId: done.id, response: successResponse(done.output, done.response) }
+      : { status: "failed", runId: done.id, error: done.error ?? "the run failed" };
+  }
+
+  /** The outcome from the row, for a notification too large to carry it (or one that was lost). */
+  async function readOutcome(accountId: string, runId: string): Promise<RunOutcome> {
+    const row = await findRun(accountId, runId);
+    if (!isFinal(row.status)) return { status: "timeout", runId };
+    return outcomeOf({
+      id: runId,
+      status: row.status === "succeeded" ? "succeeded" : "failed",
+      output: row.output,
+      response: row.response,
+      error: row.error,
+    });
+  }
+
+  return {
+    start: (input) => start({ ...input, id: newRunId() }),
+
+    async startAndWait(input, timeoutMs) {
+      await waiters.ready();
+      const id = newRunId();
+      const timeout = new AbortController();
+      const timer = setTimeout(() => timeout.abort(), timeoutMs);
+      try {
+        const waiting = waiters.wait(id, timeout.signal);
+        let started: StartedRun;
+        try {
+          started = await start({ ...input, id, waiter: waiters.id });
+        } catch (error) {
+          timeout.abort();
+          throw error;
+        }
+        if (started.duplicate) {
+          timeout.abort();
+          return { status: "duplicate", runId: started.runId };
+        }
+        const done = await waiting;
+        // No word in time (or a notification lost to a broker reconnect): the row has the last say.
+        if (!done || !("output" in done)) return readOutcome(input.accountId, id);
+        return outcomeOf(done);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+
+    async get(accountId, runId) {
+      return runView(await findRun(accountId, runId));
+    },
+
+    async list(accountId, flowId, query) {
+      const flow = await db
+        .selectFrom("flows")
+        .select("id")
+        .where("id", "=", flowId)
+        .where("account_id", "=", accountId)
+        .where("deleted_at", "is", null)
+        .executeTakeFirst();
+      if (!flow) throw flowNotFound();
+      const limit = query.limit ?? 50;
+      let select = db
+        .selectFrom("runs")
+        .select([
+          "id",
+          "account_id",
+          "flow_id",
+          "revision",
+          "status",
+          "error",
+          "replay_of",
+          "delivery_id",
+          "wake_at",
+          "held_by",
+          "waiter",
+          "created_at",
+          "started_at",
+          "finished_at",
+        ])
+        .where("flow_id", "=", flowId)
+        .where("account_id", "=", accountId);
+      if (query.status) select = select.where("status", "=", query.status);
+      if (query.cursor) select = select.where("id", "<", query.cursor);
+      const rows = await select
+        .orderBy("id", "desc")
+        .limit(limit + 1)
+        .execute();
+      const page = rows.slice(0, limit);
+      return {
+        data: page.map(runSummary),
+        next_cursor: rows.length > limit ? (page.at(-1)?.id ?? null) : null,
+      };
+    },
+
+    async recordFiltered({ accountId, flowId, trigger }) {
+      const id = newRunId();
+      const inserted = await sql<{ id: string }>`
+        insert into runs (id, account_id, flow_id, revision, status, trigger, finished_at)
+        select ${id}, f.account_id, f.id, f.revision, 'filtered', ${JSON.stringify(trigger ?? null)}::jsonb, now()
+        from flows f where f.id = ${flowId} and f.account_id = ${accountId} and f.deleted_at is null
+        returning id`.execute(db);
+      if (inserted.rows.length === 0) throw flowNotFound();
+      return id;
+    },
+
+    async replay(accountId, runId) {
+      const original = await db
+        .selectFrom("runs")
+        .select(["flow_id", "trigger"])
+        .where("id", "=", runId)
+        .where("account_id", "=", accountId)
+        .executeTakeFirst();
+      if (!original) throw runNotFound();
+      return start({
+        id: newRunId(),
+        accountId,
+        flowId: original.flow_id,
+        trigger: original.trigger,
+        replayOf: runId,
+      });
+    },
+
+    close: () => waiters.close(),
+  };
+}
