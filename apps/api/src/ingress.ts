@@ -1,10 +1,6 @@
-/**
- * `{webhook_url}/<webhook_id>`: the webhook ingress. No flow can be defined yet, so no
- * webhook id exists and every trigger is unknown; only POST is a trigger.
- */
-export function webhookIngress(request: Request): Response {
-  if (request.method !== "POST") {
-    return Response.json({ error: "webhooks accept POST only" }, { status: 405, headers: { allow: "POST" } });
-  }
-  return Response.json({ error: "webhook not found" }, { status: 404 });
+import { receiveWebhook, type Services } from "@platform/core";
+
+/** `{webhook_url}/<webhook_id>`: the webhook ingress (packages/core/src/webhooks/ingress). */
+export function webhookIngress(services: Services, request: Request, webhookId: string): Promise<Response> {
+  return receiveWebhook(services, { request, webhookId });
 }

@@ -7,6 +7,8 @@
  */
 export * from "./body.ts";
 export * from "./events.ts";
+export { deliveryWindowJob } from "./ingress/dedup-window.ts";
+export { receiveWebhook } from "./ingress/receive.ts";
 export { mediaTypeOf } from "./media-type.ts";
 export { readWebhookBody } from "./read-body.ts";
 export * from "./schemas.ts";
