@@ -1,49 +1,170 @@
-import { notImplemented } from "../not-implemented.ts";
-import { messageResponse } from "../schemas.ts";
+import { z } from "zod";
+import { messageResponse, success, withCredential } from "../schemas.ts";
 import { authedProcedure, router } from "../trpc.ts";
-import { deleteMappingInput, gatewayOutput, topicInput } from "./schemas.ts";
+import { createGateway, deleteGateway, getGateway, listGateways, updateGateway } from "./gateways.ts";
+import { createMapping, deleteMapping, listMappings } from "./mappings.ts";
+import {
+  createGatewayInput,
+  createMappingInput,
+  deleteMappingInput,
+  gateway,
+  gatewayOutput,
+  mapping,
+  topicInput,
+  updateGatewayInput,
+} from "./schemas.ts";
+
+const tags = ["gateway"];
+const missing = "A missing (or deleted) gateway is 404 `The requested resource does not exist`.";
+const notFound = { ...withCredential, 404: "No such gateway" };
+const withMetadata = (body: z.infer<typeof gateway>) => ({ body, metadata: { subject: body.subject } });
 
 export const gatewayRouter = router({
+  create: authedProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/gateway",
+        tags,
+        summary: "Create a gateway",
+        description:
+          "Its `url` is GATEWAY_BASE_URL/<subject> (default PUBLIC_URL/gw/<subject>); requests there whose method and path match a mapping run the mapped flow and answer with its result. `subject` is generated when absent. Subjects are unique across accounts and stay reserved after their gateway is deleted: one that another account holds is 409; your own deleted one gives a fresh gateway, without the old mappings.",
+        protect: true,
+        errorResponses: { ...withCredential, 409: "The subject is taken" },
+      },
+    })
+    .input(createGatewayInput)
+    .output(gatewayOutput)
+    .mutation(async ({ ctx, input }) =>
+      withMetadata(await createGateway(ctx.services, ctx.principal.accountId, input)),
+    ),
+
+  list: authedProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/gateway",
+        tags,
+        summary: "List gateways",
+        description: "The account's gateways, oldest first; deleted ones are left out.",
+        protect: true,
+        errorResponses: withCredential,
+      },
+    })
+    .input(z.void())
+    .output(z.object({ data: z.array(gateway) }))
+    .query(async ({ ctx }) => ({ data: await listGateways(ctx.services, ctx.principal.accountId) })),
+
   get: authedProcedure
     .meta({
       openapi: {
         method: "GET",
         path: "/gateway/{gateway_topic}",
-        tags: ["gateway"],
+        tags,
         summary: "Read a gateway",
+        description: missing,
         protect: true,
+        errorResponses: notFound,
       },
     })
     .input(topicInput)
     .output(gatewayOutput)
-    .query(() => notImplemented()),
+    .query(async ({ ctx, input }) =>
+      withMetadata(await getGateway(ctx.services, ctx.principal.accountId, input.gateway_topic)),
+    ),
+
+  update: authedProcedure
+    .meta({
+      openapi: {
+        method: "PATCH",
+        path: "/gateway/{gateway_topic}",
+        tags,
+        summary: "Change a gateway",
+        description: `Changes the fields given; the others stay. \`subject\` and \`url\` cannot be changed (400). A new \`limit\` or \`active\` applies to the next request, in every API process. ${missing}`,
+        protect: true,
+        errorResponses: notFound,
+      },
+    })
+    .input(updateGatewayInput)
+    .output(gatewayOutput)
+    .mutation(async ({ ctx, input }) =>
+      withMetadata(await updateGateway(ctx.services, ctx.principal.accountId, input.gateway_topic, input)),
+    ),
+
   delete: authedProcedure
     .meta({
       openapi: {
         method: "DELETE",
         path: "/gateway/{gateway_topic}",
-        tags: ["gateway"],
+        tags,
         summary: "Mark a gateway deleted",
+        description: `Its address answers 404 from now on. ${missing}`,
         protect: true,
+        errorResponses: notFound,
       },
     })
     .input(topicInput)
     .output(messageResponse)
-    .mutation(() => notImplemented()),
+    .mutation(async ({ ctx, input }) => {
+      await deleteGateway(ctx.services, ctx.principal.accountId, input.gateway_topic);
+      return success;
+    }),
+
   mappings: router({
+    create: authedProcedure
+      .meta({
+        openapi: {
+          method: "POST",
+          path: "/gateway/{gateway_topic}/mapping",
+          tags,
+          summary: "Map a method and path of a gateway to a flow",
+          description: `\`flow_id\` must name a flow of the same account (400 otherwise). A path is \`/\` or segments of letters, digits, \`-\`, \`.\`, \`_\` or \`~\`, and parameters \`:name\` matching any one segment (\`/orders/:id\`); the flow gets them as \`trigger.params\`. A literal segment wins over a parameter. 409 when a live mapping of the method has the same path, or one differing only in parameter names. ${missing}`,
+          protect: true,
+          errorResponses: { ...notFound, 409: "The method and path are mapped" },
+        },
+      })
+      .input(createMappingInput)
+      .output(z.object({ data: mapping }))
+      .mutation(async ({ ctx, input }) => ({
+        data: await createMapping(ctx.services, ctx.principal.accountId, input.gateway_topic, input),
+      })),
+
+    list: authedProcedure
+      .meta({
+        openapi: {
+          method: "GET",
+          path: "/gateway/{gateway_topic}/mapping",
+          tags,
+          summary: "List the mappings of a gateway",
+          description: `Live mappings, oldest first. ${missing}`,
+          protect: true,
+          errorResponses: notFound,
+        },
+      })
+      .input(topicInput)
+      .output(z.object({ data: z.array(mapping) }))
+      .query(async ({ ctx, input }) => ({
+        data: await listMappings(ctx.services, ctx.principal.accountId, input.gateway_topic),
+      })),
+
     delete: authedProcedure
       .meta({
         openapi: {
           method: "DELETE",
           path: "/gateway/{gateway_topic}/mapping/details",
-          tags: ["gateway"],
+          tags,
           summary: "Mark a mapping of a gateway deleted",
-          description: "The mapping is named by the query parameters `method` and `path`, both required.",
+          description:
+            "The mapping is named by the query parameters `method` and `path` (as it was created), both required. A missing gateway or mapping is 404 `The requested resource does not exist`.",
           protect: true,
+          errorResponses: { ...withCredential, 404: "No such gateway or mapping" },
         },
       })
       .input(deleteMappingInput)
       .output(messageResponse)
-      .mutation(() => notImplemented()),
+      .mutation(async ({ ctx, input }) => {
+        await deleteMapping(ctx.services, ctx.principal.accountId, input.gateway_topic, input.method, input.path);
+        return success;
+      }),
   }),
 });

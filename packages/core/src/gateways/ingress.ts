@@ -1,0 +1,162 @@
+import { DomainError, ERROR_STATUS, isDomainError } from "../errors.ts";
+import { outcomeResponse } from "../runs/http.ts";
+import type { Services } from "../services.ts";
+import { parseWebhookBody } from "../webhooks/body.ts";
+import { readWebhookBody } from "../webhooks/read-body.ts";
+import { buildRouteTable, type RouteTable } from "./routes.ts";
+
+/**
+ * The data plane: `{gateway_url}<path>` (served at `/gw/<topic><path>`). A request whose
+ * method and path match a live mapping runs the mapped flow in wait mode and answers with
+ * its result. In order: unknown or deleted gateway 404; inactive 503; no mapping 404;
+ * over the limit 429 with Retry-After; a body the webhook ingress would refuse 400, 413
+ * or 415; then the run: the `respond` step's answer (else 200 with the last output),
+ * 500 `{error, run_id}` when it failed, 504 `{error, run_id}` past the gateway's timeout
+ * (the run goes on and keeps its record).
+ */
+
+export type GatewayIngressDeps = Pick<
+  Services,
+  "db" | "broker" | "metrics" | "config" | "logger" | "storageDefinitions" | "runs"
+>;
+
+interface Target {
+  method: string;
+  path: string;
+  flowId: string;
+}
+
+/** A gateway as the data plane keeps it, by topic; `live: false` for one deleted or never created. */
+type GatewayDefinition =
+  | { live: false }
+  | {
+      live: true;
+      id: string;
+      accountId: string;
+      active: boolean;
+      timeoutMs: number;
+      limit: { request: number; time: number };
+      routes: RouteTable<Target>;
+    };
+
+const GATEWAY_PREFIX = "/gw/";
+const MISSING = "The requested resource does not exist";
+
+const answer = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  Response.json(body, { status, headers: { "cache-control": "no-store", ...headers } });
+
+async function loadDefinition(deps: GatewayIngressDeps, topic: string): Promise<GatewayDefinition> {
+  const row = await deps.db
+    .selectFrom("gateways")
+    .select(["id", "account_id", "active", "timeout_ms", "limit_requests", "limit_seconds", "deleted_at"])
+    .where("subject", "=", topic)
+    .executeTakeFirst();
+  if (!row || row.deleted_at) return { live: false };
+  const mappings = await deps.db
+    .selectFrom("gateway_mappings")
+    .select(["method", "path", "flow_id"])
+    .where("gateway_id", "=", row.id)
+    .where("account_id", "=", row.account_id)
+    .where("deleted_at", "is", null)
+    .execute();
+  return {
+    live: true,
+    id: row.id,
+    accountId: row.account_id,
+    active: row.active,
+    timeoutMs: row.timeout_ms,
+    limit: { request: row.limit_requests, time: row.limit_seconds },
+    routes: buildRouteTable(mappings.map((m) => ({ method: m.method, path: m.path, flowId: m.flow_id }))),
+  };
+}
+
+/** Splits `/gw/<topic><path>` into the topic and the path below it (`/` when there is none). */
+function splitGatewayPath(pathname: string): { topic: string; path: string } {
+  const rest = pathname.slice(GATEWAY_PREFIX.length);
+  const slash = rest.indexOf("/");
+  return slash === -1 ? { topic: rest, path: "/" } : { topic: rest.slice(0, slash), path: rest.slice(slash) };
+}
+
+/** Query parameters as a flow sees them: one string per name, or every value in order when repeated. */
+function queryOf(params: URLSearchParams): Record<string, string | string[]> {
+  const grouped = new Map<string, string[]>();
+  for (const [name, value] of params) {
+    const values = grouped.get(name);
+    if (values) values.push(value);
+    else grouped.set(name, [value]);
+  }
+  return Object.fromEntries(
+    [...grouped].map(([name, values]) => [name, values.length === 1 ? (values[0] as string) : values]),
+  );
+}
+
+/** The request's body fields, read and parsed as the webhook ingress does (its limits and content types). */
+async function bodyFields(deps: GatewayIngressDeps, request: Request): Promise<Record<string, unknown>> {
+  if (!request.body) return {};
+  const { maxBytes, maxFileContentBytes } = deps.config.webhooks;
+  const raw = await readWebhookBody(request.body, maxBytes, request.headers.get("content-length"));
+  const parsed = await parseWebhookBody(raw, request.headers.get("content-type"), { maxFileContentBytes });
+  return parsed.fields;
+}
+
+export async function handleGatewayRequest(
+  deps: GatewayIngressDeps,
+  request: Request,
+  requestId: string,
+): Promise<Response> {
+  try {
+    const url = new URL(request.url);
+    const { topic, path } = splitGatewayPath(url.pathname);
+    const gateway = await deps.storageDefinitions.get("gateway", "", topic, () => loadDefinition(deps, topic));
+    if (!gateway?.live) return answer(404, { error: MISSING });
+    deps.metrics.count(gateway.accountId, "gateway.requests");
+    if (!gateway.active) return answer(503, { error: "this gateway is inactive" });
+    const routed = gateway.routes.match(request.method, path);
+    if (!routed) return answer(404, { error: `no mapping for ${request.method} ${path}` });
+
+    const { request: allowed, time } = gateway.limit;
+    const decision = await deps.broker.allow(gateway.accountId, `gateway:${gateway.id}`, allowed, time);
+    if (!decision.allowed) {
+      return answer(
+        429,
+        { error: `rate limit exceeded: at most ${allowed} requests in ${time} s` },
+        { "retry-after": String(decision.retryAfterSeconds) },
+      );
+    }
+
+    const fields = await bodyFields(deps, request);
+    // The platform's fields win over body fields of the same name.
+    const trigger = {
+      ...fields,
+      method: request.method,
+      path,
+      query: queryOf(url.searchParams),
+      headers: Object.fromEntries(request.headers),
+      params: routed.params,
+      gateway: topic,
+      received_at: new Date().toISOString(),
+    };
+    const start = { accountId: gateway.accountId, flowId: routed.mapping.flowId, trigger };
+    const outcome = await deps.runs.startAndWait(start, gateway.timeoutMs).catch((error: unknown) => {
+      if (isDomainError(error) && error.code === "not_found") {
+        throw new DomainError("not_found", "the mapped flow does not exist");
+      }
+      throw error;
+    });
+    if (outcome.status === "timeout") {
+      return answer(504, {
+        error: `the flow did not finish within ${gateway.timeoutMs} ms`,
+        run_id: outcome.runId,
+      });
+    }
+    return outcomeResponse(outcome);
+  } catch (error) {
+    if (isDomainError(error) && error.code !== "internal_error") {
+      const headers: Record<string, string> = { ...error.headers };
+      if (error.retryAfterSeconds !== undefined) headers["retry-after"] = String(error.retryAfterSeconds);
+      return answer(ERROR_STATUS[error.code], { error: error.message }, headers);
+    }
+    deps.logger.error({ reqId: requestId, err: error }, "gateway request failed");
+    return answer(500, { error: "internal error" });
+  }
+}
