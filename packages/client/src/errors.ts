@@ -1,0 +1,122 @@
+import { TRPCClientError } from "@trpc/client";
+import type { AppRouter } from "./app-router.ts";
+
+/**
+ * What every failed call rejects with: the HTTP status, the server's error text (the
+ * `error` of the REST body, e.g. `resource not found`) and the request id the server
+ * logged it under. A request that got no answer has status 0 and code `network_error`.
+ * It is a `TRPCClientError`, so tRPC's own helpers keep working.
+ */
+export class PlatformError extends TRPCClientError<AppRouter> {
+  /** HTTP status: 400, 401, 403, 404, 409, 429, 500, …; 0 when the server was not reached. */
+  readonly status: number;
+  /** The server's error code (`validation_error`, `unauthorized`, `not_found`, …), or `network_error`. */
+  readonly code: string;
+  /** The `X-Request-Id` of the failed request, to find it in the server's log; null without an answer. */
+  readonly requestId: string | null;
+
+  constructor(
+    message: string,
+    details: {
+      status: number;
+      code: string;
+      requestId: string | null;
+      cause?: Error;
+      original?: TRPCClientError<AppRouter>;
+    },
+  ) {
+    const original = details.original;
+    super(message, {
+      cause: details.cause ?? original?.cause,
+      meta: original?.meta,
+      result: original?.shape ? { error: original.shape } : undefined,
+    });
+    // TRPCClientError resets the prototype and name to its own.
+    Object.setPrototypeOf(this, PlatformError.prototype);
+    this.name = "PlatformError";
+    this.status = details.status;
+    this.code = details.code;
+    this.requestId = details.requestId;
+  }
+}
+
+interface ErrorData {
+  httpStatus?: number;
+  domainCode?: string;
+  failure?: { body?: { error?: unknown; message?: unknown } };
+}
+
+const CODES_BY_STATUS: Record<number, string> = {
+  400: "validation_error",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not_found",
+  409: "conflict",
+  413: "payload_too_large",
+  429: "rate_limited",
+  500: "internal_error",
+  501: "not_implemented",
+  503: "unavailable",
+  504: "timeout",
+};
+
+const codeFor = (status: number) => (status === 0 ? "network_error" : (CODES_BY_STATUS[status] ?? "error"));
+
+/** The error text of a REST error body: `{error}`, or `{message}` on the metrics endpoint. */
+function bodyText(body: { error?: unknown; message?: unknown } | undefined): string | undefined {
+  if (typeof body?.error === "string") return body.error;
+  if (typeof body?.message === "string") return body.message;
+  return undefined;
+}
+
+/** A PlatformError from a REST response that failed (sign-in, refresh). */
+export async function errorFromResponse(response: Response): Promise<PlatformError> {
+  const body = (await response.json().catch(() => undefined)) as { error?: unknown; message?: unknown } | undefined;
+  return new PlatformError(bodyText(body) ?? `request failed with status ${response.status}`, {
+    status: response.status,
+    code: codeFor(response.status),
+    requestId: response.headers.get("x-request-id"),
+  });
+}
+
+/** A PlatformError for a request that got no answer (refused connection, DNS, abort). */
+export function networkError(cause: unknown): PlatformError {
+  const error = cause instanceof Error ? cause : new Error(String(cause));
+  return new PlatformError(`network error: ${error.message}`, {
+    status: 0,
+    code: "network_error",
+    requestId: null,
+    cause: error,
+  });
+}
+
+interface ResponseLike {
+  status: number;
+  headers: { get(name: string): string | null };
+}
+
+/** The HTTP response tRPC's link attached to an error, if there was one. */
+function responseOf(meta: Record<string, unknown> | undefined): ResponseLike | undefined {
+  const response = meta?.response as Partial<ResponseLike> | undefined;
+  return typeof response?.status === "number" && typeof response.headers?.get === "function"
+    ? (response as ResponseLike)
+    : undefined;
+}
+
+/** Whatever a tRPC call failed with, as a PlatformError. */
+export function toPlatformError(error: unknown): PlatformError {
+  if (error instanceof PlatformError) return error;
+  if (!(error instanceof TRPCClientError)) return networkError(error);
+  const original = error as TRPCClientError<AppRouter>;
+  if (original.cause instanceof PlatformError) return original.cause;
+  const response = responseOf(original.meta);
+  const data = original.data as ErrorData | undefined;
+  const status = data?.httpStatus ?? response?.status ?? 0;
+  const text = bodyText(data?.failure?.body) ?? original.message;
+  return new PlatformError(text, {
+    status,
+    code: data?.domainCode ?? codeFor(status),
+    requestId: response?.headers.get("x-request-id") ?? null,
+    original,
+  });
+}
