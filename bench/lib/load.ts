@@ -7,6 +7,8 @@ export interface LoadOptions {
   body?: string;
   /** A body per request (e.g. distinct keys); overrides `body`. */
   bodyOf?: (n: number) => string;
+  /** A path (with query) per request (e.g. distinct searches), on `url`'s host. */
+  pathOf?: (n: number) => string;
   connections: number;
   durationSeconds: number;
 }
@@ -29,16 +31,21 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     body: options.bodyOf ? undefined : options.body,
     connections: options.connections,
     duration: options.durationSeconds,
-    requests: options.bodyOf
-      ? [
-          {
-            setupRequest: (request: Record<string, unknown>) => ({
-              ...request,
-              body: options.bodyOf?.(n++),
-            }),
-          },
-        ]
-      : undefined,
+    requests:
+      options.bodyOf || options.pathOf
+        ? [
+            {
+              setupRequest: (request: Record<string, unknown>) => {
+                const at = n++;
+                return {
+                  ...request,
+                  ...(options.bodyOf ? { body: options.bodyOf(at) } : {}),
+                  ...(options.pathOf ? { path: options.pathOf(at) } : {}),
+                };
+              },
+            },
+          ]
+        : undefined,
   });
   return {
     rps: result.requests.average,

@@ -53,8 +53,11 @@ export async function startPlatform(mode: Mode, extraEnv: Record<string, string>
     HOST: "127.0.0.1",
     PUBLIC_URL: url,
     // A benchmark signs in and out far more often than a person would.
-    LOGIN_ATTEMPTS_PER_EMAIL: "1000000",
-    LOGIN_ATTEMPTS_PER_IP: "1000000",
+    LOGIN_FAILURES_PER_PAIR: "1000000",
+    LOGIN_FAILURES_PER_IP: "1000000",
+    LOGIN_FAILURES_PER_EMAIL: "1000000",
+    // No benchmark reaches the public MCP registry; bench/registry.ts starts a stand-in.
+    MCP_REGISTRY_URL: "http://127.0.0.1:9",
     ...extraEnv,
   };
   if (mode === "embedded") {

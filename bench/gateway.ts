@@ -1,0 +1,112 @@
+/**
+ * Requests through a gateway whose flow is one `respond` step, in both modes, next to a
+ * trivial `Bun.serve` measured in the same run (issue 10's target, scale-out: ≥ 3,000
+ * req/s with p99 ≤ 30 ms at 64 connections). Each request is a run: recorded, queued,
+ * executed by the worker and answered in wait mode.
+ *
+ *   bun bench/gateway.ts [--seconds N] [--connections N]
+ *
+ * The platform runs as the README starts it (embedded: `bun run start`; scale-out:
+ * `start:api` + `start:worker` on DATABASE_URL and REDIS_URL), in processes of its own,
+ * with NODE_ENV=production. Scale-out runs when both variables are set.
+ */
+import { type LoadResult, load, report } from "./lib/load.ts";
+import { availableModes, type RunningPlatform, signUpForBench, startBaseline, startPlatform } from "./lib/platform.ts";
+
+function flag(name: string, fallback: number): number {
+  const at = Bun.argv.indexOf(`--${name}`);
+  const value = at > 0 ? Number(Bun.argv[at + 1]) : fallback;
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive whole number`);
+  return value;
+}
+const SECONDS = flag("seconds", 10);
+const CONNECTIONS = flag("connections", 64);
+
+async function call(platform: RunningPlatform, token: string, method: string, path: string, body?: unknown) {
+  const response = await fetch(`${platform.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return JSON.parse(text);
+}
+
+async function measureMode(platform: RunningPlatform): Promise<[string, LoadResult][]> {
+  const { token } = await signUpForBench(platform.url);
+  const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+  const flow = await call(platform, token, "POST", "/flows", {
+    name: "gateway bench",
+    steps: [
+      {
+        name: "reply",
+        subject: "respond",
+        payload: { status: 200, body: { id: "{{trigger.params.id}}", qty: "{{trigger.qty}}" } },
+      },
+    ],
+  });
+  // The largest limit a gateway takes, so that the limiter is on the path but never refuses.
+  await call(platform, token, "POST", "/gateway", {
+    name: "bench",
+    subject: "bench",
+    limit: { request: 10_000, time: 1 },
+  });
+  for (const method of ["GET", "POST"]) {
+    await call(platform, token, "POST", "/gateway/bench/mapping", {
+      method,
+      path: "/orders/:id",
+      flow_id: flow.data.id,
+    });
+  }
+  // Warm up (definitions cached, connections open), and check the answer once.
+  const first = await fetch(`${platform.url}/gw/bench/orders/7`);
+  if (first.status !== 200) throw new Error(`gateway answered ${first.status} ${await first.text()}`);
+  await load({ url: `${platform.url}/gw/bench/orders/7`, connections: CONNECTIONS, durationSeconds: 2 });
+
+  const rows: [string, LoadResult][] = [];
+  rows.push([
+    "gateway GET (respond step)",
+    await load({ url: `${platform.url}/gw/bench/orders/7`, connections: CONNECTIONS, durationSeconds: SECONDS }),
+  ]);
+  rows.push([
+    "gateway POST JSON (respond step)",
+    await load({
+      url: `${platform.url}/gw/bench/orders/7`,
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ qty: 3, note: "benchmark order" }),
+      connections: CONNECTIONS,
+      durationSeconds: SECONDS,
+    }),
+  ]);
+  // The same flow started by hand in wait mode: the engine alone, for the gateway's own share.
+  rows.push([
+    "by hand, wait mode (engine alone)",
+    await load({
+      url: `${platform.url}/flows/${flow.data.id}/runs?wait=true`,
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ qty: 3 }),
+      connections: CONNECTIONS,
+      durationSeconds: SECONDS,
+    }),
+  ]);
+  return rows;
+}
+
+const baseline = await startBaseline();
+try {
+  for (const mode of availableModes()) {
+    const platform = await startPlatform(mode);
+    try {
+      const rows = await measureMode(platform);
+      const trivial = await load({ url: baseline.url, connections: CONNECTIONS, durationSeconds: SECONDS });
+      report(`${mode} mode, ${CONNECTIONS} connections, ${SECONDS} s each`, trivial, rows);
+    } finally {
+      await platform.stop();
+    }
+  }
+} finally {
+  await baseline.stop();
+}

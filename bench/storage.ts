@@ -1,0 +1,81 @@
+/**
+ * Authenticated requests of the storage and secrets areas, in both modes, next to a
+ * trivial `Bun.serve` measured in the same run (issue 7's target, scale-out: each
+ * ≥ 5,000 req/s with p99 ≤ 20 ms at 32 connections).
+ *
+ *   bun bench/storage.ts [--seconds N] [--connections N]
+ *
+ * The platform runs as the README starts it (embedded: `bun run start`; scale-out:
+ * `start:api` + `start:worker` on DATABASE_URL and REDIS_URL), in processes of its own,
+ * with NODE_ENV=production. Scale-out runs when both variables are set.
+ */
+import { type LoadResult, load, report } from "./lib/load.ts";
+import { availableModes, type RunningPlatform, signUpForBench, startBaseline, startPlatform } from "./lib/platform.ts";
+
+function flag(name: string, fallback: number): number {
+  const at = Bun.argv.indexOf(`--${name}`);
+  const value = at > 0 ? Number(Bun.argv[at + 1]) : fallback;
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive whole number`);
+  return value;
+}
+const SECONDS = flag("seconds", 10);
+const CONNECTIONS = flag("connections", 32);
+
+async function call(platform: RunningPlatform, token: string, method: string, path: string, body?: unknown) {
+  const response = await fetch(`${platform.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+}
+
+async function measureMode(platform: RunningPlatform): Promise<[string, LoadResult][]> {
+  const { token } = await signUpForBench(platform.url);
+  const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+  await call(platform, token, "PUT", "/storage/kv/bench", { description: "benchmark bucket" });
+  await call(platform, token, "PUT", "/storage/kv/bench/keys/hot", { value: { n: 1, tags: ["a", "b"] } });
+  await call(platform, token, "PUT", "/storage/streams/bench", { description: "benchmark stream" });
+  await call(platform, token, "PUT", "/secrets/bench-secret", { value: "s3cr3t-value-for-the-benchmark" });
+  const run = (path: string, options: Partial<Parameters<typeof load>[0]> = {}) =>
+    load({
+      url: `${platform.url}${path}`,
+      headers: auth,
+      connections: CONNECTIONS,
+      durationSeconds: SECONDS,
+      ...options,
+    });
+  const rows: [string, LoadResult][] = [];
+  rows.push(["401 without credential (prices)", await run("/accounts/payment/prices", { headers: {} })]);
+  rows.push(["authenticated GET prices", await run("/accounts/payment/prices")]);
+  rows.push(["KV get", await run("/storage/kv/bench/keys/hot")]);
+  rows.push([
+    "KV put",
+    await run("/storage/kv/bench/keys/hot", { method: "PUT", body: JSON.stringify({ value: { n: 2, tags: ["c"] } }) }),
+  ]);
+  rows.push([
+    "stream publish",
+    await run("/storage/streams/bench/messages", {
+      method: "POST",
+      body: JSON.stringify({ stream: "bench", subject: "orders.created", body: { id: 1, total: 4200 } }),
+    }),
+  ]);
+  rows.push(["secret get", await run("/secrets/bench-secret")]);
+  return rows;
+}
+
+const baseline = await startBaseline();
+try {
+  for (const mode of availableModes()) {
+    const platform = await startPlatform(mode);
+    try {
+      const rows = await measureMode(platform);
+      const trivial = await load({ url: baseline.url, connections: CONNECTIONS, durationSeconds: SECONDS });
+      report(`${mode} mode, ${CONNECTIONS} connections, ${SECONDS} s each`, trivial, rows);
+    } finally {
+      await platform.stop();
+    }
+  }
+} finally {
+  await baseline.stop();
+}
