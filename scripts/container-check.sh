@@ -340,7 +340,9 @@ check_scale_out() {
     -e "BROKER_NAMESPACE=$run_id"
   )
   local api="$run_id-api" worker="$run_id-worker"
-  start "$api" --network host "${env[@]}" -e "PORT=$api_port" \
+  # REFRESH_REUSE_GRACE_S=0: the check presents a spent refresh token at once and
+  # expects the revocation a reuse after the grace window gets.
+  start "$api" --network host "${env[@]}" -e "PORT=$api_port" -e "REFRESH_REUSE_GRACE_S=0" \
     -e "JWT_SIGNING_KEYS=main:$key" -e "SECRETS_KEY=$secrets_key" "$image" bun run start:api
   start "$worker" --network host "${env[@]}" -e "WORKER_HEALTH_PORT=$worker_port" "$image" bun run start:worker
   local base="http://127.0.0.1:$api_port"
@@ -374,12 +376,34 @@ check_scale_out() {
 # $1 is the API's base URL and $TOKEN a signed-in access token; the worker
 # container is running on the same PostgreSQL database and Redis namespace.
 # Use request/json_post/expect/ok as above. Still to come:
-#   - a KV round trip: PUT /storage/kv/{bucket}, PUT and GET .../keys/{key};
 #   - a signed webhook end to end: a flow with a webhook trigger, a request
 #     signed with its secret, and the worker taking the run to completion.
 # ============================================================================
 check_scale_out_features() {
-  say "todo KV round trip and signed webhook end to end (not implemented yet)"
+  local base=$1 auth="authorization: Bearer $TOKEN" refresh_token
+  # Sign-in sessions: a refresh rotates the token, and the spent one is refused.
+  json_post "$base/accounts/auth-with-password" "{\"email\":\"$EMAIL\",\"password\":\"$PASSWORD\"}"
+  expect 200 '"refresh_token":"rt_'
+  refresh_token=$(json d.data.refresh_token)
+  json_post "$base/accounts/refresh" "{\"refresh_token\":\"$refresh_token\"}"
+  expect 200 '"auth_token"'
+  request GET "$base/secrets" -H "authorization: Bearer $(json d.data.auth_token)"
+  expect 200 '{"data":[]}'
+  json_post "$base/accounts/refresh" "{\"refresh_token\":\"$refresh_token\"}"
+  expect 401 '{"error":"refresh token was already used; sign in again"}'
+  ok "sign-in, refresh and refresh-token reuse refused on the api container"
+
+  # A KV round trip, kept in Redis under this run's broker namespace.
+  request PUT "$base/storage/kv/settings" -H "$auth" -H 'content-type: application/json' -d '{"description":"app settings"}'
+  expect 200 '{"message":"success"}'
+  request PUT "$base/storage/kv/settings/keys/theme" -H "$auth" -H 'content-type: application/json' \
+    -d '{"value":{"dark":true}}'
+  expect 200 '"revision":'
+  request GET "$base/storage/kv/settings/keys/theme" -H "$auth"
+  expect 200 '"value":{"dark":true}'
+  redis-cli -u "$redis_url" --scan --pattern "{$run_id%2F*}:kv:*" | grep -q . ||
+    fail "the KV bucket is not in Redis under the namespace $run_id"
+  ok "KV round trip on the api container (bucket, put, get), stored in Redis"
 }
 
 # ---------------------------------------------------------------- compose.yaml
