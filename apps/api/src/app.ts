@@ -1,4 +1,4 @@
-import { type AppRouter, createContext, type Services } from "@platform/core";
+import { type AppRouter, createContext, handleGatewayRequest, type Services, startRunByHand } from "@platform/core";
 import { Elysia } from "elysia";
 import type { OpenAPIObject } from "trpc-to-openapi";
 import { docsAsset, docsPage } from "./docs.ts";
@@ -38,17 +38,33 @@ export function createApp({ services, router, openapi, metrics }: AppDependencie
   };
   const openapiJson = JSON.stringify(openapi);
 
-  return new Elysia()
-    .get("/healthz", () => Response.json({ status: "ok" }))
-    .get("/readyz", () => readiness(services))
-    .get("/metrics", async () => {
-      const { body, contentType } = await metrics.render();
-      return new Response(body, { headers: { "content-type": contentType } });
-    })
-    .get("/openapi.json", () => new Response(openapiJson, { headers: { "content-type": "application/json" } }))
-    .get("/docs", () => new Response(docsPage, { headers: { "content-type": "text/html; charset=utf-8" } }))
-    .get("/docs/:asset", ({ params }) => docsAsset(params.asset))
-    .all("/webhooks/:webhookId", ({ request }) => webhookIngress(request), { parse: "none" })
-    .all("/trpc/*", ({ request }) => uncached(trpc(request, contextOf(request))), { parse: "none" })
-    .all("/*", ({ request }) => uncached(rest(request, contextOf(request))), { parse: "none" });
+  return (
+    new Elysia()
+      .get("/healthz", () => Response.json({ status: "ok" }))
+      .get("/readyz", () => readiness(services))
+      .get("/metrics", async () => {
+        const { body, contentType } = await metrics.render();
+        return new Response(body, { headers: { "content-type": contentType } });
+      })
+      .get("/openapi.json", () => new Response(openapiJson, { headers: { "content-type": "application/json" } }))
+      .get("/docs", () => new Response(docsPage, { headers: { "content-type": "text/html; charset=utf-8" } }))
+      .get("/docs/:asset", ({ params }) => docsAsset(params.asset))
+      .all("/webhooks/:webhookId", ({ request, params }) => webhookIngress(services, request, params.webhookId), {
+        parse: "none",
+      })
+      // The body is the trigger data and wait mode answers with the flow's own status and headers.
+      .post(
+        "/flows/:id/runs",
+        ({ request, params }) => startRunByHand(services, request, requestMeta(request), params.id),
+        {
+          parse: "none",
+        },
+      )
+      // Gateways answer with their flows' own status, headers and body, for any method.
+      .all("/gw/*", ({ request }) => handleGatewayRequest(services, request, requestMeta(request).id), {
+        parse: "none",
+      })
+      .all("/trpc/*", ({ request }) => uncached(trpc(request, contextOf(request))), { parse: "none" })
+      .all("/*", ({ request }) => uncached(rest(request, contextOf(request))), { parse: "none" })
+  );
 }

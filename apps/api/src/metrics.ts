@@ -51,6 +51,7 @@ export function createRouteNamer(known: {
   return (_method, pathname) => {
     if (fixed.has(pathname)) return pathname;
     if (pathname.startsWith("/docs/")) return "/docs";
+    if (pathname.startsWith("/gw/")) return "/gw/{gateway_topic}";
     if (pathname.startsWith("/trpc/")) {
       const procedure = pathname.slice("/trpc/".length);
       return procedures.has(procedure) ? `/trpc/${procedure}` : "/trpc";

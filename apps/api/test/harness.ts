@@ -4,8 +4,12 @@ import {
   coreConfigSchema,
   createLogger,
   createServices,
+  platformConsumers,
+  platformJobs,
   type Services,
+  startWorkerRuntime,
   toCoreConfig,
+  type WorkerRuntime,
 } from "@platform/core";
 import type { DatabaseHandle } from "@platform/db";
 import { databaseBackends, openTestDatabase, type TestBackend, testEnv } from "@platform/db/testing";
@@ -18,10 +22,12 @@ export interface TestApiOptions {
   maxBodyBytes?: number;
   /** Reverse proxies the server believes X-Forwarded-For from (TRUSTED_PROXY_HOPS). */
   trustedProxyHops?: number;
-  /** Settings as environment variables (e.g. `LOGIN_ATTEMPTS_PER_EMAIL`), over the test defaults. */
+  /** Settings as environment variables (e.g. `LOGIN_FAILURES_PER_PAIR`), over the test defaults. */
   env?: Record<string, string>;
   /** Keeps the server's log lines from this level up, for `logs()`; unset, nothing is logged. */
   captureLogs?: "trace" | "debug" | "info";
+  /** Runs the platform's worker (consumers and periodic jobs) in the server's process, as embedded mode does. */
+  worker?: boolean;
 }
 
 export interface TestApi {
@@ -33,6 +39,8 @@ export interface TestApi {
   request(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
   /** The log output so far (one JSON object per line), when started with `captureLogs`. */
   logs(): string;
+  /** The in-process worker, when started with `worker: true`. */
+  worker?: WorkerRuntime;
   stop(): Promise<void>;
 }
 
@@ -60,6 +68,15 @@ export function runModes(): { backend: TestBackend; redis: boolean; label: strin
   return brokerVariants().filter((variant) => (variant.backend === "pglite") !== variant.redis);
 }
 
+/**
+ * Each broker adapter on a real backend: the PostgreSQL adapter on PGlite (embedded) and
+ * on PostgreSQL, and the Redis adapter beside PostgreSQL (scale-out), for suites where the
+ * broker does the work (storage, monitoring).
+ */
+export function adapterVariants(): { backend: TestBackend; redis: boolean; label: string; skip: string | false }[] {
+  return brokerVariants().filter((variant) => !(variant.backend === "pglite" && variant.redis));
+}
+
 /** The real API on a real port, on a fresh database of its own. */
 export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
   const database = await openTestDatabase(options.backend);
@@ -74,8 +91,11 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
       BROKER_NAMESPACE: `test-${randomBytes(6).toString("hex")}`,
       // Every test request comes from 127.0.0.1: sign-in limits stay out of the way
       // unless a test sets them.
-      LOGIN_ATTEMPTS_PER_EMAIL: "1000000",
-      LOGIN_ATTEMPTS_PER_IP: "1000000",
+      LOGIN_FAILURES_PER_PAIR: "1000000",
+      LOGIN_FAILURES_PER_IP: "1000000",
+      LOGIN_FAILURES_PER_EMAIL: "1000000",
+      // No test reaches the public MCP registry: suites that need one start a stand-in.
+      MCP_REGISTRY_URL: "http://127.0.0.1:9",
       ...options.env,
     }),
   );
@@ -87,6 +107,7 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
       trustedProxyHops: options.trustedProxyHops,
     },
     options.captureLogs,
+    options.worker,
   );
   return {
     ...api,
@@ -106,7 +127,11 @@ export function startPeerApi(first: TestApi): Promise<TestApi> {
   return serve(first.shared);
 }
 
-async function serve(shared: TestApi["shared"], captureLogs?: TestApiOptions["captureLogs"]): Promise<TestApi> {
+async function serve(
+  shared: TestApi["shared"],
+  captureLogs?: TestApiOptions["captureLogs"],
+  worker = false,
+): Promise<TestApi> {
   const logLines: string[] = [];
   const logger = createLogger({
     level: captureLogs ?? "silent",
@@ -128,10 +153,22 @@ async function serve(shared: TestApi["shared"], captureLogs?: TestApiOptions["ca
     await handle.close();
     throw error;
   }
+  const runtime = worker
+    ? startWorkerRuntime({
+        broker: handle.services.broker,
+        logger,
+        consumers: platformConsumers(handle.services),
+        jobs: platformJobs(handle.services),
+        jobCheckMs: 200,
+        pollMs: 200,
+        concurrency: 2,
+      })
+    : undefined;
   return {
     url: server.url,
     services: handle.services,
     shared,
+    worker: runtime,
     request(path, init = {}) {
       const { json, ...rest } = init;
       const headers = new Headers(rest.headers);
@@ -144,6 +181,7 @@ async function serve(shared: TestApi["shared"], captureLogs?: TestApiOptions["ca
     },
     logs: () => logLines.join(""),
     async stop() {
+      await runtime?.stop(1000);
       await server.stop(1000);
       await handle.close();
     },

@@ -17,10 +17,13 @@ function freshDataDir(): string {
   return dir;
 }
 
-/** Only what a developer's shell would pass, plus `extra`; never this run's DATABASE_URL. */
+/**
+ * Only what a developer's shell would pass, plus `extra`; never this run's DATABASE_URL.
+ * The registry mirror's sync is pointed nowhere, so no test reaches the public registry.
+ */
 function cleanEnv(extra: Record<string, string>): Record<string, string> {
   const { PATH = "", HOME = "" } = process.env;
-  return { PATH, HOME, ...extra };
+  return { PATH, HOME, MCP_REGISTRY_URL: "http://127.0.0.1:9", ...extra };
 }
 
 async function runToExit(args: string[], env: Record<string, string>) {
@@ -97,6 +100,15 @@ describe("embedded process", () => {
     const listening = await nextMatching(lines, (entry) => entry.msg === "listening");
     const url = new URL(String(listening.url));
     expect(listening.database).toBe("pglite");
+
+    // A first request warms the server up: until routes and handlers are built (a few hundred ms
+    // on a busy machine, more with the in-process worker starting), a request may not have
+    // reached its handler when the signal comes, and is closed unanswered.
+    await fetch(`${url.origin}/monitoring/metrics/current`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
 
     // A request whose body is still arriving when the signal comes.
     let finishBody: () => void = () => {};

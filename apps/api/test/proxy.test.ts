@@ -57,7 +57,7 @@ for (const { backend, redis, label, skip } of brokerVariants()) {
       let proxied: TestApi;
       let direct: TestApi;
       beforeAll(async () => {
-        const env = { LOGIN_ATTEMPTS_PER_IP: "2" };
+        const env = { LOGIN_FAILURES_PER_IP: "2" };
         [proxied, direct] = await Promise.all([
           startTestApi({ backend, redis, env, trustedProxyHops: 1 }),
           startTestApi({ backend, redis, env }),

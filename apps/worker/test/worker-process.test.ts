@@ -180,8 +180,11 @@ describe.skipIf(!testEnv.DATABASE_URL || !testEnv.REDIS_URL)(
         const completions = [...events(victim), ...events(survivor)]
           .filter((e) => e.event === "completed")
           .map((e) => e.n);
-        expect(completions.length).toBe(total);
-        expect(new Set(completions).size).toBe(total);
+        // A SIGKILL can land between an entry's side effect and the victim's "completed" line,
+        // so the lines may miss the victim's last completions (the done keys above count them
+        // all); no entry may appear as completed twice.
+        expect(new Set(completions).size).toBe(completions.length);
+        expect(completions.length).toBeGreaterThanOrEqual(total - heldByVictim.length);
         // What the victim held when it died was taken over and finished by the survivor.
         const victimCompleted = new Set(
           events(victim)

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseNetwork } from "./engine/safe-http/addresses.ts";
 import { parseSecretsKeys } from "./sealing.ts";
 
 /** `true`/`1` or `false`/`0`; anything else is refused rather than guessed. */
@@ -7,6 +8,25 @@ export const envBoolean = (fallback: boolean) =>
     .enum(["true", "false", "1", "0"], { error: "must be true or false" })
     .default(fallback ? "true" : "false")
     .transform((value) => value === "true" || value === "1");
+
+/** Comma-separated IP addresses or CIDR networks (`10.1.2.3,10.8.0.0/16,fd00::/8`); empty counts as none. */
+const networkList = z
+  .string()
+  .default("")
+  .transform((text, ctx) => {
+    const entries = text
+      .split(",")
+      .map((entry) => entry.trim())
+      .filter(Boolean);
+    for (const entry of entries) {
+      try {
+        parseNetwork(entry);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: (error as Error).message });
+      }
+    }
+    return entries;
+  });
 
 /** An empty variable (`DATABASE_URL=`) counts as unset. */
 const optionalUrl = z.preprocess((value) => (value === "" ? undefined : value), z.url().optional());
@@ -71,6 +91,13 @@ export const coreConfigSchema = z.object({
     .int()
     .min(60)
     .default(30 * 86_400),
+  /**
+   * Seconds after a refresh token was exchanged during which presenting it again (two tabs
+   * refreshing at once) gets new tokens of the same session instead of revoking it; 0: never.
+   */
+  REFRESH_REUSE_GRACE_S: z.coerce.number().int().min(0).max(300).default(10),
+  /** How recent a sign-in (or re-authentication) must be to change second factors, in seconds. */
+  RECENT_AUTH_SECONDS: z.coerce.number().int().min(30).max(86_400).default(600),
   /** How long an MFA token from a password login waits for its second factor, in seconds. */
   MFA_TOKEN_TTL_SECONDS: z.coerce.number().int().min(30).max(3600).default(300),
   /** Access-token signing keys (see signingKeysSchema). When unset, one key is generated once into DATA_DIR (mode 0600). */
@@ -85,12 +112,36 @@ export const coreConfigSchema = z.object({
   WEBAUTHN_ORIGINS: z.string().min(1).optional(),
   /** A JSON file holding the price catalog (an array of Price objects); built-in defaults when unset. */
   PRICES_FILE: z.string().min(1).optional(),
-  /** Sign-in, second-factor and sign-up attempts allowed per email per window (each kind counted apart). */
-  LOGIN_ATTEMPTS_PER_EMAIL: z.coerce.number().int().min(1).default(10),
-  /** The same, per client IP. */
-  LOGIN_ATTEMPTS_PER_IP: z.coerce.number().int().min(1).default(50),
-  /** The window of the two limits above, in seconds. */
-  LOGIN_ATTEMPT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
+  /** Failed sign-ins (or second factors) of one email from one client address before that pair gets 429. */
+  LOGIN_FAILURES_PER_PAIR: z.coerce.number().int().min(1).default(10),
+  /** Failed sign-ins from one client address, over all emails, before the address gets 429 (also: sign-ups per address). */
+  LOGIN_FAILURES_PER_IP: z.coerce.number().int().min(1).default(50),
+  /** Failed sign-ins of one email, from anywhere, after which its sign-ins are slowed down (never refused). */
+  LOGIN_FAILURES_PER_EMAIL: z.coerce.number().int().min(1).default(20),
+  /** How long each sign-in of such an email waits, in ms (0: no slowdown). */
+  LOGIN_SLOWDOWN_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  /** The window of the failure counts above, from the first failure, in seconds. */
+  LOGIN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
+  /** An SMTP server for invitations and password resets (`smtp://user:pass@host:587`, `smtps://...`); unset: no mail is sent. */
+  SMTP_URL: z.preprocess(
+    (value) => (value === "" ? undefined : value),
+    z
+      .string()
+      .regex(/^smtps?:\/\/[^\s]+$/, { error: "must be an smtp:// or smtps:// URL" })
+      .optional(),
+  ),
+  /** The sender of those mails, e.g. `Workflow Platform <no-reply@example.com>`; default: no-reply at PUBLIC_URL's host. */
+  MAIL_FROM: z.string().min(3).optional(),
+  /** Where links in mails point (invitations, password resets); default: PUBLIC_URL. */
+  APP_URL: optionalUrl,
+  /** How long an invitation can be accepted, in seconds (default 7 days). */
+  INVITATION_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .default(7 * 86_400),
+  /** How long a password reset link works, in seconds (default 1 hour). */
+  PASSWORD_RESET_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3600),
   /**
    * How long a process trusts a verified session or API key without asking the database, in
    * ms; revocations reach every process at once through the Broker, so this only bounds the
@@ -99,6 +150,10 @@ export const coreConfigSchema = z.object({
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
   /** The spec states the metrics request without a credential; `true` makes one required. */
   METRICS_REQUIRE_AUTH: envBoolean(false),
+  /** How long wait mode (`?wait=true`, webhooks and gateways that wait) waits for a run's end before answering 202, in ms. */
+  WAIT_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(30_000),
+  /** Days a run's record is kept after it was accepted; the worker removes older ones. */
+  RUN_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
   /** Largest webhook body accepted, in bytes (413 beyond); read no further than that. */
   WEBHOOK_MAX_BYTES: z.coerce
     .number()
@@ -111,6 +166,30 @@ export const coreConfigSchema = z.object({
     .int()
     .min(0)
     .default(1024 * 1024),
+  /** `true` lets http.request steps reach private, loopback, link-local and metadata addresses (a trusted network only). */
+  ALLOW_PRIVATE_NETWORK: envBoolean(false),
+  /** Private addresses or networks http.request steps may reach even so (one internal service, say). */
+  HTTP_REQUEST_ALLOWED_NETWORKS: networkList,
+  /** Largest response body an http.request step reads, in bytes; a larger one fails the step. */
+  HTTP_REQUEST_MAX_RESPONSE_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10 * 1024 * 1024),
+  /** Heap of one js step evaluation, in MiB. */
+  JS_MEMORY_LIMIT_MB: z.coerce.number().int().min(8).max(2048).default(64),
+  /** Longest one js step evaluation may run, in ms. */
+  JS_TIME_LIMIT_MS: z.coerce.number().int().min(10).max(300_000).default(1000),
+  /** Worker threads per process evaluating js steps side by side. */
+  JS_WORKERS: z.coerce.number().int().min(1).max(64).default(2),
+  /** The public MCP registry the hub mirrors (its read API, `/v0.1/servers`). */
+  MCP_REGISTRY_URL: z.url().default("https://registry.modelcontextprotocol.io"),
+  /** Seconds between incremental syncs of the registry mirror (across every worker). */
+  MCP_REGISTRY_SYNC_INTERVAL_S: z.coerce.number().int().min(1).default(3600),
+  /** How long one request to the upstream registry may take, in ms. */
+  MCP_REGISTRY_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
+  /** Registry answers each process keeps until the mirror changes, in MiB (0: none). */
+  MCP_REGISTRY_CACHE_MB: z.coerce.number().int().min(0).max(4096).default(32),
 });
 
 export type CoreEnv = z.infer<typeof coreConfigSchema>;
@@ -119,20 +198,53 @@ export type CoreEnv = z.infer<typeof coreConfigSchema>;
 export interface AuthConfig {
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
+  /** Seconds during which an exchanged refresh token may be presented again without revoking its session. */
+  refreshReuseGraceSeconds: number;
   mfaTokenTtlSeconds: number;
+  /** How recent the session's last proof of identity must be for second-factor changes. */
+  recentAuthSeconds: number;
   /** Raw `JWT_SIGNING_KEYS`; when absent, keys are generated into `dataDir`. */
   signingKeys?: string;
   webauthn: { rpId: string; rpName: string; origins: string[] };
   pricesFile?: string;
-  loginLimits: { perEmail: number; perIp: number; windowSeconds: number };
+  loginLimits: { perPair: number; perIp: number; perEmail: number; slowdownMs: number; windowSeconds: number };
+  /** Invitation and reset mails; `smtpUrl` undefined when none are sent. */
+  mail: { smtpUrl?: string; from: string };
+  /** Base of the links in those mails (the web app's address). */
+  appUrl: string;
+  invitationTtlSeconds: number;
+  passwordResetTtlSeconds: number;
   /** How long a verified credential is trusted without the database (0: never). */
   cacheTtlMs: number;
+}
+
+/** The public MCP registry's mirror. */
+export interface RegistryConfig {
+  /** Base address of the upstream registry, without a trailing slash. */
+  url: string;
+  syncIntervalMs: number;
+  timeoutMs: number;
+  /** Bytes of answers each process keeps until the mirror changes (0: none). */
+  cacheBytes: number;
 }
 
 /** Limits of the webhook ingress. */
 export interface WebhookConfig {
   maxBytes: number;
   maxFileContentBytes: number;
+}
+
+/** Settings of flow runs. */
+export interface RunsConfig {
+  /** Wait mode's limit, in ms. */
+  waitTimeoutMs: number;
+  retentionDays: number;
+}
+
+/** Settings of the built-in steps, shaped as the options of their factories (engine/index.ts). */
+export interface StepsConfig {
+  http: { allowPrivateNetwork: boolean; allowedNetworks: string[]; maxResponseBytes: number };
+  js: { memoryBytes: number; timeoutMs: number; workers: number };
 }
 
 export interface CoreConfig {
@@ -150,6 +262,9 @@ export interface CoreConfig {
   /** Whether `POST /monitoring/metrics/current` demands a credential. */
   metricsRequireAuth: boolean;
   webhooks: WebhookConfig;
+  runs: RunsConfig;
+  steps: StepsConfig;
+  registry: RegistryConfig;
 }
 
 const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, "");
@@ -170,7 +285,9 @@ export function toCoreConfig(env: CoreEnv): CoreConfig {
     auth: {
       accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,
+      refreshReuseGraceSeconds: env.REFRESH_REUSE_GRACE_S,
       mfaTokenTtlSeconds: env.MFA_TOKEN_TTL_SECONDS,
+      recentAuthSeconds: env.RECENT_AUTH_SECONDS,
       signingKeys: env.JWT_SIGNING_KEYS,
       webauthn: {
         rpId: env.WEBAUTHN_RP_ID ?? new URL(publicUrl).hostname,
@@ -181,13 +298,41 @@ export function toCoreConfig(env: CoreEnv): CoreConfig {
       },
       pricesFile: env.PRICES_FILE,
       loginLimits: {
-        perEmail: env.LOGIN_ATTEMPTS_PER_EMAIL,
-        perIp: env.LOGIN_ATTEMPTS_PER_IP,
-        windowSeconds: env.LOGIN_ATTEMPT_WINDOW_SECONDS,
+        perPair: env.LOGIN_FAILURES_PER_PAIR,
+        perIp: env.LOGIN_FAILURES_PER_IP,
+        perEmail: env.LOGIN_FAILURES_PER_EMAIL,
+        slowdownMs: env.LOGIN_SLOWDOWN_MS,
+        windowSeconds: env.LOGIN_FAILURE_WINDOW_SECONDS,
       },
       cacheTtlMs: env.AUTH_CACHE_TTL_MS,
+      mail: {
+        smtpUrl: env.SMTP_URL,
+        from: env.MAIL_FROM ?? `Workflow Platform <no-reply@${new URL(publicUrl).hostname}>`,
+      },
+      appUrl: withoutTrailingSlash(env.APP_URL ?? publicUrl),
+      invitationTtlSeconds: env.INVITATION_TTL_SECONDS,
+      passwordResetTtlSeconds: env.PASSWORD_RESET_TTL_SECONDS,
     },
     webhooks: { maxBytes: env.WEBHOOK_MAX_BYTES, maxFileContentBytes: env.WEBHOOK_MAX_FILE_CONTENT_BYTES },
+    runs: { waitTimeoutMs: env.WAIT_TIMEOUT_MS, retentionDays: env.RUN_RETENTION_DAYS },
+    steps: {
+      http: {
+        allowPrivateNetwork: env.ALLOW_PRIVATE_NETWORK,
+        allowedNetworks: env.HTTP_REQUEST_ALLOWED_NETWORKS,
+        maxResponseBytes: env.HTTP_REQUEST_MAX_RESPONSE_BYTES,
+      },
+      js: {
+        memoryBytes: env.JS_MEMORY_LIMIT_MB * 1024 * 1024,
+        timeoutMs: env.JS_TIME_LIMIT_MS,
+        workers: env.JS_WORKERS,
+      },
+    },
+    registry: {
+      url: withoutTrailingSlash(env.MCP_REGISTRY_URL),
+      syncIntervalMs: env.MCP_REGISTRY_SYNC_INTERVAL_S * 1000,
+      timeoutMs: env.MCP_REGISTRY_TIMEOUT_MS,
+      cacheBytes: env.MCP_REGISTRY_CACHE_MB * 1024 * 1024,
+    },
   };
 }
 

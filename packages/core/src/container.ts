@@ -4,10 +4,13 @@ import { createAuthenticator } from "./accounts/authenticate.ts";
 import { createAccountsDeps } from "./accounts/deps.ts";
 import { createBroker } from "./broker/index.ts";
 import type { CoreConfig } from "./config.ts";
+import { createRegistry } from "./hub/registry/service.ts";
 import type { Logger } from "./logger.ts";
 import { createMetricsRecorder } from "./monitoring/recorder.ts";
+import { createRunsService } from "./runs/service.ts";
 import { createSealer, loadSecretsKeys } from "./sealing.ts";
 import type { Services } from "./services.ts";
+import { createDefinitionCache } from "./storage/definition-cache.ts";
 
 export interface ServicesHandle {
   services: Services;
@@ -48,8 +51,24 @@ export async function createServices(
     ttlMs: config.auth.cacheTtlMs,
   });
   let accounts: Services["accounts"];
+  let storageDefinitions: Services["storageDefinitions"];
+  let registry: Services["registry"];
   try {
-    accounts = await createAccountsDeps(config, database.db, broker, sealer, authCache);
+    accounts = await createAccountsDeps(
+      config,
+      database.db,
+      broker,
+      sealer,
+      authCache,
+      logger.child({ component: "accounts" }),
+    );
+    storageDefinitions = await createDefinitionCache(broker);
+    registry = await createRegistry({
+      db: database.db,
+      broker,
+      logger: logger.child({ component: "registry" }),
+      config: config.registry,
+    });
   } catch (error) {
     await authCache.close();
     await broker.close();
@@ -60,6 +79,7 @@ export async function createServices(
   }
   const authenticate = createAuthenticator(accounts);
   const metrics = createMetricsRecorder({ broker, logger: logger.child({ component: "metrics" }) });
+  const runs = createRunsService({ database, db: database.db, broker, metrics });
   const services: Services = {
     config,
     logger,
@@ -70,11 +90,18 @@ export async function createServices(
     authenticate,
     sealer,
     accounts,
+    storageDefinitions,
+    runs,
+    registry,
   };
   return {
     services,
     async close() {
+      await runs.close();
       await metrics.close();
+      accounts.mailer?.close();
+      await storageDefinitions.close();
+      await registry.close();
       await authCache.close();
       await broker.close();
       await database.close();

@@ -1,15 +1,28 @@
 export { createAuthenticator } from "./accounts/authenticate.ts";
 export type { AccountsDeps } from "./accounts/deps.ts";
+export { createResetLink } from "./accounts/password-reset.ts";
 export * from "./broker/index.ts";
 export * from "./config.ts";
 export { createServices, openConfiguredDatabase, type ServicesHandle } from "./container.ts";
 export * from "./context.ts";
 export * from "./errors.ts";
+export * from "./flows/index.ts";
+export { handleGatewayRequest } from "./gateways/ingress.ts";
+export {
+  type ConsumerGroupRef,
+  type HousekeepingOptions,
+  type HousekeepingReport,
+  housekeep,
+  housekeepingJob,
+} from "./housekeeping/housekeeping.ts";
+export { EXPIRY_RULES, type ExpiryRule } from "./housekeeping/rules.ts";
 export * from "./logger.ts";
 export { buildOpenApiDocument } from "./openapi.ts";
 export { readAtMost } from "./read-at-most.ts";
 export { type ResealReport, resealAll } from "./reseal.ts";
 export { type AppRouter, appRouter } from "./router.ts";
+export { outcomeResponse, startRunByHand } from "./runs/http.ts";
+export type { RunOutcome, RunsService } from "./runs/service.ts";
 export { createSealer, loadSecretsKeys, type Sealer } from "./sealing.ts";
 export type { Authenticator, Services } from "./services.ts";
 export { describeError } from "./trpc.ts";

@@ -1,7 +1,8 @@
-import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
+import { generateOpenApiDocument, type OpenAPIObject, type OpenApiMeta } from "trpc-to-openapi";
 import { z } from "zod";
 import { createDocument, type ZodOpenApiPathsObject } from "zod-openapi";
 import type { CoreConfig } from "./config.ts";
+import { gatewayIngressPaths } from "./gateways/openapi.ts";
 import { appRouter } from "./router.ts";
 
 const SPEC_VERSION = "0.1.1";
@@ -65,6 +66,55 @@ function webhookPaths(webhookBaseUrl: string): ZodOpenApiPathsObject {
   };
 }
 
+/** `POST /flows/{id}/runs` is a plain route (wait mode answers with the flow's own status and headers). */
+function startRunPaths(): ZodOpenApiPathsObject {
+  const outcome = (description: string, schema: z.ZodType) => ({
+    description,
+    content: { "application/json": { schema } },
+  });
+  return {
+    "/flows/{id}/runs": {
+      post: {
+        operationId: "runs-startByHand",
+        tags: ["runs"],
+        summary: "Start a run by hand (send a test event)",
+        description:
+          "The JSON body is the trigger data, as a webhook's body fields would be (an empty body is `{}`). " +
+          'Answers 200 `{message: "accepted", run_id}` once the run is recorded and queued. With `wait=true`, answers ' +
+          "what the webhook's wait mode answers: the `respond` step's status, headers and body (a string body as text, " +
+          "anything else as JSON), else 200 with the last step's output; 500 `{error, run_id}` when the run fails; " +
+          "202 `{run_id}` when it is still running after WAIT_TIMEOUT_MS (default 30 s). A flow the account does not " +
+          "have is 404 `flow not found`; a body that is not a JSON object is 400.",
+        security: [{ bearerAuth: [] }, { apiKey: [] }],
+        requestParams: {
+          path: z.object({ id: z.uuid().meta({ description: "Id of the flow (a UUID)." }) }),
+          query: z.object({
+            wait: z.enum(["true", "false", "1", "0"]).optional().meta({ description: "Wait for the run's end." }),
+          }),
+        },
+        requestBody: {
+          content: {
+            "application/json": { schema: z.record(z.string(), z.unknown()).meta({ description: "Trigger data." }) },
+          },
+        },
+        responses: {
+          "200": outcome(
+            "Accepted (or, in wait mode, the run's response)",
+            z.object({ message: z.literal("accepted"), run_id: z.string() }),
+          ),
+          "202": outcome("Wait mode: still running", z.object({ run_id: z.string() })),
+          "400": { description: "Invalid input" },
+          "401": { description: "Credential missing or invalid" },
+          "403": { description: "Not allowed" },
+          "404": { description: "No such flow" },
+          "415": { description: "A body that is not application/json" },
+          "500": outcome("Wait mode: the run failed", z.object({ error: z.string(), run_id: z.string() })),
+        },
+      },
+    },
+  };
+}
+
 /**
  * The OpenAPI document, generated from the routers once per process. Error responses
  * are rewritten into the spec's shapes: the generator's defaults describe tRPC's own.
@@ -76,34 +126,38 @@ export function buildOpenApiDocument(config: Pick<CoreConfig, "publicUrl" | "web
     version: SPEC_VERSION,
     baseUrl: config.publicUrl,
     docsUrl: `${config.publicUrl}/docs`,
-    tags: ["accounts", "hub", "monitoring", "storage", "gateway", "secrets", "webhooks"],
+    tags: ["accounts", "hub", "flows", "runs", "monitoring", "storage", "gateway", "secrets", "webhooks"],
     securitySchemes: {
       bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "auth_token from sign-in" },
       apiKey: { type: "apiKey", in: "header", name: "X-Api-Key", description: "An account API key" },
     },
   });
-  const webhooks = createDocument({
+  const byHand = createDocument({
     openapi: "3.1.0",
     info: { title: "", version: "" },
-    paths: webhookPaths(config.webhookBaseUrl),
+    paths: { ...webhookPaths(config.webhookBaseUrl), ...startRunPaths(), ...gatewayIngressPaths() },
   });
-  document.paths = { ...document.paths, ...webhooks.paths };
+  const paths: Record<string, object> = { ...document.paths };
+  // Merged per method: a hand-described operation may share its path with generated ones.
+  for (const [path, item] of Object.entries(byHand.paths ?? {})) paths[path] = { ...paths[path], ...item };
+  document.paths = paths as OpenAPIObject["paths"];
   document.components = {
     ...document.components,
     schemas: {
       ...Object.fromEntries(
         Object.entries(document.components?.schemas ?? {}).filter(([name]) => !name.startsWith("error.")),
       ),
-      ...webhooks.components?.schemas,
+      ...byHand.components?.schemas,
       Error: { ...errorSchema, required: [...errorSchema.required] },
       MetricsError: { ...metricsErrorSchema, required: [...metricsErrorSchema.required] },
     },
   };
+  const ownErrors = errorDescriptions();
   for (const [path, item] of Object.entries(document.paths ?? {})) {
     const errorRef = {
       $ref: path.startsWith("/monitoring") ? "#/components/schemas/MetricsError" : "#/components/schemas/Error",
     };
-    for (const operation of Object.values(
+    for (const [method, operation] of Object.entries(
       item as Record<string, { responses?: Record<string, { description: string; content?: unknown }> }>,
     )) {
       if (!operation || typeof operation !== "object" || !operation.responses) continue;
@@ -111,7 +165,7 @@ export function buildOpenApiDocument(config: Pick<CoreConfig, "publicUrl" | "web
         // The generator shares one response object between operations: replace, never mutate.
         if (Number(status) >= 400) {
           operation.responses[status] = {
-            description: response.description,
+            description: ownErrors.get(`${method.toUpperCase()} ${path}`)?.[status] ?? response.description,
             content: { "application/json": { schema: errorRef } },
           };
         }
@@ -119,4 +173,20 @@ export function buildOpenApiDocument(config: Pick<CoreConfig, "publicUrl" | "web
     }
   }
   return document;
+}
+
+/**
+ * Each operation's `errorResponses` texts, by `METHOD path`. The generator keeps the first
+ * text it meets for a status and gives it to every operation (a storage 404 would read
+ * "No such user in this account"), so the document takes them from the routers again.
+ */
+function errorDescriptions(): Map<string, Record<string, string>> {
+  const described = new Map<string, Record<string, string>>();
+  for (const procedure of Object.values(appRouter._def.procedures)) {
+    const openapi = (procedure as unknown as { _def: { meta?: OpenApiMeta } })._def.meta?.openapi;
+    if (openapi?.errorResponses && !Array.isArray(openapi.errorResponses)) {
+      described.set(`${openapi.method} ${openapi.path}`, openapi.errorResponses as Record<string, string>);
+    }
+  }
+  return described;
 }

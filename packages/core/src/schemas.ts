@@ -46,3 +46,9 @@ export const success = { message: "success" } as const;
 
 /** Error statuses documented for procedures that take a credential. */
 export const withCredential = { 400: "Invalid input", 401: "Credential missing or invalid", 403: "Not allowed" };
+/**
+ * A whole number in a JSON body, taken as sent. The REST adapter coerces the numbers of a
+ * body (`"7"`, `true`, `null` and `[]` would all pass); it does not reach into a pipe, so
+ * a wrong JSON type stays a 400.
+ */
+export const bodyInteger = (min: number, max: number) => z.number().int().min(min).max(max).pipe(z.number());

@@ -4,9 +4,12 @@ import type { AccountsDeps } from "./accounts/deps.ts";
 import type { Broker } from "./broker/port.ts";
 import type { CoreConfig } from "./config.ts";
 import type { Credential, Principal } from "./context.ts";
+import type { Registry } from "./hub/registry/service.ts";
 import type { Logger } from "./logger.ts";
 import type { MetricsRecorder } from "./monitoring/recorder.ts";
+import type { RunsService } from "./runs/service.ts";
 import type { Sealer } from "./sealing.ts";
+import type { DefinitionCache } from "./storage/definition-cache.ts";
 
 /** Verifies a credential for a path; throws DomainError `unauthorized` or `forbidden`. */
 export type Authenticator = (credential: Credential, target: { path: string }) => Promise<Principal>;
@@ -25,4 +28,10 @@ export interface Services {
   sealer: Sealer;
   /** Signing keys, price catalog and settings of accounts and authentication. */
   accounts: AccountsDeps;
+  /** Stream and bucket definitions kept in this process, dropped when any process changes one. */
+  storageDefinitions: DefinitionCache;
+  /** Starting runs of flows (by hand, webhooks, gateways) and reading them. */
+  runs: RunsService;
+  /** The public MCP registry's mirror: its sync and the endpoint's reads. */
+  registry: Registry;
 }

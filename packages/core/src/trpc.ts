@@ -36,10 +36,12 @@ export function describeError(error: TRPCError, procedurePath: string | undefine
   let code: ErrorCode;
   let message: string;
   let retryAfter: number | undefined;
+  let headers: Record<string, string> | undefined;
   if (cause instanceof DomainError) {
     code = cause.code;
     message = cause.message;
     retryAfter = cause.retryAfterSeconds;
+    headers = cause.headers;
   } else if (cause instanceof ZodError && error.code === "BAD_REQUEST") {
     code = "validation_error";
     message = describeZodError(cause);
@@ -47,7 +49,7 @@ export function describeError(error: TRPCError, procedurePath: string | undefine
     code = TRPC_CODE_TO_DOMAIN[error.code] ?? "internal_error";
     message = error.code === "PARSE_ERROR" ? "request body is not valid JSON" : error.message.toLowerCase();
   }
-  return { code, ...toHttpFailure(code, area, message, retryAfter) };
+  return { code, ...toHttpFailure(code, area, message, retryAfter, headers) };
 }
 
 const t = initTRPC

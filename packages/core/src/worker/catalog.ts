@@ -38,6 +38,13 @@ export interface ConsumerDefinition<Schema extends z.ZodType = z.ZodType> {
   concurrency?: number;
   /** Entries a member takes per read (default 1). Entries waiting in a batch are held by the member. */
   batchSize?: number;
+  /**
+   * Keep up to `batchSize` entries in flight per member instead of handling one after
+   * another (default false), reading more as soon as some are done: for handlers that mostly
+   * wait (on the database, the network), so that one member keeps many entries going, their
+   * writes can share statements, and a slow entry holds one slot rather than the member.
+   */
+  parallel?: boolean;
 }
 
 /** Declares a consumer with its payload type inferred from the schema. */
@@ -80,6 +87,8 @@ export type CatalogHandlers<Catalog extends ConsumerCatalog> = {
 export interface WorkerConsumer {
   definition: ConsumerDefinition;
   handle: ConsumerHandler;
+  /** Releases what the handler keeps (worker threads, say) once the runtime has stopped. */
+  close?(): Promise<void>;
 }
 
 /** Pairs every consumer of a catalog with its handler. */

@@ -1,5 +1,12 @@
+import { runWorkerConsumer } from "../engine/consumer.ts";
+import { runRetentionJob, runStreamTrimJob, runWakerJob } from "../engine/housekeeping.ts";
+import { housekeepingJob } from "../housekeeping/housekeeping.ts";
+import { registrySyncJob } from "../hub/registry/job.ts";
 import type { Services } from "../services.ts";
+import { streamRetentionJob } from "../storage/streams/retention.ts";
+import { deliveryWindowJob } from "../webhooks/ingress/dedup-window.ts";
 import type { WorkerConsumer } from "./catalog.ts";
+import { scopeOf } from "./enqueue.ts";
 import type { PeriodicJob } from "./periodic.ts";
 
 /**
@@ -7,11 +14,24 @@ import type { PeriodicJob } from "./periodic.ts";
  * apps/worker runs these, and so does apps/api in embedded mode. Flow runs, stream
  * triggers, registry sync and retention join here as they land.
  */
-export function platformConsumers(_services: Services): WorkerConsumer[] {
-  return [];
+export function platformConsumers(services: Services): WorkerConsumer[] {
+  return [runWorkerConsumer(services)];
 }
 
-/** Every periodic job the platform runs (registry sync, housekeeping join here as they land). */
-export function platformJobs(_services: Services): PeriodicJob[] {
-  return [];
+/** Every periodic job the platform runs. */
+export function platformJobs(services: Services): PeriodicJob[] {
+  const groups = platformConsumers(services).map(({ definition }) => ({
+    scope: scopeOf(definition),
+    stream: definition.stream,
+    group: definition.name,
+  }));
+  return [
+    streamRetentionJob(services),
+    housekeepingJob({ db: services.db, broker: services.broker, groups }),
+    runWakerJob(services),
+    runRetentionJob(services),
+    deliveryWindowJob(services),
+    registrySyncJob({ registry: services.registry, config: services.config.registry }),
+    runStreamTrimJob(services),
+  ];
 }

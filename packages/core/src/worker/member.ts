@@ -62,7 +62,8 @@ export class GroupMember {
   private readonly held = new Map<string, DeliveredEntry>();
   /** Held entries no handler has started on: giving them back takes their delivery back. */
   private readonly unstarted = new Set<string>();
-  private current: AbortController | undefined;
+  /** One per entry a handler is working on. */
+  private readonly current = new Set<AbortController>();
   private abandoned = false;
 
   constructor(private readonly options: MemberOptions) {
@@ -70,6 +71,7 @@ export class GroupMember {
   }
 
   async run(): Promise<void> {
+    if (this.options.definition.parallel) return this.runParallel();
     const { broker, definition, stopping, name } = this.options;
     const batchSize = definition.batchSize ?? 1;
     const claimEveryMs = Math.min(1000, Math.max(50, Math.floor(definition.visibilityTimeoutMs / 4)));
@@ -112,13 +114,101 @@ export class GroupMember {
     }
   }
 
+  /** Entries handled right now by a parallel member, settled or not. */
+  private readonly inFlight = new Set<Promise<void>>();
+
+  /**
+   * A parallel member keeps up to `batchSize` entries in flight, and reads more as soon as
+   * some are done: a slow entry holds one slot, not the member. Each entry settles on its
+   * own (acknowledged, retried or dead-lettered); a broker failure on one leaves it pending,
+   * to be claimed again after the visibility timeout.
+   */
+  private async runParallel(): Promise<void> {
+    const { broker, definition, stopping, name, stats, logger } = this.options;
+    const capacity = definition.batchSize ?? 1;
+    const claimEveryMs = Math.min(1000, Math.max(50, Math.floor(definition.visibilityTimeoutMs / 4)));
+    const heartbeat = setInterval(
+      () => {
+        const ids = [...this.held.keys()];
+        if (ids.length > 0) broker.touch(this.scope, definition.stream, definition.name, name, ids).catch(() => {});
+      },
+      Math.max(10, Math.floor(definition.visibilityTimeoutMs / 3)),
+    );
+    let slotFreed: () => void = () => {};
+    const start = (entry: DeliveredEntry) => {
+      this.held.set(entry.id, entry);
+      const handled = this.handleEntry(entry)
+        .catch((error: unknown) => {
+          // Left pending: another member (or this one) claims it after the visibility timeout.
+          this.held.delete(entry.id);
+          stats.brokerErrors++;
+          logger.warn({ err: describe(error), member: name, entryId: entry.id }, "could not settle an entry");
+        })
+        .finally(() => {
+          this.inFlight.delete(handled);
+          slotFreed();
+        });
+      this.inFlight.add(handled);
+    };
+    let groupReady = false;
+    let nextClaimAt = 0;
+    let failures = 0;
+    try {
+      while (!stopping.aborted) {
+        const room = capacity - this.inFlight.size;
+        if (room <= 0) {
+          await new Promise<void>((resolve) => {
+            slotFreed = resolve;
+          });
+          continue;
+        }
+        try {
+          if (!groupReady) {
+            await broker.ensureGroup(this.scope, definition.stream, definition.name);
+            groupReady = true;
+          }
+          let batch: DeliveredEntry[] = [];
+          if (Date.now() >= nextClaimAt) {
+            batch = await broker.claimIdle(
+              this.scope,
+              definition.stream,
+              definition.name,
+              name,
+              definition.visibilityTimeoutMs,
+              room,
+            );
+            if (batch.length < room) nextClaimAt = Date.now() + claimEveryMs;
+          }
+          if (batch.length === 0) {
+            batch = await broker.readGroup(this.scope, definition.stream, definition.name, name, {
+              count: room,
+              blockMs: this.options.pollMs,
+            });
+          }
+          failures = 0;
+          for (const entry of batch) start(entry);
+        } catch (error) {
+          if (isDomainError(error) && error.code === "not_found") groupReady = false;
+          stats.brokerErrors++;
+          failures++;
+          logger.warn({ err: describe(error), member: name }, "consumer loop failed; backing off");
+          await sleep(Math.min(5000, 100 * 2 ** Math.min(failures, 6)), stopping);
+        }
+      }
+      // Stopping: the entries at hand finish (or are abandoned when the grace is over).
+      await Promise.all([...this.inFlight]);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
   /**
    * Gives up what this member holds: aborts the handler at work and releases every held
    * entry so another member takes it at once. The runtime calls this when its grace is over.
    */
   async abandon(): Promise<void> {
     this.abandoned = true;
-    this.current?.abort(new Error("the worker is shutting down"));
+    for (const controller of this.current) controller.abort(new Error("the worker is shutting down"));
     const ids = [...this.held.keys()];
     this.held.clear();
     await this.giveBack(ids).catch((error) => {
@@ -196,7 +286,7 @@ export class GroupMember {
     }
 
     const controller = new AbortController();
-    this.current = controller;
+    this.current.add(controller);
     stats.inFlight++;
     let failure: unknown;
     let failed = false;
@@ -213,7 +303,7 @@ export class GroupMember {
       failure = error;
     } finally {
       stats.inFlight--;
-      this.current = undefined;
+      this.current.delete(controller);
     }
     if (this.abandoned) return; // released already; another member owns it now
 

@@ -79,6 +79,51 @@ for (const backend of backends) {
         expect(one.running).toBe(false);
       });
 
+      test("a parallel consumer's member handles the entries of a batch at once, and settles each on its own", async () => {
+        const consumer = jobConsumer({ batchSize: 4, parallel: true, visibilityTimeoutMs: 60_000 });
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        const waiting: number[] = [];
+        const done: number[] = [];
+        for (let n = 0; n < 4; n++) await enqueue(broker, consumer, { n });
+        const runtime = start(consumer, async ({ n }, { attempt }) => {
+          waiting.push(n);
+          await gate;
+          if (n === 3 && attempt === 1) throw new Error("flaky");
+          done.push(n);
+        });
+        // One member holds all four at the same time: none could finish before the gate opened.
+        await eventually(() => waiting.length === 4);
+        release();
+        await eventually(() => done.length === 4);
+        await runtime.stop();
+        expect([...done].sort()).toEqual([0, 1, 2, 3]);
+        expect(runtime.stats().jobs).toMatchObject({ processed: 4, retried: 1, inFlight: 0 });
+      });
+
+      test("in a parallel consumer a slow entry holds one slot, not the member: the others keep flowing past it", async () => {
+        const consumer = jobConsumer({ batchSize: 2, parallel: true, visibilityTimeoutMs: 60_000 });
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        const done: number[] = [];
+        await enqueue(broker, consumer, { n: 0 });
+        const runtime = start(consumer, async ({ n }) => {
+          if (n === 0) await gate;
+          done.push(n);
+        });
+        for (let n = 1; n <= 6; n++) await enqueue(broker, consumer, { n });
+        await eventually(() => done.length === 6);
+        expect(done).not.toContain(0);
+        release();
+        await eventually(() => done.length === 7);
+        await runtime.stop();
+        expect(runtime.stats().jobs).toMatchObject({ processed: 7, inFlight: 0 });
+      });
+
       test("poison payloads go to the dead-letter stream, are counted, and do not block the stream", async () => {
         const consumer = jobConsumer();
         const scope = consumer.scope as string;

@@ -112,6 +112,11 @@ export function startWorkerRuntime(options: WorkerRuntimeOptions): WorkerRuntime
           logger.warn({ graceMs }, "grace period over; releasing entries still in flight");
           await Promise.all(members.map((member) => member.abandon()));
         }
+        for (const consumer of options.consumers) {
+          await consumer
+            .close?.()
+            .catch((error: unknown) => logger.warn({ err: String(error) }, "consumer close failed"));
+        }
         logger.info("worker runtime stopped");
       })();
       return stopped;
