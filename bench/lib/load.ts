@@ -9,8 +9,14 @@ export interface LoadOptions {
   bodyOf?: (n: number) => string;
   /** A path (with query) per request (e.g. distinct searches), on `url`'s host. */
   pathOf?: (n: number) => string;
+  /** Headers per request (e.g. a signature of `bodyOf(n)`), over `headers`. */
+  headersOf?: (n: number) => Record<string, string>;
+  /** Sees every response (status and body), e.g. to collect the ids a server answered. */
+  onResponse?: (status: number, body: string) => void;
   connections: number;
   durationSeconds: number;
+  /** Stops after this many requests instead of after `durationSeconds` (a finite set of prepared requests). */
+  amount?: number;
 }
 
 export interface LoadResult {
@@ -31,16 +37,21 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     body: options.bodyOf ? undefined : options.body,
     connections: options.connections,
     duration: options.durationSeconds,
+    amount: options.amount,
     requests:
-      options.bodyOf || options.pathOf
+      options.bodyOf || options.pathOf || options.headersOf || options.onResponse
         ? [
             {
+              onResponse: options.onResponse,
               setupRequest: (request: Record<string, unknown>) => {
                 const at = n++;
                 return {
                   ...request,
                   ...(options.bodyOf ? { body: options.bodyOf(at) } : {}),
                   ...(options.pathOf ? { path: options.pathOf(at) } : {}),
+                  ...(options.headersOf
+                    ? { headers: { ...(request.headers as Record<string, string>), ...options.headersOf(at) } }
+                    : {}),
                 };
               },
             },
