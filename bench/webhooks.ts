@@ -12,13 +12,16 @@
  * generator spends nothing on them). Every run id a 200 answered is collected; after the
  * load the bench waits for the runs to end and reads them back: completions/s is the runs
  * over the time from the first acceptance to the last finish (server clocks), and "lost"
- * counts answered run ids that did not end `succeeded`.
+ * counts answered run ids that did not end `succeeded`. CPU per webhook is each platform
+ * process's CPU time (from /proc) over that window, divided by the webhooks answered:
+ * steadier than rates on a busy machine.
  *
  * The platform runs as the README starts it (embedded: `bun run start`; scale-out:
  * `start:api` + `start:worker` on DATABASE_URL and REDIS_URL), in processes of its own,
  * with NODE_ENV=production. Scale-out runs when both variables are set.
  */
 import Stripe from "stripe";
+import { cpuNow, cpuSpent } from "./lib/cpu.ts";
 import { type LoadResult, load, report } from "./lib/load.ts";
 import { availableModes, type RunningPlatform, signUpForBench, startBaseline, startPlatform } from "./lib/platform.ts";
 
@@ -124,6 +127,8 @@ interface Ingest {
   completionsPerSecond: number;
   /** Answered run ids that did not end `succeeded`. */
   lost: number;
+  /** CPU time each platform process spent per answered webhook, in µs, from the load's start to the last run's end. */
+  cpuPerWebhook: Record<string, number>;
   /** Runs recorded for requests still in flight when the load stopped (their answers were not read): not lost, not counted as acknowledged. */
   unanswered: number;
 }
@@ -139,6 +144,7 @@ async function ingest(
   },
 ): Promise<Ingest> {
   const answered = new Set<string>();
+  const cpuBefore = cpuNow(target.platform.pids);
   const result = await load({
     url: flow.webhookUrl,
     method: "POST",
@@ -155,6 +161,7 @@ async function ingest(
     },
   });
   await awaitCompletion(target, flow);
+  const cpu = cpuSpent(target.platform.pids, cpuBefore);
   const runs = await runsOf(target, flow);
   const succeeded = new Set(runs.filter((run) => run.status === "succeeded").map((run) => run.id));
   let lost = 0;
@@ -170,6 +177,9 @@ async function ingest(
     answered: answered.size,
     completionsPerSecond: (succeeded.size / (last - first)) * 1000,
     lost,
+    cpuPerWebhook: Object.fromEntries(
+      Object.entries(cpu).map(([role, seconds]) => [role, (seconds * 1e6) / Math.max(answered.size, 1)]),
+    ),
     unanswered: runs.filter((run) => !answered.has(run.id)).length,
   };
 }
@@ -245,6 +255,7 @@ function print(mode: string, trivial: LoadResult, rows: [string, Ingest][]): voi
     "completed/s".padStart(12),
     "lost".padStart(5),
     "in flight at stop".padStart(18),
+    "  CPU µs per webhook",
   );
   for (const [name, result] of rows) {
     console.log(
@@ -253,6 +264,9 @@ function print(mode: string, trivial: LoadResult, rows: [string, Ingest][]): voi
       Math.round(result.completionsPerSecond).toString().padStart(12),
       String(result.lost).padStart(5),
       String(result.unanswered).padStart(18),
+      ` ${Object.entries(result.cpuPerWebhook)
+        .map(([role, micros]) => `${role} ${Math.round(micros)}`)
+        .join(", ")}`,
     );
   }
 }
