@@ -1,4 +1,4 @@
-import { type AppRouter, type Context, describeError, type Logger } from "@platform/core";
+import { type AppRouter, type Context, type DescribedError, describeError, type Logger } from "@platform/core";
 import { TRPCError } from "@trpc/server";
 import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
 
@@ -14,12 +14,6 @@ import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
 export interface RestHandlerOptions {
   router: AppRouter;
   logger: Logger;
-}
-
-interface FailureShape {
-  status: number;
-  body: unknown;
-  headers: Record<string, string>;
 }
 
 /** The body the handler sees, or the parse error it should raise when it reads it. */
@@ -107,6 +101,8 @@ function responseCollector(): { res: unknown; done: Promise<Response> } {
 
 export function createRestHandler({ router, logger }: RestHandlerOptions) {
   const contexts = new WeakMap<object, Context>();
+  /** What went wrong with a request, in the domain's terms, taken from the error itself. */
+  const failures = new WeakMap<object, DescribedError>();
   const handler = createOpenApiNodeHttpHandler({
     router,
     createContext: ({ req }: { req: object }) => {
@@ -114,9 +110,11 @@ export function createRestHandler({ router, logger }: RestHandlerOptions) {
       if (!context) throw new Error("REST request without a context");
       return context;
     },
-    onError: ({ error, path, ctx }: { error: TRPCError; path?: string; ctx?: Context }) => {
-      if (describeError(error, path).code === "internal_error") {
-        logger.error({ reqId: ctx?.request.id, path, err: error.cause ?? error }, "request failed");
+    onError: ({ error, path, req }: { error: TRPCError; path?: string; req: object }) => {
+      const failure = describeError(error, path);
+      failures.set(req, failure);
+      if (failure.code === "internal_error") {
+        logger.error({ reqId: contexts.get(req)?.request.id, path, err: error.cause ?? error }, "request failed");
       }
     },
   } as Parameters<typeof createOpenApiNodeHttpHandler>[0]);
@@ -128,9 +126,8 @@ export function createRestHandler({ router, logger }: RestHandlerOptions) {
     await (handler as (req: unknown, res: unknown) => Promise<void>)(req, res);
     const response = await done;
     if (response.status < 400) return response;
-    // The handler writes tRPC's own error body; the formatter left the spec's body under data.failure.
-    const payload = (await response.json().catch(() => null)) as { data?: { failure?: FailureShape } } | null;
-    const failure = payload?.data?.failure;
+    // The handler writes tRPC's own error body; the spec's body comes from the error it reported.
+    const failure = failures.get(req);
     if (!failure) return Response.json({ error: "internal error" }, { status: 500 });
     return Response.json(failure.body, { status: failure.status, headers: failure.headers });
   };
