@@ -19,7 +19,7 @@ import {
  *
  * While Redis is down every webhook is answered 503 with Retry-After. Afterwards PostgreSQL
  * is the record: the recovery appends the queued runs again, and releases A's runs once
- * their leases (RUN_LEASE_MS, 3 s here) are over, while worker B, alive, keeps renewing the
+ * their leases (RUN_LEASE_MS, 6 s here) are over, while worker B, alive, keeps renewing the
  * leases of its own and finishes them itself. Every acknowledged webhook ends as one
  * succeeded run; the upstream saw each once, A's twice (its attempt interrupted, on record).
  */
@@ -44,7 +44,7 @@ describe.skipIf(skip)(
       platform = await PlatformProcesses.start({
         databaseUrl: scratch.url,
         redisUrl: redis.url,
-        env: { WORKER_CONCURRENCY: "1", RUN_LEASE_MS: "3000" },
+        env: { WORKER_CONCURRENCY: "1", RUN_LEASE_MS: "6000" },
       });
       database = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 2 });
     }, 120_000);

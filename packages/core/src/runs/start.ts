@@ -4,6 +4,7 @@ import { type Broker, PLATFORM_SCOPE } from "../broker/port.ts";
 import { RUN_STREAM } from "../engine/consumer.ts";
 import { groupCommit } from "../engine/group-commit.ts";
 import { DomainError } from "../errors.ts";
+import type { Logger } from "../logger.ts";
 import type { MetricsRecorder } from "../monitoring/recorder.ts";
 
 export interface StartRunInput {
@@ -51,7 +52,12 @@ export const newRunId = () => Bun.randomUUIDv7();
  * INSERT reads the flow's current revision in the same statement; a flow that is not the
  * account's (or deleted) inserts nothing.
  */
-export function createRunStarter(deps: { database: DatabaseHandle; broker: Broker; metrics: MetricsRecorder }) {
+export function createRunStarter(deps: {
+  database: DatabaseHandle;
+  broker: Broker;
+  metrics: MetricsRecorder;
+  logger: Logger;
+}) {
   const db = deps.database.db;
 
   async function write(rows: Row[]): Promise<Result[]> {
@@ -74,14 +80,15 @@ export function createRunStarter(deps: { database: DatabaseHandle; broker: Broke
     // A run that could not be queued was never accepted: its row goes, its caller hears why.
     const unqueued = rows.filter((row, i) => written.has(row.input.id) && appended[i]?.status === "rejected");
     if (unqueued.length > 0) {
+      const ids = unqueued.map((row) => row.input.id);
+      // The database failing too must not turn the runs of this batch that were queued into 503s.
       await db
         .deleteFrom("runs")
-        .where(
-          "id",
-          "in",
-          unqueued.map((row) => row.input.id),
-        )
-        .execute();
+        .where("id", "in", ids)
+        .execute()
+        .catch((error: unknown) => {
+          deps.logger.error({ err: error, runs: ids }, "runs answered 503 could not be deleted; they stay queued");
+        });
     }
     return Promise.all(
       rows.map(async (row, i): Promise<Result> => {
