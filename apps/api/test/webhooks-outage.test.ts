@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eventually } from "@platform/core/testing";
 import { type DatabaseHandle, openDatabase } from "@platform/db";
 import { testEnv } from "@platform/db/testing";
 import { sql } from "kysely";
@@ -85,6 +86,11 @@ for (const { label, redis: withRedis } of variants) {
     test("while the database refuses connections: 503 with Retry-After, nothing recorded; then 200 again", async () => {
       await sql`alter database ${sql.id(name)} with allow_connections false`.execute(admin.db);
       await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${name}`.execute(admin.db);
+      await eventually(async () => {
+        const { rows } = await sql<{ open: number }>`
+          select count(*)::int as open from pg_stat_activity where datname = ${name}`.execute(admin.db);
+        return rows[0]?.open === 0;
+      });
       for (let n = 1; n <= 5; n++) expectRefused(await deliver(url(cached), n));
       // A flow this process has not looked up yet cannot be found either: still 503, not 404.
       const uncached = await fetch(`${api.url}/webhooks/${"0".repeat(32)}`, { method: "POST", body: "{}" });
