@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { DatabaseHandle } from "@platform/db";
+import { type DatabaseHandle, openDatabase } from "@platform/db";
 import { openTestDatabase, testEnv } from "@platform/db/testing";
 import { sql } from "kysely";
 import { createBroker } from "../broker/index.ts";
@@ -99,6 +99,34 @@ describe.skipIf(skip)(
         leases.close();
       }
     });
+
+    test("a holder that cannot renew its lease (the database unreachable) gives the run up", async () => {
+      const id = await run({});
+      const store = createRunStore(database, 1500);
+      const leases = createRunLeases(database, 1500);
+      const admin = await openDatabase({ kind: "postgres", url: testEnv.DATABASE_URL as string, poolSize: 1 });
+      const { rows } = await sql<{ name: string }>`select current_database() as name`.execute(database.db);
+      const name = (rows[0] as { name: string }).name;
+      try {
+        const claimedAt = Date.now();
+        const claimed = await store.claim(id, "2-1", 1);
+        if (!claimed) throw new Error("not claimed");
+        const lease = leases.hold(id, claimed.holder, claimedAt);
+        await sql`alter database ${sql.id(name)} with allow_connections false`.execute(admin.db);
+        await sql`select pg_terminate_backend(pid) from pg_stat_activity where datname = ${name}`.execute(admin.db);
+        await eventually(() => lease.signal.aborted, 10_000);
+        expect(String(lease.signal.reason)).toContain("the run's lease was lost (not renewed in time)");
+        lease.end();
+      } finally {
+        leases.close();
+        await sql`alter database ${sql.id(name)} with allow_connections true`.execute(admin.db);
+        await admin.close();
+      }
+      await eventually(async () => {
+        await sql`update runs set status = 'succeeded', held_by = null where id = ${id}`.execute(database.db);
+        return true;
+      });
+    }, 30_000);
 
     test("after a loss, queued runs go back on the stream and runs of dead holders are released; live holders keep theirs", async () => {
       const config = { runs: { leaseMs: 1000 } } as CoreConfig;
