@@ -37,10 +37,20 @@ export function createRunLeases(database: DatabaseHandle, leaseMs: number, logge
   const held = new Map<string, Held>();
   let renewing = false;
 
+  let timer: ReturnType<typeof setInterval> | undefined;
+
+  /** Renewals run while this process holds runs, and not otherwise. */
+  const forget = (runId: string) => {
+    held.delete(runId);
+    if (held.size > 0 || !timer) return;
+    clearInterval(timer);
+    timer = undefined;
+  };
+
   const lose = (runId: string, reason: string) => {
     const entry = held.get(runId);
     if (!entry) return;
-    held.delete(runId);
+    forget(runId);
     entry.controller.abort(new Error(`the run's lease was lost (${reason}): another worker may take it over`));
   };
 
@@ -72,25 +82,24 @@ export function createRunLeases(database: DatabaseHandle, leaseMs: number, logge
     }
   }
 
-  const timer = setInterval(() => {
-    renew().catch(() => {});
-  }, leaseMs / 3);
-  timer.unref?.();
-
   return {
     hold(runId, holder, claimedAt) {
       const controller = new AbortController();
       held.set(runId, { holder, renewedAt: claimedAt, controller });
+      timer ??= setInterval(() => {
+        renew().catch(() => {});
+      }, leaseMs / 3);
       return {
         signal: controller.signal,
         end() {
-          if (held.get(runId)?.controller === controller) held.delete(runId);
+          if (held.get(runId)?.controller === controller) forget(runId);
         },
       };
     },
     close() {
-      clearInterval(timer);
       held.clear();
+      clearInterval(timer);
+      timer = undefined;
     },
   };
 }
