@@ -19,14 +19,12 @@ function errorResponse(status: number, error: string): Response {
 /**
  * Everything every request goes through, whatever route it reaches: a request id
  * (kept from `X-Request-Id` when well-formed) on the response and every log line,
- * the body size limit, HEAD answered as GET, one access log line, and the Prometheus observation.
+ * the body size limit, one access log line, and the Prometheus observation.
  */
 export function withEdge(handle: (request: Request) => Promise<Response>, options: EdgeOptions) {
   const { logger, metrics, routeOf, maxBodyBytes } = options;
 
   async function admit(request: Request): Promise<Request | Response> {
-    // HEAD is answered as GET would be; Bun leaves the body out and keeps its length.
-    if (request.method === "HEAD") return new Request(request.url, { method: "GET", headers: request.headers });
     if (!METHODS_WITH_BODY.has(request.method) || !request.body) return request;
     const declared = request.headers.get("content-length");
     if (declared !== null) {
@@ -61,17 +59,19 @@ export function withEdge(handle: (request: Request) => Promise<Response>, option
     const seconds = (performance.now() - started) / 1000;
     const route = routeOf(incoming.method, url.pathname);
     metrics.observe(incoming.method, route, response.status, seconds);
-    logger.info(
-      {
-        reqId: id,
-        method: incoming.method,
-        route,
-        path: url.pathname,
-        status: response.status,
-        ms: Math.round(seconds * 1000),
-      },
-      "request",
-    );
+    if (logger.isLevelEnabled("info")) {
+      logger.info(
+        {
+          reqId: id,
+          method: incoming.method,
+          route,
+          path: url.pathname,
+          status: response.status,
+          ms: Math.round(seconds * 1000),
+        },
+        "request",
+      );
+    }
     return response;
   };
 }

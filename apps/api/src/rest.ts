@@ -19,32 +19,34 @@ export interface RestHandlerOptions {
 /** The body the handler sees, or the parse error it should raise when it reads it. */
 type ReadBody = { ok: true; value: unknown } | { ok: false };
 
-/** A DELETE request's JSON body: its flat fields are read like query parameters. */
-async function foldDeleteBodyIntoQuery(request: Request, url: URL): Promise<void> {
+/** A DELETE request's JSON body: its flat fields are read like query parameters. The URL with them, if any. */
+async function foldDeleteBodyIntoQuery(request: Request): Promise<string | undefined> {
   const text = await request.text();
-  if (!text.trim()) return;
+  if (!text.trim()) return undefined;
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    return;
+    return undefined;
   }
-  if (!body || typeof body !== "object" || Array.isArray(body)) return;
+  if (!body || typeof body !== "object" || Array.isArray(body)) return undefined;
+  const url = new URL(request.url);
   for (const [key, value] of Object.entries(body)) {
     if (["string", "number", "boolean"].includes(typeof value) && !url.searchParams.has(key)) {
       url.searchParams.set(key, String(value));
     }
   }
+  return url.toString();
 }
 
-async function readJsonBody(request: Request, headers: Headers): Promise<ReadBody> {
+async function readJsonBody(request: Request): Promise<ReadBody> {
   const text = await request.text();
   if (!text.trim()) {
     // An empty POST/PUT is read as `{}`, whatever content type it claims.
-    headers.set("content-type", "application/json");
+    request.headers.set("content-type", "application/json");
     return { ok: true, value: {} };
   }
-  if (!headers.get("content-type")?.includes("application/json")) return { ok: true, value: undefined };
+  if (!request.headers.get("content-type")?.includes("application/json")) return { ok: true, value: undefined };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch {
@@ -52,25 +54,26 @@ async function readJsonBody(request: Request, headers: Headers): Promise<ReadBod
   }
 }
 
-/** The request as the handler reads it: a real `Request` (it checks), whose `body` is the parsed JSON. */
-async function toHandlerRequest(request: Request): Promise<Request> {
-  const url = new URL(request.url);
-  const headers = new Headers(request.headers);
-  headers.delete("content-length");
+/**
+ * Readies the client's own `Request` for the handler (which checks for a real one): `body`
+ * becomes the parsed JSON and, on DELETE, the body's fields join the URL. Defining these on
+ * the request itself spares building a copy of it, its URL and its headers for every call.
+ */
+async function prepareForHandler(request: Request): Promise<Request> {
   let body: ReadBody = { ok: true, value: undefined };
-  if (request.method === "DELETE") await foldDeleteBodyIntoQuery(request, url);
-  else if (request.method !== "GET" && request.method !== "HEAD") body = await readJsonBody(request, headers);
-  const target = new Request(url.toString(), { method: request.method, headers, signal: request.signal });
-  return new Proxy(target, {
-    get(base, property) {
-      if (property === "body") {
-        if (!body.ok) throw new TRPCError({ code: "PARSE_ERROR", message: "request body is not valid JSON" });
-        return body.value;
-      }
-      const value = Reflect.get(base, property, base);
-      return typeof value === "function" ? value.bind(base) : value;
+  if (request.method === "DELETE") {
+    const url = await foldDeleteBodyIntoQuery(request);
+    if (url) Object.defineProperty(request, "url", { value: url });
+  } else if (request.method !== "GET") {
+    body = await readJsonBody(request);
+  }
+  Object.defineProperty(request, "body", {
+    get() {
+      if (!body.ok) throw new TRPCError({ code: "PARSE_ERROR", message: "request body is not valid JSON" });
+      return body.value;
     },
   });
+  return request;
 }
 
 /** Collects what the handler writes into a fetch `Response`. */
@@ -120,7 +123,7 @@ export function createRestHandler({ router, logger }: RestHandlerOptions) {
   } as Parameters<typeof createOpenApiNodeHttpHandler>[0]);
 
   return async (request: Request, context: Context): Promise<Response> => {
-    const req = await toHandlerRequest(request);
+    const req = await prepareForHandler(request);
     contexts.set(req, context);
     const { res, done } = responseCollector();
     await (handler as (req: unknown, res: unknown) => Promise<void>)(req, res);

@@ -166,6 +166,8 @@ describe.skipIf(Boolean(runModes()[0]?.skip))("HTTP methods and content types", 
       ["/secrets/db", bearer(auth.auth_token)],
       ["/no/such/path", {}],
       ["/trpc/secrets.get?input=%7B%22key%22%3A%22db%22%7D", {}],
+      ["/webhooks/wh_nothing", {}],
+      ["/gw/nothing/x", {}],
     ];
     for (const [path, headers] of cases) {
       const get = await api.request(path, { headers });

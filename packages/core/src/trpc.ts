@@ -96,28 +96,37 @@ const t = initTRPC
 
 export const router = t.router;
 
-/** Every procedure starts here: input no area could store (NUL, malformed text, absurd nesting) is a 400 first. */
-export const publicProcedure = t.procedure.use(async ({ getRawInput, next }) => {
+/** Input no area could store (NUL, malformed text, absurd nesting) is a 400 before anything else. */
+async function refuseUnsafeInput(getRawInput: () => Promise<unknown>): Promise<void> {
   const problem = findUnsafeInput(await getRawInput());
   if (problem) throw new DomainError("validation_error", `invalid input: ${problem}`);
-  return next();
-});
+}
 
 /** The path an API key's restrictions are matched against: over tRPC, the procedure's REST path. */
 const authTarget = (ctx: Context, meta: OpenApiMeta | undefined) => ({
   path: meta?.openapi && ctx.request.path.startsWith("/trpc") ? meta.openapi.path : ctx.request.path,
 });
 
+// Each builder is one middleware: tRPC copies a call's options at every level, a cost every request pays.
+
+/** Every procedure starts with the input check. */
+export const publicProcedure = t.procedure.use(async ({ getRawInput, next }) => {
+  await refuseUnsafeInput(getRawInput);
+  return next();
+});
+
 /** Resolves the credential into `ctx.principal`, or answers 401/403 before the procedure runs. */
-export const authedProcedure = publicProcedure.use(async ({ ctx, meta, next }) => {
+export const authedProcedure = t.procedure.use(async ({ ctx, meta, getRawInput, next }) => {
+  await refuseUnsafeInput(getRawInput);
   const principal = await ctx.services.authenticate(ctx.credential, authTarget(ctx, meta));
-  return next({ ctx: { ...ctx, principal } });
+  return next({ ctx: { principal } });
 });
 
 /** For operations open to anonymous callers: a credential, when sent, is verified all the same (a bad one is 401). */
-export const optionallyAuthedProcedure = publicProcedure.use(async ({ ctx, meta, next }) => {
+export const optionallyAuthedProcedure = t.procedure.use(async ({ ctx, meta, getRawInput, next }) => {
+  await refuseUnsafeInput(getRawInput);
   const principal = ctx.credential ? await ctx.services.authenticate(ctx.credential, authTarget(ctx, meta)) : undefined;
-  return next({ ctx: { ...ctx, principal } });
+  return next({ ctx: { principal } });
 });
 
 export { TRPCError };

@@ -4,6 +4,7 @@ import { type Broker, PLATFORM_SCOPE } from "../broker/port.ts";
 import { RUN_STREAM } from "../engine/consumer.ts";
 import { groupCommit } from "../engine/group-commit.ts";
 import { DomainError } from "../errors.ts";
+import type { Logger } from "../logger.ts";
 import type { MetricsRecorder } from "../monitoring/recorder.ts";
 
 export interface StartRunInput {
@@ -55,7 +56,12 @@ export const newRunId = () => Bun.randomUUIDv7();
  * and an idle starter writes at once. The INSERT reads the flow's current revision in the
  * same statement; a flow that is not the account's (or deleted) inserts nothing.
  */
-export function createRunStarter(deps: { database: DatabaseHandle; broker: Broker; metrics: MetricsRecorder }) {
+export function createRunStarter(deps: {
+  database: DatabaseHandle;
+  broker: Broker;
+  metrics: MetricsRecorder;
+  logger: Logger;
+}) {
   const db = deps.database.db;
 
   async function insertRows(rows: Row[]): Promise<Inserted[]> {
@@ -126,8 +132,10 @@ export function createRunStarter(deps: { database: DatabaseHandle; broker: Broke
     try {
       await deps.broker.append(PLATFORM_SCOPE, RUN_STREAM, JSON.stringify({ run: input.id }));
     } catch (error) {
-      // Should the database refuse this too, the row stays queued and recovery queues it again later.
-      await forget(input.id).catch(() => undefined);
+      // The database failing too must not turn this into another error: the caller hears why it was not queued.
+      await forget(input.id).catch((cause: unknown) => {
+        deps.logger.error({ err: cause, runs: [input.id] }, "runs answered 503 could not be deleted; they stay queued");
+      });
       throw error;
     }
     deps.metrics.count(input.accountId, "runs.started");
