@@ -5,6 +5,7 @@ import type { Services } from "../services.ts";
 import { defineConsumer, type WorkerConsumer } from "../worker/catalog.ts";
 import { createStepFunctions, type ModuleSteps } from "./built-ins.ts";
 import { type ExecutorDeps, executeRun, type RunEnd } from "./executor.ts";
+import { createRunLeases } from "./leases.ts";
 import { createModuleSteps } from "./module-steps.ts";
 import { createRevisionCache } from "./revisions.ts";
 import { failStep } from "./step-functions.ts";
@@ -72,7 +73,9 @@ async function failRun(store: RunStore, run: ClaimedRun, error: string): Promise
 
 /** The run consumer with its handler, bound to this process's services. */
 export function runWorkerConsumer(services: Services, modules?: ModuleSteps): WorkerConsumer {
-  const store = createRunStore(services.database);
+  const { leaseMs } = services.config.runs;
+  const store = createRunStore(services.database, leaseMs);
+  const leases = createRunLeases(services.database, leaseMs, services.logger);
   const revisions = createRevisionCache(services.db);
   const own = modules ? undefined : createModuleSteps(services.config.steps);
   const deps: ExecutorDeps = {
@@ -82,23 +85,30 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
   };
   return {
     close: async () => {
+      leases.close();
       await own?.close();
     },
     // PGlite runs one statement at a time: a second member would only wait for the first.
     definition: services.database.kind === "pglite" ? { ...runConsumer, concurrency: 1 } : runConsumer,
     async handle(payload, context) {
       const { run: runId } = payload as z.output<typeof runConsumer.schema>;
+      const claimedAt = Date.now();
       const run = await store.claim(runId, context.entryId, context.attempt);
       // Ended, unknown, or held by another entry's delivery: nothing to do for this one.
       if (!run) return;
       let end: RunEnd;
-      const steps = await revisions.steps(run.flowId, run.revision);
-      if (context.attempt > MAX_RUN_DELIVERIES) {
-        end = await failRun(store, run, `the run was interrupted ${context.attempt - 1} times (its worker stopped)`);
-      } else if (!steps) {
-        end = await failRun(store, run, `revision ${run.revision} of the flow no longer exists`);
-      } else {
-        end = await executeRun(deps, run, steps, context.signal);
+      const lease = leases.hold(run.id, run.holder, claimedAt);
+      try {
+        const steps = await revisions.steps(run.flowId, run.revision);
+        if (context.attempt > MAX_RUN_DELIVERIES) {
+          end = await failRun(store, run, `the run was interrupted ${context.attempt - 1} times (its worker stopped)`);
+        } else if (!steps) {
+          end = await failRun(store, run, `revision ${run.revision} of the flow no longer exists`);
+        } else {
+          end = await executeRun(deps, run, steps, AbortSignal.any([context.signal, lease.signal]));
+        }
+      } finally {
+        lease.end();
       }
       if (end.kind !== "finished") return;
       services.metrics.count(run.accountId, end.status === "succeeded" ? "runs.succeeded" : "runs.failed");

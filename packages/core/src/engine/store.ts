@@ -62,8 +62,9 @@ const orNull = (value: unknown) => (value === undefined ? null : value);
 /**
  * The worker's reads and writes of run rows, each a group commit: the claims (and the
  * writes) of every run a process handles at one time go to the database as one statement.
+ * A claim starts the holder's lease (`leaseMs`, see leases.ts).
  */
-export function createRunStore(database: DatabaseHandle): RunStore {
+export function createRunStore(database: DatabaseHandle, leaseMs: number): RunStore {
   const maxInFlight = database.kind === "pglite" ? 1 : 4;
   const db = database.db;
 
@@ -71,7 +72,8 @@ export function createRunStore(database: DatabaseHandle): RunStore {
     async (items) => {
       const { rows } = await sql<ClaimRow>`
         update runs as r
-        set status = 'running', started_at = coalesce(r.started_at, now()), held_by = v.holder, wake_at = null
+        set status = 'running', started_at = coalesce(r.started_at, now()), held_by = v.holder, wake_at = null,
+          lease_until = now() + ${leaseMs}::integer * interval '1 millisecond'
         from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as v(id uuid, entry text, holder text)
         where r.id = v.id and r.status in ('queued', 'running')
           and (r.held_by is null or split_part(r.held_by, '/', 1) = v.entry)
