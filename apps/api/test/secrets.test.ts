@@ -110,9 +110,9 @@ for (const { backend, redis, label, skip } of runModes()) {
 
     test("values are non-empty strings of at most 65,536 bytes", async () => {
       const cases: [unknown, string][] = [
-        [{}, "invalid input: value: Invalid input: expected string, received undefined"],
-        [{ value: 42 }, "invalid input: value: Invalid input: expected string, received number"],
-        [{ value: { nested: "x" } }, "invalid input: value: Invalid input: expected string, received object"],
+        [{}, "invalid input: value: is required"],
+        [{ value: 42 }, "invalid input: value: must be a string"],
+        [{ value: { nested: "x" } }, "invalid input: value: must be a string"],
         [{ value: "" }, "invalid input: value: must not be empty"],
         [{ value: "x".repeat(65_537) }, "invalid input: value: must be at most 65536 bytes"],
         // 32,769 characters, but 65,538 bytes in UTF-8.

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { parseNetwork } from "./engine/safe-http/addresses.ts";
 import { parseSecretsKeys } from "./sealing.ts";
+import "./zod-messages.ts";
 
 /** `true`/`1` or `false`/`0`; anything else is refused rather than guessed. */
 export const envBoolean = (fallback: boolean) =>

@@ -38,7 +38,7 @@ describe("built-in step settings", () => {
     ],
     [{ HTTP_REQUEST_ALLOWED_NETWORKS: "10.0.0.0/40" }, 'HTTP_REQUEST_ALLOWED_NETWORKS: "10.0.0.0/40" has a prefix'],
     [{ JS_MEMORY_LIMIT_MB: "4" }, "JS_MEMORY_LIMIT_MB: Too small"],
-    [{ JS_TIME_LIMIT_MS: "soon" }, "JS_TIME_LIMIT_MS: Invalid input"],
+    [{ JS_TIME_LIMIT_MS: "soon" }, "JS_TIME_LIMIT_MS: must be a number"],
     [{ JS_WORKERS: "0" }, "JS_WORKERS: Too small"],
   ])("refuses %j", (env, message) => {
     expect(() => parseEnv(coreConfigSchema, env)).toThrow(`invalid configuration: ${message}`);
