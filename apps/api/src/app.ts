@@ -5,7 +5,7 @@ import { docsAsset, docsPage } from "./docs.ts";
 import { webhookIngress } from "./ingress.ts";
 import type { HttpMetrics } from "./metrics.ts";
 import { readiness } from "./readiness.ts";
-import { requestMeta } from "./request-meta.ts";
+import { attachRequestMeta, requestMeta } from "./request-meta.ts";
 import { createRestHandler } from "./rest.ts";
 import { createTrpcHandler } from "./trpc-endpoint.ts";
 
@@ -16,6 +16,13 @@ async function uncached(response: Promise<Response>): Promise<Response> {
   return answered;
 }
 
+/** The GET a HEAD stands for, known to the routes by the same request id, address and path. */
+function asGet(head: Request): Request {
+  const get = new Request(head.url, { method: "GET", headers: head.headers, signal: head.signal });
+  attachRequestMeta(get, requestMeta(head));
+  return get;
+}
+
 export interface AppDependencies {
   services: Services;
   router: AppRouter;
@@ -24,8 +31,8 @@ export interface AppDependencies {
 }
 
 /**
- * The routes. Operational and ingress routes are plain Elysia routes; every spec path
- * falls through to the REST handler, which must stay last. Handlers that read the body
+ * The routes, as one fetch handler. Operational and ingress routes are plain Elysia routes;
+ * every spec path falls through to the REST handler, which must stay last. Handlers that read the body
  * themselves are mounted with `parse: "none"` so Elysia leaves it unread.
  */
 export function createApp({ services, router, openapi, metrics }: AppDependencies) {
@@ -38,33 +45,38 @@ export function createApp({ services, router, openapi, metrics }: AppDependencie
   };
   const openapiJson = JSON.stringify(openapi);
 
-  return (
-    new Elysia()
-      .get("/healthz", () => Response.json({ status: "ok" }))
-      .get("/readyz", () => readiness(services))
-      .get("/metrics", async () => {
-        const { body, contentType } = await metrics.render();
-        return new Response(body, { headers: { "content-type": contentType } });
-      })
-      .get("/openapi.json", () => new Response(openapiJson, { headers: { "content-type": "application/json" } }))
-      .get("/docs", () => new Response(docsPage, { headers: { "content-type": "text/html; charset=utf-8" } }))
-      .get("/docs/:asset", ({ params }) => docsAsset(params.asset))
-      .all("/webhooks/:webhookId", ({ request, params }) => webhookIngress(services, request, params.webhookId), {
+  const routes = new Elysia()
+    .get("/healthz", () => Response.json({ status: "ok" }))
+    .get("/readyz", () => readiness(services))
+    .get("/metrics", async () => {
+      const { body, contentType } = await metrics.render();
+      return new Response(body, { headers: { "content-type": contentType } });
+    })
+    .get("/openapi.json", () => new Response(openapiJson, { headers: { "content-type": "application/json" } }))
+    .get("/docs", () => new Response(docsPage, { headers: { "content-type": "text/html; charset=utf-8" } }))
+    .get("/docs/:asset", ({ params }) => docsAsset(params.asset))
+    .all("/webhooks/:webhookId", ({ request, params }) => webhookIngress(services, request, params.webhookId), {
+      parse: "none",
+    })
+    // The body is the trigger data and wait mode answers with the flow's own status and headers.
+    .post(
+      "/flows/:id/runs",
+      ({ request, params }) => startRunByHand(services, request, requestMeta(request), params.id),
+      {
         parse: "none",
-      })
-      // The body is the trigger data and wait mode answers with the flow's own status and headers.
-      .post(
-        "/flows/:id/runs",
-        ({ request, params }) => startRunByHand(services, request, requestMeta(request), params.id),
-        {
-          parse: "none",
-        },
-      )
-      // Gateways answer with their flows' own status, headers and body, for any method.
-      .all("/gw/*", ({ request }) => handleGatewayRequest(services, request, requestMeta(request).id), {
-        parse: "none",
-      })
-      .all("/trpc/*", ({ request }) => uncached(trpc(request, contextOf(request))), { parse: "none" })
-      .all("/*", ({ request }) => uncached(rest(request, contextOf(request))), { parse: "none" })
-  );
+      },
+    )
+    // Gateways answer with their flows' own status, headers and body, for any method.
+    .all("/gw/*", ({ request }) => handleGatewayRequest(services, request, requestMeta(request).id), {
+      parse: "none",
+    })
+    .all("/trpc/*", ({ request }) => uncached(trpc(request, contextOf(request))), { parse: "none" })
+    .all("/*", ({ request }) => uncached(rest(request, contextOf(request))), { parse: "none" });
+
+  // HEAD answers as GET would: Bun sends the status and headers and leaves the body out.
+  // Gateways are the exception: a mapping may name HEAD, and its flow decides the answer.
+  return (request: Request): Promise<Response> =>
+    routes.handle(
+      request.method === "HEAD" && !requestMeta(request).path.startsWith("/gw/") ? asGet(request) : request,
+    );
 }

@@ -59,17 +59,19 @@ export function withEdge(handle: (request: Request) => Promise<Response>, option
     const seconds = (performance.now() - started) / 1000;
     const route = routeOf(incoming.method, url.pathname);
     metrics.observe(incoming.method, route, response.status, seconds);
-    logger.info(
-      {
-        reqId: id,
-        method: incoming.method,
-        route,
-        path: url.pathname,
-        status: response.status,
-        ms: Math.round(seconds * 1000),
-      },
-      "request",
-    );
+    if (logger.isLevelEnabled("info")) {
+      logger.info(
+        {
+          reqId: id,
+          method: incoming.method,
+          route,
+          path: url.pathname,
+          status: response.status,
+          ms: Math.round(seconds * 1000),
+        },
+        "request",
+      );
+    }
     return response;
   };
 }

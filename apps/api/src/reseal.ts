@@ -8,25 +8,12 @@
  * Reads DATABASE_URL (or the PGlite files in DATA_DIR: stop the embedded server first)
  * and SECRETS_KEY (or the key generated into DATA_DIR), as the API does.
  */
-import {
-  coreConfigSchema,
-  createSealer,
-  loadSecretsKeys,
-  openConfiguredDatabase,
-  parseEnv,
-  resealAll,
-  toCoreConfig,
-} from "@platform/core";
+import { createSealer, loadSecretsKeys, openConfiguredDatabase, resealAll } from "@platform/core";
+import { commandConfig } from "./command-config.ts";
 
 const BATCH_SIZE = 500;
 
-let config: ReturnType<typeof toCoreConfig>;
-try {
-  config = toCoreConfig(parseEnv(coreConfigSchema, process.env));
-} catch (error) {
-  console.error(error instanceof Error ? error.message : String(error));
-  process.exit(2);
-}
+const config = commandConfig();
 
 try {
   const sealer = createSealer(await loadSecretsKeys(config.secretsKey, config.dataDir));

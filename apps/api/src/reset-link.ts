@@ -8,7 +8,8 @@
  * Reads DATABASE_URL (or the PGlite files in DATA_DIR: stop the embedded server first),
  * APP_URL and PUBLIC_URL, as the API does.
  */
-import { coreConfigSchema, createResetLink, openConfiguredDatabase, parseEnv, toCoreConfig } from "@platform/core";
+import { createResetLink, openConfiguredDatabase } from "@platform/core";
+import { commandConfig } from "./command-config.ts";
 
 const email = process.argv[2]?.trim().toLowerCase();
 if (!email) {
@@ -16,13 +17,7 @@ if (!email) {
   process.exit(2);
 }
 
-let config: ReturnType<typeof toCoreConfig>;
-try {
-  config = toCoreConfig(parseEnv(coreConfigSchema, process.env));
-} catch (error) {
-  console.error(error instanceof Error ? error.message : String(error));
-  process.exit(2);
-}
+const config = commandConfig();
 
 try {
   const database = await openConfiguredDatabase(config);

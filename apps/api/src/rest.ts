@@ -1,4 +1,4 @@
-import { type AppRouter, type Context, describeError, type Logger } from "@platform/core";
+import { type AppRouter, type Context, type DescribedError, describeError, type Logger } from "@platform/core";
 import { TRPCError } from "@trpc/server";
 import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
 
@@ -16,41 +16,37 @@ export interface RestHandlerOptions {
   logger: Logger;
 }
 
-interface FailureShape {
-  status: number;
-  body: unknown;
-  headers: Record<string, string>;
-}
-
 /** The body the handler sees, or the parse error it should raise when it reads it. */
 type ReadBody = { ok: true; value: unknown } | { ok: false };
 
-/** A DELETE request's JSON body: its flat fields are read like query parameters. */
-async function foldDeleteBodyIntoQuery(request: Request, url: URL): Promise<void> {
+/** A DELETE request's JSON body: its flat fields are read like query parameters. The URL with them, if any. */
+async function foldDeleteBodyIntoQuery(request: Request): Promise<string | undefined> {
   const text = await request.text();
-  if (!text.trim()) return;
+  if (!text.trim()) return undefined;
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    return;
+    return undefined;
   }
-  if (!body || typeof body !== "object" || Array.isArray(body)) return;
+  if (!body || typeof body !== "object" || Array.isArray(body)) return undefined;
+  const url = new URL(request.url);
   for (const [key, value] of Object.entries(body)) {
     if (["string", "number", "boolean"].includes(typeof value) && !url.searchParams.has(key)) {
       url.searchParams.set(key, String(value));
     }
   }
+  return url.toString();
 }
 
-async function readJsonBody(request: Request, headers: Headers): Promise<ReadBody> {
+async function readJsonBody(request: Request): Promise<ReadBody> {
   const text = await request.text();
   if (!text.trim()) {
     // An empty POST/PUT is read as `{}`, whatever content type it claims.
-    headers.set("content-type", "application/json");
+    request.headers.set("content-type", "application/json");
     return { ok: true, value: {} };
   }
-  if (!headers.get("content-type")?.includes("application/json")) return { ok: true, value: undefined };
+  if (!request.headers.get("content-type")?.includes("application/json")) return { ok: true, value: undefined };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch {
@@ -58,25 +54,26 @@ async function readJsonBody(request: Request, headers: Headers): Promise<ReadBod
   }
 }
 
-/** The request as the handler reads it: a real `Request` (it checks), whose `body` is the parsed JSON. */
-async function toHandlerRequest(request: Request): Promise<Request> {
-  const url = new URL(request.url);
-  const headers = new Headers(request.headers);
-  headers.delete("content-length");
+/**
+ * Readies the client's own `Request` for the handler (which checks for a real one): `body`
+ * becomes the parsed JSON and, on DELETE, the body's fields join the URL. Defining these on
+ * the request itself spares building a copy of it, its URL and its headers for every call.
+ */
+async function prepareForHandler(request: Request): Promise<Request> {
   let body: ReadBody = { ok: true, value: undefined };
-  if (request.method === "DELETE") await foldDeleteBodyIntoQuery(request, url);
-  else if (request.method !== "GET" && request.method !== "HEAD") body = await readJsonBody(request, headers);
-  const target = new Request(url.toString(), { method: request.method, headers, signal: request.signal });
-  return new Proxy(target, {
-    get(base, property) {
-      if (property === "body") {
-        if (!body.ok) throw new TRPCError({ code: "PARSE_ERROR", message: "request body is not valid JSON" });
-        return body.value;
-      }
-      const value = Reflect.get(base, property, base);
-      return typeof value === "function" ? value.bind(base) : value;
+  if (request.method === "DELETE") {
+    const url = await foldDeleteBodyIntoQuery(request);
+    if (url) Object.defineProperty(request, "url", { value: url });
+  } else if (request.method !== "GET") {
+    body = await readJsonBody(request);
+  }
+  Object.defineProperty(request, "body", {
+    get() {
+      if (!body.ok) throw new TRPCError({ code: "PARSE_ERROR", message: "request body is not valid JSON" });
+      return body.value;
     },
   });
+  return request;
 }
 
 /** Collects what the handler writes into a fetch `Response`. */
@@ -107,6 +104,8 @@ function responseCollector(): { res: unknown; done: Promise<Response> } {
 
 export function createRestHandler({ router, logger }: RestHandlerOptions) {
   const contexts = new WeakMap<object, Context>();
+  /** What went wrong with a request, in the domain's terms, taken from the error itself. */
+  const failures = new WeakMap<object, DescribedError>();
   const handler = createOpenApiNodeHttpHandler({
     router,
     createContext: ({ req }: { req: object }) => {
@@ -114,23 +113,24 @@ export function createRestHandler({ router, logger }: RestHandlerOptions) {
       if (!context) throw new Error("REST request without a context");
       return context;
     },
-    onError: ({ error, path, ctx }: { error: TRPCError; path?: string; ctx?: Context }) => {
-      if (describeError(error, path).code === "internal_error") {
-        logger.error({ reqId: ctx?.request.id, path, err: error.cause ?? error }, "request failed");
+    onError: ({ error, path, req }: { error: TRPCError; path?: string; req: object }) => {
+      const failure = describeError(error, path);
+      failures.set(req, failure);
+      if (failure.code === "internal_error") {
+        logger.error({ reqId: contexts.get(req)?.request.id, path, err: error.cause ?? error }, "request failed");
       }
     },
   } as Parameters<typeof createOpenApiNodeHttpHandler>[0]);
 
   return async (request: Request, context: Context): Promise<Response> => {
-    const req = await toHandlerRequest(request);
+    const req = await prepareForHandler(request);
     contexts.set(req, context);
     const { res, done } = responseCollector();
     await (handler as (req: unknown, res: unknown) => Promise<void>)(req, res);
     const response = await done;
     if (response.status < 400) return response;
-    // The handler writes tRPC's own error body; the formatter left the spec's body under data.failure.
-    const payload = (await response.json().catch(() => null)) as { data?: { failure?: FailureShape } } | null;
-    const failure = payload?.data?.failure;
+    // The handler writes tRPC's own error body; the spec's body comes from the error it reported.
+    const failure = failures.get(req);
     if (!failure) return Response.json({ error: "internal error" }, { status: 500 });
     return Response.json(failure.body, { status: failure.status, headers: failure.headers });
   };

@@ -30,7 +30,7 @@ export function startServer(services: Services, options: ServerOptions): Running
   const app = createApp({ services, router: appRouter, openapi, metrics });
   const procedures = Object.keys(appRouter._def.procedures);
   const routeOf = createRouteNamer({ templates: Object.keys(openapi.paths ?? {}), procedures });
-  const handle = withEdge((request) => app.handle(request), {
+  const handle = withEdge(app, {
     logger: services.logger,
     metrics,
     routeOf,

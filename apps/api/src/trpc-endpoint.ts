@@ -1,10 +1,14 @@
 import { type AppRouter, type Context, describeError, type Logger } from "@platform/core";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 
+/** Every procedure's method, for `OPTIONS` and `Allow`. */
+const ALLOW = "GET, POST, OPTIONS";
+
 /** tRPC for TypeScript clients at `/trpc`, on the same routers and context as REST. */
 export function createTrpcHandler({ router, logger }: { router: AppRouter; logger: Logger }) {
-  return (request: Request, context: Context): Promise<Response> =>
-    fetchRequestHandler({
+  return async (request: Request, context: Context): Promise<Response> => {
+    if (request.method === "OPTIONS") return new Response(null, { status: 204, headers: { allow: ALLOW } });
+    const response = await fetchRequestHandler({
       endpoint: "/trpc",
       req: request,
       router,
@@ -14,5 +18,19 @@ export function createTrpcHandler({ router, logger }: { router: AppRouter; logge
           logger.error({ reqId: context.request.id, path, err: error.cause ?? error }, "request failed");
         }
       },
+      // What REST sends beside an error (Retry-After, a KV conflict's current revision) is sent here too.
+      responseMeta: ({ errors }) => {
+        const headers = new Headers();
+        for (const error of errors) {
+          for (const [name, value] of Object.entries(describeError(error, undefined).headers)) headers.set(name, value);
+        }
+        return { headers };
+      },
     });
+    // Errors raised before a procedure runs (an unsupported content type) come with no label (sent as plain text).
+    if (!response.headers.has("content-type")) {
+      response.headers.set("content-type", "application/json");
+    }
+    return response;
+  };
 }

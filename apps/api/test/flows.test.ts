@@ -443,17 +443,22 @@ for (const { backend, redis, label, skip } of runModes()) {
       expect(await client.flows.delete.mutate({ id: made.data.id })).toEqual({ message: "success" });
       const missing = await client.flows.get.query({ id: made.data.id }).catch((error: unknown) => error);
       expect(missing).toBeInstanceOf(TRPCClientError);
-      expect((missing as TRPCClientError<AppRouter>).data).toMatchObject({ domainCode: "not_found", httpStatus: 404 });
+      expect((missing as TRPCClientError<AppRouter>).data).toMatchObject({
+        code: "NOT_FOUND",
+        domainCode: "not_found",
+        httpStatus: 404,
+      });
       const later = await client.flows.create
         .mutate({ name: "bad", steps: [{ name: "a", subject: "transform", payload: { x: "{{steps.b}}" } }] })
         .catch((error: unknown) => error);
       expect((later as TRPCClientError<AppRouter>).data).toMatchObject({
+        code: "BAD_REQUEST",
         domainCode: "validation_error",
         httpStatus: 400,
-        failure: {
-          body: { error: 'invalid input: steps.0.payload.x: {{steps.b}} refers to no step of this flow ("b")' },
-        },
       });
+      expect((later as TRPCClientError<AppRouter>).message).toBe(
+        'invalid input: steps.0.payload.x: {{steps.b}} refers to no step of this flow ("b")',
+      );
     });
   });
 }

@@ -126,8 +126,8 @@ for (const { backend, skip } of databaseBackends()) {
 
       const trpc = await api.request("/trpc/secrets.get?input=%7B%22key%22%3A%22x%22%7D");
       expect(trpc.status).toBe(401);
-      const body = (await trpc.json()) as { error: { data: { domainCode: string } } };
-      expect(body.error.data.domainCode).toBe("unauthorized");
+      const body = (await trpc.json()) as { error: { code: number; data: { code: string; domainCode: string } } };
+      expect(body.error).toMatchObject({ code: -32001, data: { code: "UNAUTHORIZED", domainCode: "unauthorized" } });
       expect(JSON.stringify(body)).not.toContain("stack");
     });
 
@@ -135,9 +135,12 @@ for (const { backend, skip } of databaseBackends()) {
       const client = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${api.url}/trpc` })] });
       const failure = await client.monitoring.current.mutate({ metrics: [] }).catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(TRPCClientError);
-      const data = (failure as TRPCClientError<AppRouter>).data as { domainCode?: string; httpStatus?: number };
-      expect(data.domainCode).toBe("validation_error");
-      expect(data.httpStatus).toBe(400);
+      expect((failure as TRPCClientError<AppRouter>).data).toMatchObject({
+        code: "BAD_REQUEST",
+        domainCode: "validation_error",
+        httpStatus: 400,
+      });
+      expect((failure as TRPCClientError<AppRouter>).message).toBe("metrics are required");
     });
 
     test("a body over the limit is 413, whether its length is declared or streamed", async () => {

@@ -323,15 +323,22 @@ for (const { backend, redis, label, skip } of runModes()) {
       expect(await client.hub.nodes.delete.mutate({ id })).toEqual({ message: "success" });
       const missing = await client.hub.nodes.get.query({ id }).catch((error: unknown) => error);
       expect(missing).toBeInstanceOf(TRPCClientError);
-      expect((missing as TRPCClientError<AppRouter>).data).toMatchObject({ domainCode: "not_found", httpStatus: 404 });
+      expect((missing as TRPCClientError<AppRouter>).data).toMatchObject({
+        code: "NOT_FOUND",
+        domainCode: "not_found",
+        httpStatus: 404,
+      });
       const malformed = await client.hub.nodes.create
         .mutate({ collection: "timers", data: { ...data, payload: { ms: "{{steps}}" } } })
         .catch((error: unknown) => error);
       expect((malformed as TRPCClientError<AppRouter>).data).toMatchObject({
+        code: "BAD_REQUEST",
         domainCode: "validation_error",
         httpStatus: 400,
-        failure: { body: { error: "invalid input: data.payload.ms: {{steps}} needs a step name: {{steps.<name>}}" } },
       });
+      expect((malformed as TRPCClientError<AppRouter>).message).toBe(
+        "invalid input: data.payload.ms: {{steps}} needs a step name: {{steps.<name>}}",
+      );
     });
   });
 }

@@ -337,8 +337,8 @@ for (const { label: name, backend, redis, skip } of adapterVariants()) {
       });
       const conflict = await mutate("keys.put", { bucket: "typed", key: "k", value: 2, revision: 0 });
       expect(conflict.status).toBe(409);
-      const failure = (await conflict.json()) as { error: { data: { domainCode: string } } };
-      expect(failure.error.data.domainCode).toBe("conflict");
+      const failure = (await conflict.json()) as { error: { data: { code: string; domainCode: string } } };
+      expect(failure.error.data).toMatchObject({ code: "CONFLICT", domainCode: "conflict" });
       expect((await mutate("keys.delete", { bucket: "typed", key: "k" })).status).toBe(200);
       expect((await mutate("delete", { bucket: "typed" })).status).toBe(200);
     });

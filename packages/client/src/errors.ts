@@ -2,9 +2,8 @@ import { TRPCClientError } from "@trpc/client";
 import type { AppRouter } from "./app-router.ts";
 
 /**
- * What every failed call rejects with: the HTTP status, the server's error text (the
- * `error` of the REST body, e.g. `resource not found`) and the request id the server
- * logged it under. A request that got no answer has status 0 and code `network_error`.
+ * What every failed call rejects with: the HTTP status, the server's error message (e.g.
+ * `resource not found`, `invalid input: key: …`) and the request id the server logged it under. A request that got no answer has status 0 and code `network_error`.
  * It is a `TRPCClientError`, so tRPC's own helpers keep working.
  */
 export class PlatformError extends TRPCClientError<AppRouter> {
@@ -43,7 +42,6 @@ export class PlatformError extends TRPCClientError<AppRouter> {
 interface ErrorData {
   httpStatus?: number;
   domainCode?: string;
-  failure?: { body?: { error?: unknown; message?: unknown } };
 }
 
 const CODES_BY_STATUS: Record<number, string> = {
@@ -112,8 +110,7 @@ export function toPlatformError(error: unknown): PlatformError {
   const response = responseOf(original.meta);
   const data = original.data as ErrorData | undefined;
   const status = data?.httpStatus ?? response?.status ?? 0;
-  const text = bodyText(data?.failure?.body) ?? original.message;
-  return new PlatformError(text, {
+  return new PlatformError(original.message, {
     status,
     code: data?.domainCode ?? codeFor(status),
     requestId: response?.headers.get("x-request-id") ?? null,

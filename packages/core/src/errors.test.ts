@@ -89,7 +89,10 @@ describe("describeError", () => {
       status: 500,
       body: { error: "error retrieving secret" },
     });
-    expect(describeError(error, "hub.nodes.create").body).toEqual({ error: "internal error" });
+    expect(describeError(error, "hub.nodes.create")).toMatchObject({
+      message: "internal error",
+      body: { error: "internal error" },
+    });
   });
 
   test("adapter errors before any procedure map to the platform's codes", () => {

@@ -31,8 +31,15 @@ export class DomainError extends Error {
     /** Response headers that tell the caller more (the current revision on a KV conflict). */
     readonly headers?: Record<string, string>,
   ) {
+    // A 4xx is an answer, not a fault: no stack trace is captured for it. tRPC reads the
+    // cause's stack on every refused request, and formatting it cost a 401 a fifth of its time.
+    const answer = ERROR_STATUS[code] < 500;
+    const limit = Error.stackTraceLimit;
+    if (answer) Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = "DomainError";
+    if (answer) this.stack = `DomainError: ${message}`;
   }
 }
 

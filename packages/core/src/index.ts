@@ -25,6 +25,6 @@ export { outcomeResponse, startRunByHand } from "./runs/http.ts";
 export type { RunOutcome, RunsService } from "./runs/service.ts";
 export { createSealer, loadSecretsKeys, type Sealer } from "./sealing.ts";
 export type { Authenticator, Services } from "./services.ts";
-export { describeError } from "./trpc.ts";
+export { type DescribedError, describeError } from "./trpc.ts";
 export * from "./webhooks/index.ts";
 export * from "./worker/index.ts";

@@ -1,23 +1,33 @@
 import { initTRPC, TRPCError } from "@trpc/server";
+import { type TRPC_ERROR_CODE_KEY, TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { ZodError } from "zod";
 import type { Context } from "./context.ts";
 import { areaOfProcedure, DomainError, type ErrorCode, type HttpFailure, toHttpFailure } from "./errors.ts";
 import { findUnsafeInput } from "./input-guard.ts";
 
-/** tRPC's own codes, for errors raised before a procedure runs (bad JSON, unknown route). */
-const TRPC_CODE_TO_DOMAIN: Partial<Record<TRPCError["code"], ErrorCode>> = {
-  BAD_REQUEST: "validation_error",
+/** The tRPC code each domain code travels as, so tRPC clients see it as `error.data.code`. */
+const TRPC_CODE_OF: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
+  validation_error: "BAD_REQUEST",
+  unauthorized: "UNAUTHORIZED",
+  forbidden: "FORBIDDEN",
+  not_found: "NOT_FOUND",
+  method_not_allowed: "METHOD_NOT_SUPPORTED",
+  conflict: "CONFLICT",
+  payload_too_large: "PAYLOAD_TOO_LARGE",
+  unsupported_media_type: "UNSUPPORTED_MEDIA_TYPE",
+  rate_limited: "TOO_MANY_REQUESTS",
+  internal_error: "INTERNAL_SERVER_ERROR",
+  not_implemented: "NOT_IMPLEMENTED",
+  bad_gateway: "BAD_GATEWAY",
+  unavailable: "SERVICE_UNAVAILABLE",
+  timeout: "GATEWAY_TIMEOUT",
+};
+
+/** And back, for errors tRPC raises itself before a procedure runs (bad JSON, unknown procedure). */
+const DOMAIN_CODE_OF: Partial<Record<TRPC_ERROR_CODE_KEY, ErrorCode>> = {
+  ...Object.fromEntries(Object.entries(TRPC_CODE_OF).map(([domain, trpc]) => [trpc, domain])),
   PARSE_ERROR: "validation_error",
-  UNAUTHORIZED: "unauthorized",
-  FORBIDDEN: "forbidden",
-  NOT_FOUND: "not_found",
-  METHOD_NOT_SUPPORTED: "method_not_allowed",
-  CONFLICT: "conflict",
-  PAYLOAD_TOO_LARGE: "payload_too_large",
-  UNSUPPORTED_MEDIA_TYPE: "unsupported_media_type",
-  TOO_MANY_REQUESTS: "rate_limited",
-  NOT_IMPLEMENTED: "not_implemented",
   TIMEOUT: "timeout",
 };
 
@@ -29,8 +39,21 @@ function describeZodError(error: ZodError): string {
   return `invalid input: ${problems.join("; ")}`;
 }
 
+/** tRPC's and trpc-to-openapi's 415 texts (`Unsupported content-type "text/plain`), said plainly. */
+function describeMediaTypeError(message: string): string {
+  if (message.startsWith("Missing content-type")) return "missing content type: send application/json";
+  const offered = /content-type "([^";]*)/.exec(message)?.[1];
+  return offered ? `unsupported content type ${offered}: send application/json` : message.toLowerCase();
+}
+
+export interface DescribedError extends HttpFailure {
+  code: ErrorCode;
+  /** What the caller may read: the error's own words, or `internal error`; REST bodies may use the spec's text instead. */
+  message: string;
+}
+
 /** Turns whatever a procedure or the adapter threw into the domain's terms. */
-export function describeError(error: TRPCError, procedurePath: string | undefined): HttpFailure & { code: ErrorCode } {
+export function describeError(error: TRPCError, procedurePath: string | undefined): DescribedError {
   const area = areaOfProcedure(procedurePath);
   const cause = error.cause;
   let code: ErrorCode;
@@ -46,51 +69,64 @@ export function describeError(error: TRPCError, procedurePath: string | undefine
     code = "validation_error";
     message = describeZodError(cause);
   } else {
-    code = TRPC_CODE_TO_DOMAIN[error.code] ?? "internal_error";
-    message = error.code === "PARSE_ERROR" ? "request body is not valid JSON" : error.message.toLowerCase();
+    code = DOMAIN_CODE_OF[error.code] ?? "internal_error";
+    if (error.code === "PARSE_ERROR") message = "request body is not valid JSON";
+    else if (error.code === "UNSUPPORTED_MEDIA_TYPE") message = describeMediaTypeError(error.message);
+    else message = error.message.toLowerCase();
   }
-  return { code, ...toHttpFailure(code, area, message, retryAfter, headers) };
+  const failure = toHttpFailure(code, area, message, retryAfter, headers);
+  return { code, message: code === "internal_error" ? "internal error" : message, ...failure };
 }
 
 const t = initTRPC
   .meta<OpenApiMeta>()
   .context<Context>()
   .create({
-    errorFormatter({ shape, error, path }) {
-      const failure = describeError(error, path);
-      // No stack, no driver message: only the domain code and the body the spec defines.
+    errorFormatter({ error, path }) {
+      const described = describeError(error, path);
+      const trpcCode = TRPC_CODE_OF[described.code];
+      // No stack, no driver message: the readable message, tRPC's code for it and the domain code.
       return {
-        message: failure.code === "internal_error" ? "internal error" : shape.message,
-        code: shape.code,
-        data: { code: shape.data.code, httpStatus: failure.status, path, domainCode: failure.code, failure },
+        message: described.message,
+        code: TRPC_ERROR_CODES_BY_KEY[trpcCode],
+        data: { code: trpcCode, httpStatus: described.status, path, domainCode: described.code },
       };
     },
   });
 
 export const router = t.router;
 
-/** Every procedure starts here: input no area could store (NUL, malformed text, absurd nesting) is a 400 first. */
-export const publicProcedure = t.procedure.use(async ({ getRawInput, next }) => {
+/** Input no area could store (NUL, malformed text, absurd nesting) is a 400 before anything else. */
+async function refuseUnsafeInput(getRawInput: () => Promise<unknown>): Promise<void> {
   const problem = findUnsafeInput(await getRawInput());
   if (problem) throw new DomainError("validation_error", `invalid input: ${problem}`);
-  return next();
-});
+}
 
 /** The path an API key's restrictions are matched against: over tRPC, the procedure's REST path. */
 const authTarget = (ctx: Context, meta: OpenApiMeta | undefined) => ({
   path: meta?.openapi && ctx.request.path.startsWith("/trpc") ? meta.openapi.path : ctx.request.path,
 });
 
+// Each builder is one middleware: tRPC copies a call's options at every level, a cost every request pays.
+
+/** Every procedure starts with the input check. */
+export const publicProcedure = t.procedure.use(async ({ getRawInput, next }) => {
+  await refuseUnsafeInput(getRawInput);
+  return next();
+});
+
 /** Resolves the credential into `ctx.principal`, or answers 401/403 before the procedure runs. */
-export const authedProcedure = publicProcedure.use(async ({ ctx, meta, next }) => {
+export const authedProcedure = t.procedure.use(async ({ ctx, meta, getRawInput, next }) => {
+  await refuseUnsafeInput(getRawInput);
   const principal = await ctx.services.authenticate(ctx.credential, authTarget(ctx, meta));
-  return next({ ctx: { ...ctx, principal } });
+  return next({ ctx: { principal } });
 });
 
 /** For operations open to anonymous callers: a credential, when sent, is verified all the same (a bad one is 401). */
-export const optionallyAuthedProcedure = publicProcedure.use(async ({ ctx, meta, next }) => {
+export const optionallyAuthedProcedure = t.procedure.use(async ({ ctx, meta, getRawInput, next }) => {
+  await refuseUnsafeInput(getRawInput);
   const principal = ctx.credential ? await ctx.services.authenticate(ctx.credential, authTarget(ctx, meta)) : undefined;
-  return next({ ctx: { ...ctx, principal } });
+  return next({ ctx: { principal } });
 });
 
 export { TRPCError };

@@ -128,7 +128,14 @@ export function createRunsService(deps: RunsDeps): RunsService {
     },
 
     async get(accountId, runId) {
-      return runView(await findRun(accountId, runId));
+      const row = await findRun(accountId, runId);
+      const revision = await db
+        .selectFrom("flow_revisions")
+        .select("steps")
+        .where("flow_id", "=", row.flow_id)
+        .where("revision", "=", row.revision)
+        .executeTakeFirst();
+      return runView(row, revision?.steps.map((step) => String(step.name)) ?? []);
     },
 
     async list(accountId, flowId, query) {

@@ -33,11 +33,18 @@ export type RunSummary = Omit<RunView, "trigger" | "steps" | "output" | "respons
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
-/** Steps in the order they started (the record is keyed by name; JSONB keeps no key order). */
-export function stepViews(records: StepRecords): StepView[] {
+/**
+ * Steps in the order the run's flow revision lists them: the record is keyed by name,
+ * JSONB keeps no key order, and steps finishing within one millisecond tie on their times.
+ */
+export function stepViews(records: StepRecords, order: readonly string[]): StepView[] {
+  const position = (name: string) => {
+    const index = order.indexOf(name);
+    return index === -1 ? order.length : index;
+  };
   return Object.entries(records)
     .map(([name, record]) => ({ name, ...record }))
-    .sort((a, b) => a.started_at.localeCompare(b.started_at) || a.name.localeCompare(b.name));
+    .sort((a, b) => position(a.name) - position(b.name) || a.started_at.localeCompare(b.started_at));
 }
 
 export function runSummary(row: Omit<RunRow, "trigger" | "steps" | "output" | "response">): RunSummary {
@@ -55,11 +62,12 @@ export function runSummary(row: Omit<RunRow, "trigger" | "steps" | "output" | "r
   };
 }
 
-export function runView(row: RunRow): RunView {
+/** `stepOrder`: the step names of the run's flow revision, in order. */
+export function runView(row: RunRow, stepOrder: readonly string[]): RunView {
   return {
     ...runSummary(row),
     trigger: row.trigger,
-    steps: stepViews((row.steps ?? {}) as StepRecords),
+    steps: stepViews((row.steps ?? {}) as StepRecords, stepOrder),
     output: row.output ?? null,
     response: row.response ?? null,
   };

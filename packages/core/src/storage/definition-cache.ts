@@ -1,4 +1,5 @@
-import { type Broker, PLATFORM_SCOPE, type Unsubscribe } from "../broker/port.ts";
+import { listenToChannel } from "../broker/listener.ts";
+import { type Broker, PLATFORM_SCOPE } from "../broker/port.ts";
 
 /** Where changes of definitions are announced, to every process. */
 const CHANNEL = "storage.definitions";
@@ -56,31 +57,17 @@ export async function createDefinitionCache(
   const entries = new Map<string, { value: unknown; expires: number }>();
   /** Grows with every change heard, so a load can tell whether one came while it ran. */
   let changes = 0;
-  let unsubscribe: Unsubscribe | undefined;
-  let retry: ReturnType<typeof setTimeout> | undefined;
-  let closed = false;
 
   const keyOf = (kind: DefinitionKind, accountId: string, name: string) => JSON.stringify([kind, accountId, name]);
   const drop = (key: string) => {
     entries.delete(key);
     changes += 1;
   };
-  async function listen(): Promise<void> {
-    try {
-      const off = await broker.subscribe(PLATFORM_SCOPE, CHANNEL, drop);
-      if (closed) await off();
-      else unsubscribe = off;
-    } catch {
-      if (closed) return;
-      retry = setTimeout(() => void listen(), retryMs);
-      retry.unref?.();
-    }
-  }
-  await listen();
+  const listener = await listenToChannel(broker, CHANNEL, drop, retryMs);
 
   return {
     async get<T>(kind: DefinitionKind, accountId: string, name: string, load: () => Promise<T | undefined>) {
-      if (!unsubscribe) return load();
+      if (!listener.listening()) return load();
       const key = keyOf(kind, accountId, name);
       const cached = entries.get(key);
       if (cached && cached.expires > performance.now()) return cached.value as T;
@@ -105,10 +92,6 @@ export async function createDefinitionCache(
       await broker.publish(PLATFORM_SCOPE, CHANNEL, key).catch(() => undefined);
     },
 
-    async close() {
-      closed = true;
-      clearTimeout(retry);
-      await unsubscribe?.();
-    },
+    close: () => listener.close(),
   };
 }

@@ -1,4 +1,5 @@
-import { type Broker, PLATFORM_SCOPE, type Unsubscribe } from "../../broker/port.ts";
+import { listenToChannel } from "../../broker/listener.ts";
+import { type Broker, PLATFORM_SCOPE } from "../../broker/port.ts";
 
 /** Where a sync announces that it changed the mirror, to every process. */
 const CHANNEL = "hub.registry.changed";
@@ -34,30 +35,15 @@ export async function watchMirrorVersion(options: {
   const retryMs = options.retryMs ?? 1000;
   let known: { version: MirrorVersion; expires: number } | undefined;
   let changes = 0;
-  let unsubscribe: Unsubscribe | undefined;
-  let retry: ReturnType<typeof setTimeout> | undefined;
-  let closed = false;
-
   const drop = () => {
     known = undefined;
     changes += 1;
   };
-  async function listen(): Promise<void> {
-    try {
-      const off = await options.broker.subscribe(PLATFORM_SCOPE, CHANNEL, drop);
-      if (closed) await off();
-      else unsubscribe = off;
-    } catch {
-      if (closed) return;
-      retry = setTimeout(() => void listen(), retryMs);
-      retry.unref?.();
-    }
-  }
-  await listen();
+  const listener = await listenToChannel(options.broker, CHANNEL, drop, retryMs);
 
   return {
     async current() {
-      if (known && unsubscribe && known.expires > performance.now()) return known.version;
+      if (known && listener.listening() && known.expires > performance.now()) return known.version;
       const before = changes;
       const version = await options.read();
       if (changes === before) known = { version, expires: performance.now() + ttlMs };
@@ -67,10 +53,6 @@ export async function watchMirrorVersion(options: {
       drop();
       await options.broker.publish(PLATFORM_SCOPE, CHANNEL, "changed").catch(() => undefined);
     },
-    async close() {
-      closed = true;
-      clearTimeout(retry);
-      await unsubscribe?.();
-    },
+    close: () => listener.close(),
   };
 }
