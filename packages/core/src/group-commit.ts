@@ -1,7 +1,11 @@
 /**
  * Group commit: calls that arrive while earlier ones are being written share the next
- * statement. An idle writer writes at once (after the current tick, so the calls of one
- * tick go together), so batching adds no wait when there is no load.
+ * statement. An idle writer writes at the end of the current turn of the event loop
+ * (`setImmediate`), so the calls of requests that arrived together go together, and
+ * batching adds no timer when there is no load. (On the microtask queue instead, each
+ * request's call went out alone as soon as it was made: with PGlite, whose statements
+ * block the event loop while they run, every batch was one call, 64 runs/s embedded
+ * against 1,430 with this.)
  */
 
 /**
@@ -76,7 +80,7 @@ export function groupCommit<I, O>(
 
   function schedule(): void {
     scheduled = true;
-    queueMicrotask(pump);
+    setImmediate(pump);
   }
 
   return (item) =>
