@@ -375,9 +375,7 @@ check_scale_out() {
 # EXTEND HERE as features land: end-to-end checks of the scale-out containers.
 # $1 is the API's base URL and $TOKEN a signed-in access token; the worker
 # container is running on the same PostgreSQL database and Redis namespace.
-# Use request/json_post/expect/ok as above. Still to come:
-#   - a signed webhook end to end: a flow with a webhook trigger, a request
-#     signed with its secret, and the worker taking the run to completion.
+# Use request/json_post/expect/ok as above.
 # ============================================================================
 check_scale_out_features() {
   local base=$1 auth="authorization: Bearer $TOKEN" refresh_token
@@ -404,6 +402,46 @@ check_scale_out_features() {
   redis-cli -u "$redis_url" --scan --pattern "{$run_id%2F*}:kv:*" | grep -q . ||
     fail "the KV bucket is not in Redis under the namespace $run_id"
   ok "KV round trip on the api container (bucket, put, get), stored in Redis"
+
+  check_signed_webhook "$base"
+}
+
+# stripe_signature SECRET TIMESTAMP PAYLOAD: a Stripe-Signature header value, made the way
+# Stripe documents it (HMAC-SHA256 of "<t>.<payload>" keyed with the whole whsec_ secret).
+stripe_signature() {
+  printf 't=%s,v1=%s' "$2" "$(printf '%s.%s' "$2" "$3" | openssl dgst -sha256 -hmac "$1" | sed 's/^.*= //')"
+}
+
+# A Stripe-signed webhook end to end: acknowledged by the api container with a run id,
+# a tampered copy refused, and the run taken to `succeeded` by the worker container (the
+# api container runs no worker in scale-out mode).
+check_signed_webhook() {
+  local base=$1 auth="authorization: Bearer $TOKEN" secret="whsec_containerCheckSecret00000000"
+  local hook payload now hook_run run_status=""
+  json_post "$base/flows" '{"name":"stripe payments","trigger":{"type":"webhook","access":"signature","service":"stripe",'"\"signing_secret\":\"$secret\""'},"steps":[{"name":"pick","subject":"transform","payload":{"event":"{{trigger.id}}","amount":"{{trigger.data.object.amount}}"}}]}' \
+    -H "$auth"
+  expect 200 '"webhook":{'
+  hook=$(json d.data.webhook.id)
+  payload='{"id":"evt_container_check","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1","amount":4200}}}'
+  now=$(date +%s)
+  request POST "$base/webhooks/$hook" -H 'content-type: application/json' \
+    -H "stripe-signature: $(stripe_signature "$secret" "$now" "$payload")" -d "$payload"
+  expect 200 '"message":"accepted","run_id":"'
+  hook_run=$(json d.run_id)
+  request POST "$base/webhooks/$hook" -H 'content-type: application/json' \
+    -H "stripe-signature: $(stripe_signature "$secret" "$now" "$payload")" -d "${payload/4200/1}"
+  expect 401 '"error":'
+  ok "a Stripe-signed webhook is acknowledged with a run id on the api container; a tampered one is 401"
+  for _ in $(seq 1 120); do
+    request GET "$base/runs/$hook_run" -H "$auth"
+    expect 200
+    run_status=$(json d.status)
+    [ "$run_status" = succeeded ] || [ "$run_status" = failed ] && break
+    sleep 0.5
+  done
+  [ "$run_status" = succeeded ] || fail "the webhook's run $hook_run ended as '$run_status', not succeeded: $body"
+  expect 200 '"output":{"event":"evt_container_check","amount":4200}'
+  ok "the worker container took the webhook's run to succeeded"
 }
 
 # ---------------------------------------------------------------- compose.yaml

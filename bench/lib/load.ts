@@ -9,8 +9,14 @@ export interface LoadOptions {
   bodyOf?: (n: number) => string;
   /** A path (with query) per request (e.g. distinct searches), on `url`'s host. */
   pathOf?: (n: number) => string;
+  /** Headers per request (e.g. a signature of `bodyOf(n)`), over `headers`. */
+  headersOf?: (n: number) => Record<string, string>;
+  /** Sees every response (status and body), e.g. to collect the ids a server answered. */
+  onResponse?: (status: number, body: string) => void;
   connections: number;
   durationSeconds: number;
+  /** Stops after this many requests instead of after `durationSeconds` (a finite set of prepared requests). */
+  amount?: number;
 }
 
 export interface LoadResult {
@@ -24,6 +30,19 @@ export interface LoadResult {
 /** Runs autocannon against one URL and reads the figures the reports use. */
 export async function load(options: LoadOptions): Promise<LoadResult> {
   let n = 0;
+  const perRequest = options.bodyOf || options.pathOf || options.headersOf;
+  // Requests are built once unless something differs per request (building each costs the load generator CPU).
+  const setupRequest = (request: Record<string, unknown>) => {
+    const at = n++;
+    return {
+      ...request,
+      ...(options.bodyOf ? { body: options.bodyOf(at) } : {}),
+      ...(options.pathOf ? { path: options.pathOf(at) } : {}),
+      ...(options.headersOf
+        ? { headers: { ...(request.headers as Record<string, string>), ...options.headersOf(at) } }
+        : {}),
+    };
+  };
   const result = await autocannon({
     url: options.url,
     method: options.method ?? "GET",
@@ -31,20 +50,10 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     body: options.bodyOf ? undefined : options.body,
     connections: options.connections,
     duration: options.durationSeconds,
+    amount: options.amount,
     requests:
-      options.bodyOf || options.pathOf
-        ? [
-            {
-              setupRequest: (request: Record<string, unknown>) => {
-                const at = n++;
-                return {
-                  ...request,
-                  ...(options.bodyOf ? { body: options.bodyOf(at) } : {}),
-                  ...(options.pathOf ? { path: options.pathOf(at) } : {}),
-                };
-              },
-            },
-          ]
+      perRequest || options.onResponse
+        ? [{ onResponse: options.onResponse, ...(perRequest ? { setupRequest } : {}) }]
         : undefined,
   });
   return {

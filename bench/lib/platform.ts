@@ -10,6 +10,8 @@ export type Mode = "embedded" | "scale-out";
 export interface RunningPlatform {
   mode: Mode;
   url: string;
+  /** Process ids by role: `api` (which runs the worker too in embedded mode) and, in scale-out, `worker`. */
+  pids: Record<string, number>;
   stop(): Promise<void>;
 }
 
@@ -75,6 +77,7 @@ export async function startPlatform(mode: Mode, extraEnv: Record<string, string>
     return {
       mode,
       url,
+      pids: { api: api.pid },
       async stop() {
         api.kill("SIGTERM");
         await api.exited;
@@ -103,6 +106,7 @@ export async function startPlatform(mode: Mode, extraEnv: Record<string, string>
   return {
     mode,
     url,
+    pids: { api: api.pid, worker: worker.pid },
     async stop() {
       for (const child of [api, worker]) child.kill("SIGTERM");
       await Promise.all([api.exited, worker.exited]);

@@ -52,6 +52,10 @@ export function createRouteNamer(known: {
     if (fixed.has(pathname)) return pathname;
     if (pathname.startsWith("/docs/")) return "/docs";
     if (pathname.startsWith("/gw/")) return "/gw/{gateway_topic}";
+    // The busiest path, named without trying every template.
+    if (pathname.startsWith("/webhooks/") && !pathname.includes("/", "/webhooks/".length)) {
+      return "/webhooks/{webhook_id}";
+    }
     if (pathname.startsWith("/trpc/")) {
       const procedure = pathname.slice("/trpc/".length);
       return procedures.has(procedure) ? `/trpc/${procedure}` : "/trpc";

@@ -154,6 +154,12 @@ export const coreConfigSchema = z.object({
   WAIT_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(30_000),
   /** Days a run's record is kept after it was accepted; the worker removes older ones. */
   RUN_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
+  /**
+   * How long a worker's hold on a run lasts without renewal, in ms (renewed every third of it).
+   * After Redis lost its data, a run held this long without renewal is taken from its dead
+   * worker and queued again. Every process of a deployment must use the same value.
+   */
+  RUN_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   /** Largest webhook body accepted, in bytes (413 beyond); read no further than that. */
   WEBHOOK_MAX_BYTES: z.coerce
     .number()
@@ -239,6 +245,8 @@ export interface RunsConfig {
   /** Wait mode's limit, in ms. */
   waitTimeoutMs: number;
   retentionDays: number;
+  /** How long a worker's hold on a run lasts without renewal (RUN_LEASE_MS). */
+  leaseMs: number;
 }
 
 /** Settings of the built-in steps, shaped as the options of their factories (engine/index.ts). */
@@ -314,7 +322,7 @@ export function toCoreConfig(env: CoreEnv): CoreConfig {
       passwordResetTtlSeconds: env.PASSWORD_RESET_TTL_SECONDS,
     },
     webhooks: { maxBytes: env.WEBHOOK_MAX_BYTES, maxFileContentBytes: env.WEBHOOK_MAX_FILE_CONTENT_BYTES },
-    runs: { waitTimeoutMs: env.WAIT_TIMEOUT_MS, retentionDays: env.RUN_RETENTION_DAYS },
+    runs: { waitTimeoutMs: env.WAIT_TIMEOUT_MS, retentionDays: env.RUN_RETENTION_DAYS, leaseMs: env.RUN_LEASE_MS },
     steps: {
       http: {
         allowPrivateNetwork: env.ALLOW_PRIVATE_NETWORK,

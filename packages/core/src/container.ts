@@ -79,7 +79,7 @@ export async function createServices(
   }
   const authenticate = createAuthenticator(accounts);
   const metrics = createMetricsRecorder({ broker, logger: logger.child({ component: "metrics" }) });
-  const runs = createRunsService({ database, db: database.db, broker, metrics });
+  const runs = createRunsService({ database, db: database.db, broker, metrics, logger });
   const services: Services = {
     config,
     logger,

@@ -130,6 +130,10 @@ async function openPostgres(url: string, poolSize: number): Promise<DatabaseHand
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000, types });
   // An idle client whose server went away emits here; the pool replaces it on next use.
   pool.on("error", () => {});
+  // A checked-out client emits on itself instead (a connection reset mid-query): without a
+  // listener that is an uncaught exception. The query has failed already, and the pool drops
+  // the client when it is released.
+  pool.on("connect", (client) => client.on("error", () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const listener = new PostgresListener(url);
   return {

@@ -307,6 +307,8 @@ export interface RunsTable {
   wake_at: Date | null;
   /** The run-stream entry whose worker executes it. */
   held_by: string | null;
+  /** Until when that worker is known to be alive: it moves this ahead while it executes the run. */
+  lease_until: Date | null;
   /** The API process waiting for its outcome (wait mode). */
   waiter: string | null;
   created_at: CreatedAt;

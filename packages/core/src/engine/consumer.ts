@@ -5,6 +5,7 @@ import type { Services } from "../services.ts";
 import { defineConsumer, type WorkerConsumer } from "../worker/catalog.ts";
 import { createStepFunctions, type ModuleSteps } from "./built-ins.ts";
 import { type ExecutorDeps, executeRun, RunClaimedElsewhere, type RunEnd } from "./executor.ts";
+import { createRunLeases, type RunLease } from "./leases.ts";
 import { createModuleSteps } from "./module-steps.ts";
 import { createRevisionCache } from "./revisions.ts";
 import { failStep } from "./step-functions.ts";
@@ -17,8 +18,8 @@ export const RUN_STREAM = "runs";
 /**
  * An entry of the run stream: the run's id, and, when the API queued it as it accepted it,
  * the run as accepted (`start`), so that the entry's first delivery can execute it without
- * reading its row (see `RunStore.fresh`). Entries that queue a run again (the waker's) and
- * those whose trigger data is too large to carry name the run only.
+ * reading its row (see `RunStore.fresh`). Entries that queue a run again (the waker's, the
+ * recovery's) and those whose trigger data is too large to carry name the run only.
  */
 export const runEntrySchema = z.object({
   run: z.uuid(),
@@ -114,7 +115,9 @@ function takeRun(store: RunStore, entry: RunEntry, entryId: string, attempt: num
 
 /** The run consumer with its handler, bound to this process's services. */
 export function runWorkerConsumer(services: Services, modules?: ModuleSteps): WorkerConsumer {
-  const store = createRunStore(services.database);
+  const { leaseMs } = services.config.runs;
+  const store = createRunStore(services.database, leaseMs);
+  const leases = createRunLeases(services.database, leaseMs, services.logger);
   const revisions = createRevisionCache(services.db);
   const own = modules ? undefined : createModuleSteps(services.config.steps);
   const deps: ExecutorDeps = {
@@ -124,25 +127,41 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
   };
   return {
     close: async () => {
+      leases.close();
       await own?.close();
     },
     // PGlite runs one statement at a time: a second member would only wait for the first.
     definition: services.database.kind === "pglite" ? { ...runConsumer, concurrency: 1 } : runConsumer,
     async handle(payload, context) {
+      const claimedAt = Date.now();
       const run = await takeRun(store, payload as RunEntry, context.entryId, context.attempt);
       // Ended, unknown, or held by another entry's delivery: nothing to do for this one.
       if (!run) return;
+      // A run claimed here holds its lease from now; one taken from its entry, once its first write claims it.
+      const lost = new AbortController();
+      let lease: RunLease | undefined;
+      const hold = (at: number) => {
+        const held = leases.hold(run.id, run.holder, at);
+        held.signal.addEventListener("abort", () => lost.abort(held.signal.reason), { once: true });
+        lease = held;
+      };
+      if (run.claimed) hold(claimedAt);
       let end: RunEnd | null;
-      const steps = await revisions.steps(run.flowId, run.revision);
-      if (context.attempt > MAX_RUN_DELIVERIES) {
-        end = await failRun(store, run, `the run was interrupted ${context.attempt - 1} times (its worker stopped)`);
-      } else if (!steps) {
-        end = await failRun(store, run, `revision ${run.revision} of the flow no longer exists`);
-      } else {
-        end = await executeRun(deps, run, steps, context.signal).catch((error: unknown) => {
-          if (error instanceof RunClaimedElsewhere) return null;
-          throw error;
-        });
+      try {
+        const steps = await revisions.steps(run.flowId, run.revision);
+        if (context.attempt > MAX_RUN_DELIVERIES) {
+          end = await failRun(store, run, `the run was interrupted ${context.attempt - 1} times (its worker stopped)`);
+        } else if (!steps) {
+          end = await failRun(store, run, `revision ${run.revision} of the flow no longer exists`);
+        } else {
+          const signal = AbortSignal.any([context.signal, lost.signal]);
+          end = await executeRun(deps, run, steps, signal, hold).catch((error: unknown) => {
+            if (error instanceof RunClaimedElsewhere) return null;
+            throw error;
+          });
+        }
+      } finally {
+        lease?.end();
       }
       if (end?.kind !== "finished") return;
       services.metrics.count(run.accountId, end.status === "succeeded" ? "runs.succeeded" : "runs.failed");

@@ -21,7 +21,7 @@ describe("the run executor", () => {
 
   beforeAll(async () => {
     database = await openTestDatabase("pglite");
-    store = createRunStore(database);
+    store = createRunStore(database, 30_000);
     const { db } = database;
     await db
       .insertInto("accounts")

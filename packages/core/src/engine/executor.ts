@@ -57,13 +57,16 @@ const countedFailures = (record: StepRecord) =>
  * succeeded are skipped (their outputs feed the templates), a waiting `delay` or a retry's
  * backoff either is over, is slept through when short, or parks the run again. Each step's
  * result is written before the next starts; an attempt of a step with outside effects is
- * recorded before it starts too, so a crash during it shows in the run.
+ * recorded before it starts too, so a crash during it shows in the run. `onClaimed` hears
+ * when the first write claimed a run that stays held (its lease starts then; `claimedAt` is
+ * from before that write was sent).
  */
 export async function executeRun(
   deps: ExecutorDeps,
   run: ClaimedRun,
   steps: LoadedStep[],
   signal: AbortSignal,
+  onClaimed?: (claimedAt: number) => void,
 ): Promise<RunEnd> {
   const records: StepRecords = { ...run.steps };
   const outputs: Record<string, unknown> = {};
@@ -79,6 +82,7 @@ export async function executeRun(
         : new RunTakenOver(`run ${run.id} was taken over by another delivery`);
     }
     claim = undefined;
+    if (claiming && !change.release) onClaimed?.(claiming.startedAt.getTime());
   };
   const checkpoint = () => write({ status: "running", response, release: false, finished: false });
   const park = async (until: Date): Promise<RunEnd> => {

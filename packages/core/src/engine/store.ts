@@ -49,7 +49,8 @@ export interface RunWrite {
   finished: boolean;
   /**
    * Take the run with this write (a run not `claimed` yet): it is written only if no delivery
-   * has taken it since it was queued, and `started_at` becomes `startedAt`.
+   * has taken it since it was queued; `started_at` becomes `startedAt` and, as a claim does,
+   * the holder's lease starts.
    */
   claim?: { startedAt: Date };
 }
@@ -87,18 +88,20 @@ const orNull = (value: unknown) => (value === undefined ? null : value);
 /**
  * The worker's reads and writes of run rows, each a group commit: the claims (and the
  * writes) of every run a process handles at one time go to the database as one statement.
- * A write that claims (a fresh run's first) goes with the others: it is taken only while
- * still `queued` and held by nobody, and its `started_at` is when the worker began it
- * (within the row's acceptance and the write).
+ * A claim starts the holder's lease (`leaseMs`, see leases.ts). A write that claims (a fresh
+ * run's first) goes with the others: it is taken only while still `queued` and held by
+ * nobody, and its `started_at` is when the worker began it (within the row's acceptance and
+ * the write).
  */
-export function createRunStore(database: DatabaseHandle): RunStore {
+export function createRunStore(database: DatabaseHandle, leaseMs: number): RunStore {
   const db = database.db;
 
   const claim = groupCommit<{ id: string; entry: string; holder: string }, ClaimRow | null>(
     async (items) => {
       const { rows } = await sql<ClaimRow>`
         update runs as r
-        set status = 'running', started_at = coalesce(r.started_at, now()), held_by = v.holder, wake_at = null
+        set status = 'running', started_at = coalesce(r.started_at, now()), held_by = v.holder, wake_at = null,
+          lease_until = now() + ${leaseMs}::integer * interval '1 millisecond'
         from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as v(id uuid, entry text, holder text)
         where r.id = v.id and r.status in ('queued', 'running')
           and (r.held_by is null or split_part(r.held_by, '/', 1) = v.entry)
@@ -121,6 +124,7 @@ export function createRunStore(database: DatabaseHandle): RunStore {
           wake_at = v.wake_at,
           held_by = case when v.release then null else v.holder end,
           started_at = case when v.claim then least(greatest(v.started_at, r.created_at), now()) else r.started_at end,
+          lease_until = case when v.claim then now() + ${leaseMs}::integer * interval '1 millisecond' else r.lease_until end,
           finished_at = case when v.finished then now() else r.finished_at end
         from jsonb_to_recordset(${`[${changes.map((change) => change.json).join(",")}]`}::jsonb) as v(
           id uuid, holder text, status text, steps jsonb, output jsonb, response jsonb, error text,

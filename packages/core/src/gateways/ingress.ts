@@ -94,7 +94,7 @@ function queryOf(params: URLSearchParams): Record<string, string | string[]> {
 async function bodyFields(deps: GatewayIngressDeps, request: Request): Promise<Record<string, unknown>> {
   if (!request.body) return {};
   const { maxBytes, maxFileContentBytes } = deps.config.webhooks;
-  const raw = await readWebhookBody(request.body, maxBytes, request.headers.get("content-length"));
+  const raw = await readWebhookBody(request, maxBytes);
   const parsed = await parseWebhookBody(raw, request.headers.get("content-type"), { maxFileContentBytes });
   return parsed.fields;
 }

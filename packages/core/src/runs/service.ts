@@ -4,6 +4,7 @@ import type { Broker } from "../broker/port.ts";
 import { isFinal, type RespondOutput } from "../engine/records.ts";
 import { createRunWaiters, type RunDone } from "../engine/waiting.ts";
 import { DomainError } from "../errors.ts";
+import type { Logger } from "../logger.ts";
 import type { MetricsRecorder } from "../monitoring/recorder.ts";
 import { createRunStarter, newRunId, type StartedRun, type StartRunInput } from "./start.ts";
 import { type RunSummary, type RunView, runSummary, runView } from "./views.ts";
@@ -51,6 +52,7 @@ export interface RunsDeps {
   db: Kysely<Database>;
   broker: Broker;
   metrics: MetricsRecorder;
+  logger: Logger;
 }
 
 const runNotFound = () => new DomainError("not_found", "run not found");

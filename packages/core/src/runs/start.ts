@@ -4,6 +4,7 @@ import { type Broker, PLATFORM_SCOPE } from "../broker/port.ts";
 import { RUN_STREAM } from "../engine/consumer.ts";
 import { DomainError } from "../errors.ts";
 import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
+import type { Logger } from "../logger.ts";
 import type { MetricsRecorder } from "../monitoring/recorder.ts";
 
 export interface StartRunInput {
@@ -37,7 +38,8 @@ interface Row {
   input: QueuedStart;
 }
 
-type Result = StartedRun | { failure: unknown };
+/** What the INSERT did for one start: wrote its row (under the flow's current revision), or did not (see `notStarted`). */
+type Inserted = { written: true; revision: number } | StartedRun | { failure: unknown };
 
 /** A NUL character cannot be stored in PostgreSQL JSON; it would fail every start of the batch. */
 const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
@@ -67,16 +69,24 @@ function entryOf(row: Row, revision: number): string {
 
 /**
  * Starting runs: record the run (status `queued`) and put it on the run stream (its id, and
- * the run as accepted when its trigger data is small: see `runEntrySchema`), in that
- * order, before answering. Starts arriving while a statement is in flight share the next
- * one (one INSERT for the rows, their appends pipelined to the broker together). The
- * INSERT reads the flow's current revision in the same statement; a flow that is not the
- * account's (or deleted) inserts nothing.
+ * the run as accepted when its trigger data is small: see `runEntrySchema`), in that order,
+ * before answering. Starts arriving while an INSERT is in flight share the next one
+ * (one statement and one commit for all their rows); as soon as it commits, each run's
+ * append goes out, and the Broker sends the appends of one tick together (Redis
+ * auto-pipelining, PostgreSQL's append batches). One INSERT at a time: the batch that
+ * gathers behind a commit is what keeps commits (and their WAL flushes) few under load,
+ * and an idle starter writes at once. The INSERT reads the flow's current revision in the
+ * same statement; a flow that is not the account's (or deleted) inserts nothing.
  */
-export function createRunStarter(deps: { database: DatabaseHandle; broker: Broker; metrics: MetricsRecorder }) {
+export function createRunStarter(deps: {
+  database: DatabaseHandle;
+  broker: Broker;
+  metrics: MetricsRecorder;
+  logger: Logger;
+}) {
   const db = deps.database.db;
 
-  async function write(rows: Row[]): Promise<Result[]> {
+  async function insertRows(rows: Row[]): Promise<Inserted[]> {
     const { rows: inserted } = await sql<{ id: string; revision: number }>`
       insert into runs (id, account_id, flow_id, revision, status, trigger, replay_of, delivery_id, waiter)
       select v.id, f.account_id, f.id, f.revision, 'queued', v.trigger, v.replay_of, v.delivery_id, v.waiter
@@ -86,42 +96,16 @@ export function createRunStarter(deps: { database: DatabaseHandle; broker: Broke
       on conflict (flow_id, delivery_id) where delivery_id is not null do nothing
       returning id, revision`.execute(db);
     const written = new Map(inserted.map((row) => [row.id, row.revision]));
-    const appended = await Promise.allSettled(
-      rows.map((row) => {
-        const revision = written.get(row.input.id);
-        return revision === undefined
-          ? Promise.resolve(null)
-          : deps.broker.append(PLATFORM_SCOPE, RUN_STREAM, entryOf(row, revision));
-      }),
-    );
-    // A run that could not be queued was never accepted: its row goes, its caller hears why.
-    const unqueued = rows.filter((row, i) => written.has(row.input.id) && appended[i]?.status === "rejected");
-    if (unqueued.length > 0) {
-      await db
-        .deleteFrom("runs")
-        .where(
-          "id",
-          "in",
-          unqueued.map((row) => row.input.id),
-        )
-        .execute();
-    }
     return Promise.all(
-      rows.map(async (row, i): Promise<Result> => {
-        const outcome = appended[i];
-        if (outcome?.status === "rejected") return { failure: outcome.reason };
-        if (written.has(row.input.id)) {
-          deps.metrics.count(row.input.accountId, "runs.started");
-          deps.metrics.count(PLATFORM_SCOPE, "runs.started");
-          return { runId: row.input.id, duplicate: false };
-        }
-        return notStarted(row.input);
+      rows.map((row): Inserted | Promise<Inserted> => {
+        const revision = written.get(row.input.id);
+        return revision === undefined ? notStarted(row.input) : { written: true, revision };
       }),
     );
   }
 
   /** Why a row was not inserted: its delivery started a run already, or the flow is not there. */
-  async function notStarted(input: QueuedStart): Promise<Result> {
+  async function notStarted(input: QueuedStart): Promise<Inserted> {
     if (input.deliveryId !== undefined) {
       const existing = await db
         .selectFrom("runs")
@@ -135,12 +119,19 @@ export function createRunStarter(deps: { database: DatabaseHandle; broker: Broke
     return { failure: new DomainError("not_found", "flow not found") };
   }
 
-  const commit = groupCommit<Row, Result>(write, {
+  async function forgetRows(ids: string[]): Promise<boolean[]> {
+    await db.deleteFrom("runs").where("id", "in", ids).execute();
+    return ids.map(() => true);
+  }
+
+  const insert = groupCommit<Row, Inserted>(insertRows, {
     maxBatch: 500,
     maxInFlight: ONE_STATEMENT_AT_A_TIME,
     maxBytes: 4 * 1024 * 1024,
     sizeOf: (row) => row.json.length,
   });
+  // A run that could not be queued was never accepted: its row goes (several at once while the Broker is down).
+  const forget = groupCommit<string, boolean>(forgetRows, { maxBatch: 500, maxInFlight: ONE_STATEMENT_AT_A_TIME });
 
   return async function start(input: QueuedStart): Promise<StartedRun> {
     // Checked here: one malformed id would fail the statement of every start in its batch.
@@ -155,10 +146,24 @@ export function createRunStarter(deps: { database: DatabaseHandle; broker: Broke
       delivery_id: input.deliveryId ?? null,
       waiter: input.waiter ?? null,
     }).slice(0, -1)},"trigger":${trigger}}`;
-    if (NUL_ESCAPE.test(json))
+    // The plain search first: the pattern is only worth running on the rare text that holds the escape.
+    if (json.includes("\\u0000") && NUL_ESCAPE.test(json))
       throw new DomainError("validation_error", "invalid input: trigger holds a NUL character");
-    const result = await commit({ json, trigger, input });
-    if ("failure" in result) throw result.failure;
-    return result;
+    const row = { json, trigger, input };
+    const inserted = await insert(row);
+    if ("failure" in inserted) throw inserted.failure;
+    if (!("written" in inserted)) return inserted;
+    try {
+      await deps.broker.append(PLATFORM_SCOPE, RUN_STREAM, entryOf(row, inserted.revision));
+    } catch (error) {
+      // The database failing too must not turn this into another error: the caller hears why it was not queued.
+      await forget(input.id).catch((cause: unknown) => {
+        deps.logger.error({ err: cause, runs: [input.id] }, "runs answered 503 could not be deleted; they stay queued");
+      });
+      throw error;
+    }
+    deps.metrics.count(input.accountId, "runs.started");
+    deps.metrics.count(PLATFORM_SCOPE, "runs.started");
+    return { runId: input.id, duplicate: false };
   };
 }

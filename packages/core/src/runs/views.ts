@@ -47,7 +47,13 @@ export function stepViews(records: StepRecords, order: readonly string[]): StepV
     .sort((a, b) => position(a.name) - position(b.name) || a.started_at.localeCompare(b.started_at));
 }
 
-export function runSummary(row: Omit<RunRow, "trigger" | "steps" | "output" | "response">): RunSummary {
+/** The columns a summary reads. */
+type SummaryRow = Pick<
+  RunRow,
+  "id" | "flow_id" | "revision" | "status" | "error" | "replay_of" | "created_at" | "started_at" | "finished_at"
+>;
+
+export function runSummary(row: SummaryRow): RunSummary {
   return {
     id: row.id,
     flow_id: row.flow_id,

@@ -89,6 +89,32 @@ for (const backend of brokerBackends()) {
         expect(await one.get("stream", account, "orders", async () => "read after")).toBe("read after");
       });
 
+      test("concurrent misses of one definition share one read; a read after a change does not join it", async () => {
+        const account = randomScope("acct");
+        const db = table({ orders: "v1" });
+        const one = await cache();
+        const answers = await Promise.all(
+          Array.from({ length: 20 }, () => one.get("stream", account, "orders", db.load("orders"))),
+        );
+        expect({ answers: new Set(answers), reads: db.reads("orders") }).toEqual({
+          answers: new Set(["v1"]),
+          reads: 1,
+        });
+
+        let release: () => void = () => {};
+        const slow = async () => {
+          await new Promise<void>((resolve) => {
+            release = resolve;
+          });
+          return "read before the change";
+        };
+        const first = one.get("stream", account, "flow", slow);
+        await one.changed("stream", account, "flow");
+        const after = one.get("stream", account, "flow", async () => "read after the change");
+        release();
+        expect([await first, await after]).toEqual(["read before the change", "read after the change"]);
+      });
+
       test("entries expire after ttlMs, and the oldest go beyond maxEntries", async () => {
         const account = randomScope("acct");
         const db = table({ a: "1", b: "2", c: "3" });

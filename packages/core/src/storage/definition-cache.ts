@@ -55,12 +55,16 @@ export async function createDefinitionCache(
   const maxEntries = options.maxEntries ?? 10_000;
   const retryMs = options.retryMs ?? 1000;
   const entries = new Map<string, { value: unknown; expires: number }>();
+  /** Loads under way: concurrent misses of one definition (an entry just expired under load) share one read. */
+  const loading = new Map<string, Promise<unknown>>();
   /** Grows with every change heard, so a load can tell whether one came while it ran. */
   let changes = 0;
 
   const keyOf = (kind: DefinitionKind, accountId: string, name: string) => JSON.stringify([kind, accountId, name]);
   const drop = (key: string) => {
     entries.delete(key);
+    // A read after the change must not join a load that began before it.
+    loading.delete(key);
     changes += 1;
   };
   const listener = await listenToChannel(broker, CHANNEL, drop, retryMs);
@@ -71,17 +75,26 @@ export async function createDefinitionCache(
       const key = keyOf(kind, accountId, name);
       const cached = entries.get(key);
       if (cached && cached.expires > performance.now()) return cached.value as T;
+      const pending = loading.get(key);
+      if (pending !== undefined) return pending as Promise<T | undefined>;
       const before = changes;
-      const value = await load();
-      if (value !== undefined && changes === before) {
-        entries.delete(key);
-        entries.set(key, { value, expires: performance.now() + ttlMs });
-        if (entries.size > maxEntries) {
-          const oldest = entries.keys().next().value;
-          if (oldest !== undefined) entries.delete(oldest);
-        }
-      }
-      return value;
+      const loaded = load()
+        .then((value) => {
+          if (value !== undefined && changes === before) {
+            entries.delete(key);
+            entries.set(key, { value, expires: performance.now() + ttlMs });
+            if (entries.size > maxEntries) {
+              const oldest = entries.keys().next().value;
+              if (oldest !== undefined) entries.delete(oldest);
+            }
+          }
+          return value;
+        })
+        .finally(() => {
+          if (loading.get(key) === loaded) loading.delete(key);
+        });
+      loading.set(key, loaded);
+      return loaded;
     },
 
     async changed(kind, accountId, name) {

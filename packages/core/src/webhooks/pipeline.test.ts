@@ -16,9 +16,9 @@ import {
 const LIMITS = { maxBytes: 64 * 1024, maxFileContentBytes: 1024 };
 const PUBLIC_URL = "https://hooks.example.com/webhooks/wh_3f9a";
 
-/** What the ingress route will do with a delivery, in its order, from a real Request's body stream. */
+/** What the ingress route will do with a delivery, in its order, from a real Request. */
 async function ingest(request: Request, config: SignatureConfig) {
-  const raw = await readWebhookBody(request.body, LIMITS.maxBytes, request.headers.get("content-length"));
+  const raw = await readWebhookBody(request, LIMITS.maxBytes);
   const receivedAt = new Date();
   const check = verifyWebhookSignature(config, {
     headers: request.headers,

@@ -21,6 +21,17 @@ function chunkedBody(size: number, chunks: number) {
   return { stream, seen };
 }
 
+/** A POST carrying `body`, with a Content-Length header when `declared` is given. */
+function post(body: ReadableStream<Uint8Array> | null, declared?: string): Request {
+  const headers = declared === undefined ? undefined : { "content-length": declared };
+  return new Request("http://ingress.test/webhooks/x", {
+    method: "POST",
+    body,
+    headers,
+    duplex: "half",
+  } as RequestInit);
+}
+
 async function tooLarge(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
   const error = await promise.then(
     () => null,
@@ -33,14 +44,14 @@ async function tooLarge(promise: Promise<unknown>): Promise<{ code: string; mess
 describe("reading a webhook body within WEBHOOK_MAX_BYTES", () => {
   test("a body up to the limit is read whole, byte for byte", async () => {
     const { stream } = chunkedBody(1000, 4);
-    const raw = await readWebhookBody(stream, 4000);
+    const raw = await readWebhookBody(post(stream), 4000);
     expect(raw.byteLength).toBe(4000);
     expect([raw[0], raw[999], raw[1000], raw[3999]]).toEqual([1, 1, 2, 4]);
   });
 
   test("an endless chunked body stops being read just past the limit", async () => {
     const { stream, seen } = chunkedBody(1000, Number.POSITIVE_INFINITY);
-    expect(await tooLarge(readWebhookBody(stream, 4500))).toEqual({
+    expect(await tooLarge(readWebhookBody(post(stream), 4500))).toEqual({
       code: "payload_too_large",
       message: "request body exceeds 4500 bytes",
     });
@@ -50,7 +61,7 @@ describe("reading a webhook body within WEBHOOK_MAX_BYTES", () => {
 
   test("a declared length over the limit is refused before a byte is read", async () => {
     const { stream, seen } = chunkedBody(1000, 20);
-    expect(await tooLarge(readWebhookBody(stream, 10_000, "20000"))).toEqual({
+    expect(await tooLarge(readWebhookBody(post(stream, "20000"), 10_000))).toEqual({
       code: "payload_too_large",
       message: "request body exceeds 10000 bytes",
     });
@@ -59,10 +70,15 @@ describe("reading a webhook body within WEBHOOK_MAX_BYTES", () => {
 
   test("a declared length within the limit is not trusted: the bytes are still counted", async () => {
     const { stream } = chunkedBody(1000, 20);
-    expect((await tooLarge(readWebhookBody(stream, 10_000, "100"))).code).toBe("payload_too_large");
+    expect((await tooLarge(readWebhookBody(post(stream, "100"), 10_000))).code).toBe("payload_too_large");
+  });
+
+  test("a body within its declared length is read whole", async () => {
+    const { stream } = chunkedBody(1000, 3);
+    expect((await readWebhookBody(post(stream, "3000"), 4000)).byteLength).toBe(3000);
   });
 
   test("no body reads as zero bytes", async () => {
-    expect((await readWebhookBody(null, 10)).byteLength).toBe(0);
+    expect((await readWebhookBody(post(null), 10)).byteLength).toBe(0);
   });
 });

@@ -1,5 +1,6 @@
 import { runWorkerConsumer } from "../engine/consumer.ts";
 import { runRetentionJob, runStreamTrimJob, runWakerJob } from "../engine/housekeeping.ts";
+import { runRecoveryJob } from "../engine/recovery.ts";
 import { housekeepingJob } from "../housekeeping/housekeeping.ts";
 import { registrySyncJob } from "../hub/registry/job.ts";
 import type { Services } from "../services.ts";
@@ -33,5 +34,7 @@ export function platformJobs(services: Services): PeriodicJob[] {
     deliveryWindowJob(services),
     registrySyncJob({ registry: services.registry, config: services.config.registry }),
     runStreamTrimJob(services),
+    // The PostgreSQL broker keeps the run stream in the database with the runs: nothing to recover.
+    ...(services.broker.kind === "redis" ? [runRecoveryJob(services)] : []),
   ];
 }

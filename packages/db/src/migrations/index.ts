@@ -14,6 +14,7 @@ import * as m20261123060100 from "./20261123060100_flow_steps.ts";
 import * as m20261123070000 from "./20261123070000_runs.ts";
 import * as m20261123080000 from "./20261123080000_gateways.ts";
 import * as m20261123090000 from "./20261123090000_delivery_ids_by_age.ts";
+import * as m20261123120000 from "./20261123120000_run_leases.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -35,4 +36,5 @@ export const migrations: Record<string, Migration> = {
   "20261123070000_runs": m20261123070000,
   "20261123080000_gateways": m20261123080000,
   "20261123090000_delivery_ids_by_age": m20261123090000,
+  "20261123120000_run_leases": m20261123120000,
 };

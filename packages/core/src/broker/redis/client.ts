@@ -1,6 +1,9 @@
 import { Redis } from "ioredis";
 import { DomainError } from "../../errors.ts";
 import type { Logger } from "../../logger.ts";
+import { fillTracingChannelGap } from "./tracing-gap.ts";
+
+fillTracingChannelGap();
 
 /**
  * The one Redis client factory. Clients reconnect by themselves (exponential

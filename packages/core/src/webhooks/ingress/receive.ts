@@ -59,7 +59,7 @@ export async function receiveWebhook(services: Services, delivery: IncomingDeliv
 
 async function take(services: Services, flow: WebhookFlow, { request, webhookId }: IncomingDelivery) {
   const { config, metrics } = services;
-  const rawBody = await readWebhookBody(request.body, config.webhooks.maxBytes, request.headers.get("content-length"));
+  const rawBody = await readWebhookBody(request, config.webhooks.maxBytes);
   const receivedAt = new Date();
   const url = new URL(request.url);
   metrics.count(flow.accountId, "webhooks.received");

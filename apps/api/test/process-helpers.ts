@@ -1,0 +1,270 @@
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { freeLoopbackPort } from "@platform/db/testing";
+import type { Server, Subprocess } from "bun";
+import { PASSWORD, uniqueEmail } from "./accounts-helpers.ts";
+
+/**
+ * The platform as real processes for the crash and outage tests: an API in scale-out mode
+ * and workers, started and killed one by one, on a database and Redis the test names.
+ */
+const root = join(import.meta.dir, "..", "..", "..");
+
+export interface Child {
+  name: string;
+  process: Subprocess;
+}
+
+export class PlatformProcesses {
+  readonly api: string;
+  private readonly children: Child[] = [];
+  private readonly env: Record<string, string>;
+
+  private constructor(port: number, settings: { databaseUrl: string; redisUrl: string; env?: Record<string, string> }) {
+    this.api = `http://127.0.0.1:${port}`;
+    this.env = {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      NODE_ENV: "production",
+      LOG_LEVEL: "error",
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      PUBLIC_URL: this.api,
+      DATABASE_URL: settings.databaseUrl,
+      REDIS_URL: settings.redisUrl,
+      BROKER_NAMESPACE: `proc-${randomBytes(4).toString("hex")}`,
+      JWT_SIGNING_KEYS: `proc:${randomBytes(32).toString("base64url")}`,
+      SECRETS_KEY: randomBytes(32).toString("base64url"),
+      WORKER_HEALTH_PORT: "0",
+      HTTP_REQUEST_ALLOWED_NETWORKS: "127.0.0.1",
+      ...settings.env,
+    };
+  }
+
+  /** Starts the API (scale-out) and waits until it is ready. */
+  static async start(settings: {
+    databaseUrl: string;
+    redisUrl: string;
+    env?: Record<string, string>;
+  }): Promise<PlatformProcesses> {
+    const platform = new PlatformProcesses(await freeLoopbackPort(), settings);
+    platform.spawn("api", ["apps/api/src/main.ts", "--mode=scale-out"]);
+    await platform.until("the API to be ready", () =>
+      fetch(`${platform.api}/readyz`).then(
+        (r) => (r.ok ? true : undefined),
+        () => undefined,
+      ),
+    );
+    return platform;
+  }
+
+  worker(name: string): Child {
+    return this.spawn(name, ["apps/worker/src/main.ts"]);
+  }
+
+  async kill(child: Child): Promise<void> {
+    child.process.kill("SIGKILL");
+    await child.process.exited;
+  }
+
+  /**
+   * Polls `probe` until it answers something; fails at once if a child exits by itself
+   * meanwhile, and after `timeoutMs` (a bound on a hang, not a timed assertion).
+   */
+  async until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 120_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+      for (const child of this.children) {
+        if (child.process.exitCode !== null && child.process.signalCode === null) {
+          throw new Error(`${child.name} exited with ${child.process.exitCode} while waiting for ${what}`);
+        }
+      }
+      const found = await probe();
+      if (found !== undefined) return found;
+      await Bun.sleep(100);
+    }
+  }
+
+  async stop(): Promise<void> {
+    for (const child of this.children) child.process.kill("SIGKILL");
+    await Promise.all(this.children.map((child) => child.process.exited));
+  }
+
+  /** Signs up and creates a flow with a public, acknowledge-mode webhook; answers the token and the flow. */
+  async flow(steps: unknown[]): Promise<{ token: string; flowId: string; webhookUrl: string }> {
+    const post = (path: string, body: unknown, token?: string) =>
+      fetch(`${this.api}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as { data: Record<string, unknown> } }));
+    const signedUp = await post("/accounts/signup", {
+      email: uniqueEmail("durability"),
+      password: PASSWORD,
+      account_name: "durability",
+    });
+    const token = signedUp.body.data.auth_token as string;
+    const created = await post(
+      "/flows",
+      { name: "durability", trigger: { type: "webhook", access: "public", response_mode: "acknowledge" }, steps },
+      token,
+    );
+    if (created.status !== 200) throw new Error(`POST /flows: ${created.status} ${JSON.stringify(created.body)}`);
+    const data = created.body.data as { id: string; webhook: { id: string } };
+    return { token, flowId: data.id, webhookUrl: `${this.api}/webhooks/${data.webhook.id}` };
+  }
+
+  private spawn(name: string, command: string[]): Child {
+    const child = {
+      name,
+      process: Bun.spawn(["bun", ...command], { cwd: root, env: this.env, stdout: "ignore", stderr: "inherit" }),
+    };
+    this.children.push(child);
+    return child;
+  }
+}
+
+/** One webhook delivery's answer. */
+export interface Delivered {
+  n: number;
+  status: number;
+  retryAfter: string | null;
+  body: { message?: string; run_id?: string | null; error?: string };
+}
+
+/** Posts `{n}` to a webhook URL. */
+export async function deliver(webhookUrl: string, n: number): Promise<Delivered> {
+  const response = await fetch(webhookUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ n }),
+  });
+  const body = (await response.json()) as Delivered["body"];
+  return { n, status: response.status, retryAfter: response.headers.get("retry-after"), body };
+}
+
+/** Delivers every n of `ns`, `concurrency` at a time; answers in the order of `ns`. */
+export async function deliverAll(
+  webhookUrl: string,
+  ns: number[],
+  concurrency: number,
+  send: (url: string, n: number) => Promise<Delivered> = deliver,
+): Promise<Delivered[]> {
+  const answers: Delivered[] = new Array(ns.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < ns.length) {
+        const i = next++;
+        answers[i] = await send(webhookUrl, ns[i] as number);
+      }
+    }),
+  );
+  return answers;
+}
+
+/**
+ * The outside world a flow's `http.request` step calls: it counts the requests per `n`
+ * (`/hit/<n>`), the side effect the tests count, and holds them open while its gate is shut.
+ */
+export class CountingUpstream {
+  readonly hits = new Map<number, number>();
+  /** Requests waiting at the gate. */
+  held = 0;
+  private server: Server<undefined>;
+  private opened!: () => void;
+  private readonly gate = new Promise<void>((resolve) => {
+    this.opened = resolve;
+  });
+
+  constructor(shut: boolean) {
+    if (!shut) this.open();
+    this.server = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      idleTimeout: 0,
+      fetch: async (request) => {
+        const n = Number(new URL(request.url).pathname.split("/").at(-1));
+        this.hits.set(n, (this.hits.get(n) ?? 0) + 1);
+        this.held++;
+        await this.gate;
+        this.held--;
+        return Response.json({ n });
+      },
+    });
+  }
+
+  /** The flow step that calls this upstream once per run. */
+  step() {
+    return {
+      name: "notify",
+      subject: "http.request",
+      payload: { url: `http://127.0.0.1:${this.server.port}/hit/{{trigger.n}}`, timeout: 600_000 },
+      options: { timeout: 600_000 },
+    };
+  }
+
+  open(): void {
+    this.opened();
+  }
+
+  stop(): void {
+    this.open();
+    this.server.stop(true);
+  }
+}
+
+/** A Redis of the test's own, without persistence (as on this machine and in CI): a restart loses everything. */
+export class PrivateRedis {
+  private server: Subprocess | undefined;
+
+  private constructor(readonly port: number) {}
+
+  static async start(): Promise<PrivateRedis> {
+    const redis = new PrivateRedis(await freeLoopbackPort());
+    await redis.restart();
+    return redis;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** Starts it (again, empty) and waits until it answers. */
+  async restart(): Promise<void> {
+    const binary = Bun.which("redis-server");
+    if (!binary) throw new Error("redis-server is not installed");
+    this.server = Bun.spawn(
+      [binary, "--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+      { stdout: "ignore", stderr: "ignore" },
+    );
+    while (!(await this.answers())) await Bun.sleep(20);
+  }
+
+  async kill(): Promise<void> {
+    this.server?.kill("SIGKILL");
+    await this.server?.exited;
+  }
+
+  private async answers(): Promise<boolean> {
+    try {
+      const { promise, resolve } = Promise.withResolvers<boolean>();
+      const socket = await Bun.connect({
+        hostname: "127.0.0.1",
+        port: this.port,
+        socket: {
+          data: (_socket, data) => resolve(data.toString().startsWith("+PONG")),
+          close: () => resolve(false),
+          error: () => resolve(false),
+        },
+      });
+      socket.write("PING\r\n");
+      const answered = await promise;
+      socket.end();
+      return answered;
+    } catch {
+      return false;
+    }
+  }
+}
