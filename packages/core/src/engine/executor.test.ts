@@ -223,16 +223,22 @@ describe("the run executor", () => {
     expect(row.started_at?.getTime()).toBeLessThanOrEqual(row.finished_at?.getTime() ?? 0);
   });
 
-  test("a step with outside effects in a run taken from its entry starts only once the run is claimed", async () => {
+  test("a step with outside effects in a run taken from its entry starts only once the run is claimed, under a lease", async () => {
     const runId = await queuedRun({ n: 1 });
-    let seen: { held_by: string | null; status: string } | undefined;
+    let seen: { held_by: string | null; status: string; lease_until: Date | null } | undefined;
+    const claims: number[] = [];
     const effect: StepFunction = async (payload) => {
       seen = await readRun(runId);
       return payload;
     };
     const deps = { store, functions: functions({ "kv.put": effect }), secrets: noSecrets };
-    await executeRun(deps, fresh(runId, "e21"), [step("put", "kv.put")], live());
+    const before = Date.now();
+    await executeRun(deps, fresh(runId, "e21"), [step("put", "kv.put")], live(), (at) => claims.push(at));
     expect(seen).toMatchObject({ held_by: "e21/1", status: "running" });
+    expect(seen?.lease_until?.getTime()).toBeGreaterThan(Date.now() + 20_000);
+    // The lease is held from the claim on; the claim's time is taken before its write was sent.
+    expect(claims).toHaveLength(1);
+    expect(claims[0]).toBeGreaterThanOrEqual(before);
   });
 
   test("a run another delivery claimed first is not written by one taken from its entry", async () => {
