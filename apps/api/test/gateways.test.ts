@@ -191,9 +191,9 @@ for (const { backend, redis, label, skip } of runModes()) {
       await expectAnswer(map("routes-gw", { method: "GET", path: "/orders/:id", flow_id: otherFlow }), 409, {
         error: "a mapping for GET /orders/:id exists",
       });
-      // Only the parameter's name differs: it would match the same requests.
+      // Only the parameter's name differs: it would match the same requests, and the answer names the one in the way.
       await expectAnswer(map("routes-gw", { method: "GET", path: "/orders/:key", flow_id: otherFlow }), 409, {
-        error: "a mapping for GET /orders/:key exists",
+        error: "a mapping for GET /orders/:id exists",
       });
       const listed = await readBody(await mappings("routes-gw"));
       expect(listed.data).toEqual([

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AppRouter } from "@platform/core";
 import { createTRPCClient, httpLink } from "@trpc/client";
 import { bearer, readBody, signUp } from "./accounts-helpers.ts";
-import { adapterVariants, startTestApi, type TestApi } from "./harness.ts";
+import { adapterVariants, runModes, startTestApi, type TestApi } from "./harness.ts";
+import { createFlow, runUntil, startRun } from "./runs-helpers.ts";
+import { call, newCaller } from "./storage-helpers.ts";
 
 const ALL_METRICS = [
   "webhooks.received",
@@ -126,6 +128,44 @@ for (const { backend, redis, label: name, skip } of adapterVariants()) {
       const answer = await client.monitoring.current.mutate({ metrics: ["webhooks.received"] });
       expect(answer).toEqual({ message: "success", data: [{ ts: expect.any(Number), value: 4 }] });
       expect((await client.monitoring.list.query()).data).toHaveLength(ALL_METRICS.length);
+    });
+  });
+}
+
+for (const { backend, redis, label, skip } of runModes()) {
+  describe.skipIf(Boolean(skip))(`run duration percentiles, ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {
+    let api: TestApi;
+    beforeAll(async () => {
+      api = await startTestApi({ backend, redis, worker: true });
+    }, 60_000);
+    afterAll(() => api.stop());
+
+    const percentiles = async (headers: Record<string, string>) =>
+      (
+        await call(api, { accountId: "", headers }, "POST", "/monitoring/metrics/current", {
+          metrics: ["runs.duration_ms.p50", "runs.duration_ms.p95"],
+        })
+      ).body.data;
+
+    test("p50 and p95 are the durations of the account's ended runs, as each run's duration_ms counts them", async () => {
+      const owner = await newCaller(api, "metrics-durations");
+      const other = await newCaller(api, "metrics-durations-other");
+      expect(await percentiles(owner.headers)).toEqual([{ error: "no data" }, { error: "no data" }]);
+
+      const flowId = await createFlow(api, owner, [{ name: "shape", subject: "transform", payload: { ok: true } }]);
+      const durations: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const started = await startRun(api, owner, flowId, { i });
+        expect(started.status).toBe(200);
+        durations.push((await runUntil(api, owner, started.body.run_id)).duration_ms);
+      }
+      const [fastest, middle, slowest] = durations.sort((a, b) => a - b) as [number, number, number];
+      expect(fastest).toBeGreaterThanOrEqual(0);
+      expect(await percentiles(owner.headers)).toEqual([
+        { ts: expect.any(Number), value: middle },
+        { ts: expect.any(Number), value: Math.round(middle + 0.9 * (slowest - middle)) },
+      ]);
+      expect(await percentiles(other.headers)).toEqual([{ error: "no data" }, { error: "no data" }]);
     });
   });
 }

@@ -164,6 +164,13 @@ for (const { backend, redis, label, skip } of runModes()) {
         );
         const foreignKey = foreign.body.data?.key ?? foreign.body.key;
         expect((await deliver(flow, { json: {}, headers: { "x-api-key": foreignKey } })).status).toBe(401);
+        const restricted = await call(api, owner, "POST", "/accounts/api-keys", {
+          name: "users only",
+          allowed_paths: ["/accounts/users"],
+        });
+        expect(
+          await answer(await deliver(flow, { json: {}, headers: { "x-api-key": restricted.body.data.key } })),
+        ).toEqual({ status: 401, body: { error: "this API key is not allowed on this path" } });
         expect(await runsOf(flow)).toHaveLength(2);
       });
 

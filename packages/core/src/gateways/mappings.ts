@@ -43,7 +43,18 @@ export async function createMapping(
     .onConflict((oc) => oc.columns(["gateway_id", "method", "route"]).where("deleted_at", "is", null).doNothing())
     .returning("id")
     .executeTakeFirst();
-  if (!created) throw new DomainError("conflict", `a mapping for ${input.method} ${input.path} exists`);
+  if (!created) {
+    // Name the mapping in the way, which may differ from the request in its parameters' names.
+    const existing = await deps.db
+      .selectFrom("gateway_mappings")
+      .select("path")
+      .where("gateway_id", "=", gateway.id)
+      .where("method", "=", input.method)
+      .where("route", "=", routeOf(input.path))
+      .where("deleted_at", "is", null)
+      .executeTakeFirst();
+    throw new DomainError("conflict", `a mapping for ${input.method} ${existing?.path ?? input.path} exists`);
+  }
   await announceGatewayChange(deps, topic);
   return { method: input.method, path: input.path, flow_id: input.flow_id };
 }

@@ -7,8 +7,11 @@ export const METRIC_CATALOG = [
   { name: "runs.started", description: "Flow runs started." },
   { name: "runs.succeeded", description: "Flow runs that succeeded." },
   { name: "runs.failed", description: "Flow runs that failed." },
-  { name: "runs.duration_ms.p50", description: "Median run duration, accept to end, in milliseconds." },
-  { name: "runs.duration_ms.p95", description: "95th percentile of run duration, in milliseconds." },
+  {
+    name: "runs.duration_ms.p50",
+    description: "Median duration, accept to end in milliseconds, of the runs accepted in the last hour that ended.",
+  },
+  { name: "runs.duration_ms.p95", description: "95th percentile of that duration, over the same runs." },
   { name: "gateway.requests", description: "Requests served by the account's gateways." },
   { name: "stream.messages", description: "Messages published to the stream named by `stream`.", needsStream: true },
   { name: "stream.bytes", description: "Bytes of message bodies published to `stream`.", needsStream: true },

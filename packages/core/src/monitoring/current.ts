@@ -1,5 +1,6 @@
 import type { Services } from "../services.ts";
 import { isCounter, metricDefinition } from "./catalog.ts";
+import { runDurationPercentile } from "./durations.ts";
 
 export type MetricReading = { ts: number; value: number } | { error: string };
 
@@ -7,11 +8,12 @@ const noData = { error: "no data" } as const;
 
 /**
  * The current value of each named metric of an account, in the order asked: a counter's
- * total since the account was created, or `{error}` for a name the platform does not
- * know, a stream metric asked without `stream`, or a metric with nothing to show yet.
+ * total since the account was created, a run duration percentile over the last hour's ended
+ * runs, or `{error}` for a name the platform does not know, a stream metric asked without
+ * `stream`, or a percentile with no ended run to show.
  */
 export async function readCurrentMetrics(
-  services: Pick<Services, "metrics">,
+  services: Pick<Services, "metrics" | "db">,
   accountId: string,
   names: string[],
   stream: string | undefined,
@@ -23,8 +25,11 @@ export async function readCurrentMetrics(
       if (!metric) return noData;
       const needsStream = "needsStream" in metric && metric.needsStream;
       if (needsStream && stream === undefined) return { error: "stream is required" };
-      // Percentiles come with the run engine; until a run has ended there is nothing to show.
-      if (!isCounter(metric.name)) return noData;
+      if (!isCounter(metric.name)) {
+        const fraction = metric.name === "runs.duration_ms.p50" ? 0.5 : 0.95;
+        const value = await runDurationPercentile(services.db, accountId, fraction, ts);
+        return value === null ? noData : { ts, value };
+      }
       const value = await services.metrics.read(accountId, metric.name, needsStream ? stream : undefined);
       return { ts, value };
     }),

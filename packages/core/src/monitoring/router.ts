@@ -17,7 +17,7 @@ export const monitoringRouter = router({
         path: "/monitoring/metrics/current",
         tags,
         summary: "Current values of monitoring metrics",
-        description: `One entry per requested name, in order: \`{ts, value}\` (\`ts\` in Unix milliseconds), or \`{error}\` for a metric without data (an unknown name, a stream metric without \`stream\`, a percentile before any run ended). Counters are totals since the account was created; a process's own increments show at once, other processes' within a fraction of a second. ${whose} Failures answer \`{message, data: null}\`: 400 \`metrics are required\` when the list is missing or empty.`,
+        description: `One entry per requested name, in order: \`{ts, value}\` (\`ts\` in Unix milliseconds), or \`{error}\` for a metric without data (an unknown name, a stream metric without \`stream\`, a percentile while no run accepted in the last hour has ended). Counters are totals since the account was created; a process's own increments show at once, other processes' within a fraction of a second. ${whose} Failures answer \`{message, data: null}\`: 400 \`metrics are required\` when the list is missing or empty.`,
         protect: false,
         errorResponses: {
           400: "metrics are required, or other invalid input",

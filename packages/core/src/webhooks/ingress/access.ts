@@ -1,3 +1,4 @@
+import { DomainError } from "../../errors.ts";
 import type { WebhookFlow } from "../../flows/index.ts";
 import type { Services } from "../../services.ts";
 import { verifyWebhookSignature } from "../signatures/index.ts";
@@ -32,7 +33,11 @@ export async function checkAccess(
   if (trigger.access === "api_key") {
     const key = delivery.headers.get("x-api-key")?.trim() || delivery.queryApiKey;
     if (!key) return { ok: false, message: "missing API key: send it in X-Api-Key or the api_key query parameter" };
-    const principal = await deps.authenticate({ scheme: "api_key", key }, { path: delivery.path }).catch(() => null);
+    const principal = await deps
+      .authenticate({ scheme: "api_key", key }, { path: delivery.path })
+      .catch((error: unknown) => (error instanceof DomainError && error.code === "forbidden" ? error : null));
+    // A key of the account restricted to other paths is told so, rather than called invalid.
+    if (principal instanceof DomainError) return { ok: false, message: principal.message };
     if (principal?.accountId !== flow.accountId) return { ok: false, message: "invalid API key" };
     return { ok: true, omitHeaders: ["x-api-key"] };
   }
