@@ -109,5 +109,6 @@ export function createStepFunctions(deps: StorageDeps, modules: ModuleSteps = {}
 /**
  * Subjects whose attempts change nothing outside the run: re-running one after a crash is
  * harmless, so their attempts are not recorded before they start (which saves a write).
+ * `js` is one: the sandbox reaches nothing outside its input and output.
  */
-export const PURE_SUBJECTS: ReadonlySet<string> = new Set(["transform", "respond", "kv.get"]);
+export const PURE_SUBJECTS: ReadonlySet<string> = new Set(["transform", "respond", "kv.get", "js"]);

@@ -4,8 +4,8 @@ import { isDomainError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { defineConsumer, type WorkerConsumer } from "../worker/catalog.ts";
 import { createStepFunctions, type ModuleSteps } from "./built-ins.ts";
-import { type ExecutorDeps, executeRun, type RunEnd } from "./executor.ts";
-import { createRunLeases } from "./leases.ts";
+import { type ExecutorDeps, executeRun, RunClaimedElsewhere, type RunEnd } from "./executor.ts";
+import { createRunLeases, type RunLease } from "./leases.ts";
 import { createModuleSteps } from "./module-steps.ts";
 import { createRevisionCache } from "./revisions.ts";
 import { failStep } from "./step-functions.ts";
@@ -16,13 +16,34 @@ import { publishRunDone } from "./waiting.ts";
 export const RUN_STREAM = "runs";
 
 /**
+ * An entry of the run stream: the run's id, and, when the API queued it as it accepted it,
+ * the run as accepted (`start`), so that the entry's first delivery can execute it without
+ * reading its row (see `RunStore.fresh`). Entries that queue a run again (the waker's, the
+ * recovery's) and those whose trigger data is too large to carry name the run only.
+ */
+export const runEntrySchema = z.object({
+  run: z.uuid(),
+  start: z
+    .object({
+      account: z.string(),
+      flow: z.uuid(),
+      revision: z.number().int(),
+      waiter: z.string().nullable(),
+      trigger: z.unknown(),
+    })
+    .optional(),
+});
+
+export type RunEntry = z.output<typeof runEntrySchema>;
+
+/**
  * The run consumer: each worker member takes up to 64 queued runs per read and executes
  * them at once, so their database writes share statements.
  */
 export const runConsumer = defineConsumer({
   name: "flow-runs",
   stream: RUN_STREAM,
-  schema: z.object({ run: z.uuid() }),
+  schema: runEntrySchema,
   visibilityTimeoutMs: 10_000,
   // Deliveries of one entry: a handler only fails when the database or broker does.
   retry: { maxAttempts: 20, backoffMs: 1000, maxBackoffMs: 60_000 },
@@ -56,9 +77,9 @@ function secretsReader(services: Pick<Services, "db" | "sealer">): ExecutorDeps[
   };
 }
 
-/** Ends a run the executor will not take further. */
-async function failRun(store: RunStore, run: ClaimedRun, error: string): Promise<RunEnd> {
-  await store.write({
+/** Ends a run the executor will not take further; null when it was not this delivery's to end. */
+async function failRun(store: RunStore, run: ClaimedRun, error: string): Promise<RunEnd | null> {
+  const written = await store.write({
     id: run.id,
     holder: run.holder,
     status: "failed",
@@ -67,8 +88,29 @@ async function failRun(store: RunStore, run: ClaimedRun, error: string): Promise
     response: run.response,
     release: true,
     finished: true,
+    claim: run.claimed ? undefined : { startedAt: new Date() },
   });
+  if (!written) return null;
   return { kind: "finished", status: "failed", output: null, response: run.response ?? null, error };
+}
+
+/** The run an entry's delivery executes: from the entry on its first delivery when it carries it, else claimed. */
+function takeRun(store: RunStore, entry: RunEntry, entryId: string, attempt: number): Promise<ClaimedRun | null> {
+  const { start } = entry;
+  if (start === undefined || attempt > 1) return store.claim(entry.run, entryId, attempt);
+  return Promise.resolve(
+    store.fresh(
+      {
+        id: entry.run,
+        accountId: start.account,
+        flowId: start.flow,
+        revision: start.revision,
+        trigger: start.trigger,
+        waiter: start.waiter,
+      },
+      entryId,
+    ),
+  );
 }
 
 /** The run consumer with its handler, bound to this process's services. */
@@ -91,13 +133,20 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
     // PGlite runs one statement at a time: a second member would only wait for the first.
     definition: services.database.kind === "pglite" ? { ...runConsumer, concurrency: 1 } : runConsumer,
     async handle(payload, context) {
-      const { run: runId } = payload as z.output<typeof runConsumer.schema>;
       const claimedAt = Date.now();
-      const run = await store.claim(runId, context.entryId, context.attempt);
+      const run = await takeRun(store, payload as RunEntry, context.entryId, context.attempt);
       // Ended, unknown, or held by another entry's delivery: nothing to do for this one.
       if (!run) return;
-      let end: RunEnd;
-      const lease = leases.hold(run.id, run.holder, claimedAt);
+      // A run claimed here holds its lease from now; one taken from its entry, once its first write claims it.
+      const lost = new AbortController();
+      let lease: RunLease | undefined;
+      const hold = (at: number) => {
+        const held = leases.hold(run.id, run.holder, at);
+        held.signal.addEventListener("abort", () => lost.abort(held.signal.reason), { once: true });
+        lease = held;
+      };
+      if (run.claimed) hold(claimedAt);
+      let end: RunEnd | null;
       try {
         const steps = await revisions.steps(run.flowId, run.revision);
         if (context.attempt > MAX_RUN_DELIVERIES) {
@@ -105,12 +154,16 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
         } else if (!steps) {
           end = await failRun(store, run, `revision ${run.revision} of the flow no longer exists`);
         } else {
-          end = await executeRun(deps, run, steps, AbortSignal.any([context.signal, lease.signal]));
+          const signal = AbortSignal.any([context.signal, lost.signal]);
+          end = await executeRun(deps, run, steps, signal, hold).catch((error: unknown) => {
+            if (error instanceof RunClaimedElsewhere) return null;
+            throw error;
+          });
         }
       } finally {
-        lease.end();
+        lease?.end();
       }
-      if (end.kind !== "finished") return;
+      if (end?.kind !== "finished") return;
       services.metrics.count(run.accountId, end.status === "succeeded" ? "runs.succeeded" : "runs.failed");
       services.metrics.count(PLATFORM_SCOPE, end.status === "succeeded" ? "runs.succeeded" : "runs.failed");
       if (run.waiter) {

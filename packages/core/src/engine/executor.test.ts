@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { DatabaseHandle } from "@platform/db";
 import { openTestDatabase } from "@platform/db/testing";
 import { STEP_OPTION_DEFAULTS } from "../flows/step-defaults.ts";
-import { executeRun, RunTakenOver } from "./executor.ts";
+import { executeRun, RunClaimedElsewhere, RunTakenOver } from "./executor.ts";
 import type { StepRecords } from "./records.ts";
 import type { LoadedStep } from "./revisions.ts";
 import { failStep, type StepFunction, type StepFunctions, unavailableStep } from "./step-functions.ts";
@@ -207,6 +207,48 @@ describe("the run executor", () => {
     const stale = { store, functions: functions({}), secrets: noSecrets };
     if (!held) throw new Error("not claimed");
     await expect(executeRun(stale, held, [step("t", "transform")], live())).rejects.toBeInstanceOf(RunTakenOver);
+  });
+
+  const fresh = (runId: string, entryId: string, trigger: unknown = {}) =>
+    store.fresh({ id: runId, accountId, flowId, revision: 1, trigger, waiter: null }, entryId);
+
+  test("a run taken from its queueing entry, without reading its row, is claimed by its first write and runs to its end", async () => {
+    const runId = await queuedRun({ n: 7 });
+    const deps = { store, functions: functions({}), secrets: noSecrets };
+    const end = await executeRun(deps, fresh(runId, "e20", { n: 7 }), [step("shape", "transform")], live());
+    expect(end).toMatchObject({ kind: "finished", status: "succeeded", output: { from: 7 } });
+    const row = await readRun(runId);
+    expect(row).toMatchObject({ status: "succeeded", held_by: null, output: { from: 7 } });
+    expect(row.started_at?.getTime()).toBeGreaterThanOrEqual(row.created_at.getTime());
+    expect(row.started_at?.getTime()).toBeLessThanOrEqual(row.finished_at?.getTime() ?? 0);
+  });
+
+  test("a step with outside effects in a run taken from its entry starts only once the run is claimed, under a lease", async () => {
+    const runId = await queuedRun({ n: 1 });
+    let seen: { held_by: string | null; status: string; lease_until: Date | null } | undefined;
+    const claims: number[] = [];
+    const effect: StepFunction = async (payload) => {
+      seen = await readRun(runId);
+      return payload;
+    };
+    const deps = { store, functions: functions({ "kv.put": effect }), secrets: noSecrets };
+    const before = Date.now();
+    await executeRun(deps, fresh(runId, "e21"), [step("put", "kv.put")], live(), (at) => claims.push(at));
+    expect(seen).toMatchObject({ held_by: "e21/1", status: "running" });
+    expect(seen?.lease_until?.getTime()).toBeGreaterThan(Date.now() + 20_000);
+    // The lease is held from the claim on; the claim's time is taken before its write was sent.
+    expect(claims).toHaveLength(1);
+    expect(claims[0]).toBeGreaterThanOrEqual(before);
+  });
+
+  test("a run another delivery claimed first is not written by one taken from its entry", async () => {
+    const runId = await queuedRun();
+    expect((await store.claim(runId, "e22", 1))?.holder).toBe("e22/1");
+    const deps = { store, functions: functions({}), secrets: noSecrets };
+    await expect(executeRun(deps, fresh(runId, "e23"), [step("shape", "transform")], live())).rejects.toBeInstanceOf(
+      RunClaimedElsewhere,
+    );
+    expect(await readRun(runId)).toMatchObject({ status: "running", held_by: "e22/1", steps: {} });
   });
 
   test("after a crash the run resumes after its last checkpoint: finished steps do not run again", async () => {

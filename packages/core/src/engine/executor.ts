@@ -33,6 +33,14 @@ export class RunTakenOver extends Error {
   override name = "RunTakenOver";
 }
 
+/**
+ * The first write of a run taken from its queueing entry found it claimed by another
+ * delivery, or ended: nothing this delivery did was recorded, and it has nothing to do.
+ */
+export class RunClaimedElsewhere extends RunTakenOver {
+  override name = "RunClaimedElsewhere";
+}
+
 const INTERRUPTED = "interrupted: the worker stopped during this attempt";
 const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
 
@@ -44,26 +52,37 @@ const countedFailures = (record: StepRecord) =>
   record.attempts.filter((attempt) => attempt.error !== undefined && attempt.error !== INTERRUPTED).length;
 
 /**
- * Runs the steps of a claimed run in order from its last checkpoint: steps recorded as
+ * Runs the steps of a run in order from its last checkpoint (a run not claimed yet is
+ * claimed by its first write, which comes before any step with outside effects): steps recorded as
  * succeeded are skipped (their outputs feed the templates), a waiting `delay` or a retry's
  * backoff either is over, is slept through when short, or parks the run again. Each step's
  * result is written before the next starts; an attempt of a step with outside effects is
- * recorded before it starts too, so a crash during it shows in the run.
+ * recorded before it starts too, so a crash during it shows in the run. `onClaimed` hears
+ * when the first write claimed a run that stays held (its lease starts then; `claimedAt` is
+ * from before that write was sent).
  */
 export async function executeRun(
   deps: ExecutorDeps,
   run: ClaimedRun,
   steps: LoadedStep[],
   signal: AbortSignal,
+  onClaimed?: (claimedAt: number) => void,
 ): Promise<RunEnd> {
   const records: StepRecords = { ...run.steps };
   const outputs: Record<string, unknown> = {};
   let response: unknown = run.response ?? null;
+  // A run not claimed yet is claimed by its first write.
+  let claim = run.claimed ? undefined : { startedAt: new Date() };
 
-  const write = async (change: Omit<RunWrite, "id" | "holder" | "steps">) => {
-    if (!(await deps.store.write({ id: run.id, holder: run.holder, steps: records, ...change }))) {
-      throw new RunTakenOver(`run ${run.id} was taken over by another delivery`);
+  const write = async (change: Omit<RunWrite, "id" | "holder" | "steps" | "claim">) => {
+    const claiming = claim;
+    if (!(await deps.store.write({ id: run.id, holder: run.holder, steps: records, ...change, claim: claiming }))) {
+      throw claiming
+        ? new RunClaimedElsewhere(`run ${run.id} was claimed by another delivery`)
+        : new RunTakenOver(`run ${run.id} was taken over by another delivery`);
     }
+    claim = undefined;
+    if (claiming && !change.release) onClaimed?.(claiming.startedAt.getTime());
   };
   const checkpoint = () => write({ status: "running", response, release: false, finished: false });
   const park = async (until: Date): Promise<RunEnd> => {

@@ -1,6 +1,6 @@
 import type { DatabaseHandle, RunStatus } from "@platform/db";
 import { sql } from "kysely";
-import { groupCommit } from "./group-commit.ts";
+import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import type { StepRecords } from "./records.ts";
 
 /** A run as the worker takes it over. */
@@ -15,6 +15,21 @@ export interface ClaimedRun {
   waiter: string | null;
   /** `<entry id>/<delivery>`: the stream delivery that holds the run; every write names it. */
   holder: string;
+  /**
+   * False for a run taken from the entry that queued it, as it was accepted (see `fresh`):
+   * not held in the database yet, its first write takes it.
+   */
+  claimed: boolean;
+}
+
+/** What the entry that queues a run carries of it, so that its first delivery needs no read. */
+export interface FreshRun {
+  id: string;
+  accountId: string;
+  flowId: string;
+  revision: number;
+  trigger: unknown;
+  waiter: string | null;
 }
 
 /** A checkpoint, a park or the end of a run, written by its holder. */
@@ -32,6 +47,12 @@ export interface RunWrite {
   release: boolean;
   /** The run ended: sets `finished_at`. */
   finished: boolean;
+  /**
+   * Take the run with this write (a run not `claimed` yet): it is written only if no delivery
+   * has taken it since it was queued; `started_at` becomes `startedAt` and, as a claim does,
+   * the holder's lease starts.
+   */
+  claim?: { startedAt: Date };
 }
 
 export interface RunStore {
@@ -41,6 +62,11 @@ export interface RunStore {
    * over (the earlier one's worker stopped answering).
    */
   claim(runId: string, entryId: string, delivery: number): Promise<ClaimedRun | null>;
+  /**
+   * The run as its queueing entry describes it, for that entry's first delivery: nothing is
+   * read or written; the first write claims it (see `RunWrite.claim`).
+   */
+  fresh(run: FreshRun, entryId: string): ClaimedRun;
   /** Writes for the holder; false when the run is no longer its to write (taken over). */
   write(change: RunWrite): Promise<boolean>;
 }
@@ -62,10 +88,12 @@ const orNull = (value: unknown) => (value === undefined ? null : value);
 /**
  * The worker's reads and writes of run rows, each a group commit: the claims (and the
  * writes) of every run a process handles at one time go to the database as one statement.
- * A claim starts the holder's lease (`leaseMs`, see leases.ts).
+ * A claim starts the holder's lease (`leaseMs`, see leases.ts). A write that claims (a fresh
+ * run's first) goes with the others: it is taken only while still `queued` and held by
+ * nobody, and its `started_at` is when the worker began it (within the row's acceptance and
+ * the write).
  */
 export function createRunStore(database: DatabaseHandle, leaseMs: number): RunStore {
-  const maxInFlight = database.kind === "pglite" ? 1 : 4;
   const db = database.db;
 
   const claim = groupCommit<{ id: string; entry: string; holder: string }, ClaimRow | null>(
@@ -84,7 +112,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
       const byHolder = new Map(rows.map((row) => [row.held_by, row]));
       return items.map((item) => byHolder.get(item.holder) ?? null);
     },
-    { maxBatch: 500, maxInFlight },
+    { maxBatch: 500, maxInFlight: ONE_STATEMENT_AT_A_TIME },
   );
 
   /** Each change goes in as its JSON (written once), with the holder that must still hold the run. */
@@ -94,17 +122,25 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
         update runs as r
         set status = v.status, steps = v.steps, output = v.output, response = v.response, error = v.error,
           wake_at = v.wake_at,
-          held_by = case when v.release then null else r.held_by end,
+          held_by = case when v.release then null else v.holder end,
+          started_at = case when v.claim then least(greatest(v.started_at, r.created_at), now()) else r.started_at end,
+          lease_until = case when v.claim then now() + ${leaseMs}::integer * interval '1 millisecond' else r.lease_until end,
           finished_at = case when v.finished then now() else r.finished_at end
         from jsonb_to_recordset(${`[${changes.map((change) => change.json).join(",")}]`}::jsonb) as v(
           id uuid, holder text, status text, steps jsonb, output jsonb, response jsonb, error text,
-          wake_at timestamptz, release boolean, finished boolean)
-        where r.id = v.id and r.held_by = v.holder
+          wake_at timestamptz, release boolean, finished boolean, claim boolean, started_at timestamptz)
+        where r.id = v.id
+          and case when v.claim then r.status = 'queued' and r.held_by is null else r.held_by = v.holder end
         returning v.holder`.execute(db);
       const written = new Set(rows.map((row) => row.holder));
       return changes.map((change) => written.has(change.holder));
     },
-    { maxBatch: 500, maxInFlight, maxBytes: 4 * 1024 * 1024, sizeOf: (change) => change.json.length },
+    {
+      maxBatch: 500,
+      maxInFlight: ONE_STATEMENT_AT_A_TIME,
+      maxBytes: 4 * 1024 * 1024,
+      sizeOf: (change) => change.json.length,
+    },
   );
 
   return {
@@ -121,7 +157,11 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
         response: row.response,
         waiter: row.waiter,
         holder: row.held_by,
+        claimed: true,
       };
+    },
+    fresh(run, entryId) {
+      return { ...run, steps: {}, response: null, holder: `${entryId}/1`, claimed: false };
     },
     write(change) {
       const json = JSON.stringify({
@@ -135,6 +175,8 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
         wake_at: change.wakeAt?.toISOString() ?? null,
         release: change.release,
         finished: change.finished,
+        claim: change.claim !== undefined,
+        started_at: change.claim?.startedAt.toISOString() ?? null,
       });
       return write({ holder: change.holder, json });
     },

@@ -2,8 +2,8 @@ import type { DatabaseHandle } from "@platform/db";
 import { sql } from "kysely";
 import { type Broker, PLATFORM_SCOPE } from "../broker/port.ts";
 import { RUN_STREAM } from "../engine/consumer.ts";
-import { groupCommit } from "../engine/group-commit.ts";
 import { DomainError } from "../errors.ts";
+import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import type { Logger } from "../logger.ts";
 import type { MetricsRecorder } from "../monitoring/recorder.ts";
 
@@ -33,11 +33,13 @@ export interface QueuedStart extends StartRunInput {
 
 interface Row {
   json: string;
+  /** The trigger data as JSON (part of `json`), carried by the run's entry when small enough. */
+  trigger: string;
   input: QueuedStart;
 }
 
-/** What the INSERT did for one start: wrote its row, or did not (see `notStarted`). */
-type Inserted = { written: true } | StartedRun | { failure: unknown };
+/** What the INSERT did for one start: wrote its row (under the flow's current revision), or did not (see `notStarted`). */
+type Inserted = { written: true; revision: number } | StartedRun | { failure: unknown };
 
 /** A NUL character cannot be stored in PostgreSQL JSON; it would fail every start of the batch. */
 const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
@@ -47,8 +49,28 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const newRunId = () => Bun.randomUUIDv7();
 
 /**
- * Starting runs: record the run (status `queued`) and put its id on the run stream, in that
- * order, before answering. Starts arriving while an INSERT is in flight share the next one
+ * Trigger data up to this size (JSON) travels in the run's stream entry, so that the worker
+ * runs it without reading the row first; larger trigger data stays in the row only.
+ */
+export const MAX_ENTRY_TRIGGER_BYTES = 8 * 1024;
+
+/** The run stream entry of a run just accepted (see `runEntrySchema`). */
+function entryOf(row: Row, revision: number): string {
+  const { input } = row;
+  if (row.trigger.length > MAX_ENTRY_TRIGGER_BYTES) return JSON.stringify({ run: input.id });
+  const start = JSON.stringify({
+    account: input.accountId,
+    flow: input.flowId,
+    revision,
+    waiter: input.waiter ?? null,
+  });
+  return `{"run":"${input.id}","start":${start.slice(0, -1)},"trigger":${row.trigger}}}`;
+}
+
+/**
+ * Starting runs: record the run (status `queued`) and put it on the run stream (its id, and
+ * the run as accepted when its trigger data is small: see `runEntrySchema`), in that order,
+ * before answering. Starts arriving while an INSERT is in flight share the next one
  * (one statement and one commit for all their rows); as soon as it commits, each run's
  * append goes out, and the Broker sends the appends of one tick together (Redis
  * auto-pipelining, PostgreSQL's append batches). One INSERT at a time: the batch that
@@ -65,19 +87,20 @@ export function createRunStarter(deps: {
   const db = deps.database.db;
 
   async function insertRows(rows: Row[]): Promise<Inserted[]> {
-    const { rows: inserted } = await sql<{ id: string }>`
+    const { rows: inserted } = await sql<{ id: string; revision: number }>`
       insert into runs (id, account_id, flow_id, revision, status, trigger, replay_of, delivery_id, waiter)
       select v.id, f.account_id, f.id, f.revision, 'queued', v.trigger, v.replay_of, v.delivery_id, v.waiter
       from jsonb_to_recordset(${`[${rows.map((row) => row.json).join(",")}]`}::jsonb) as v(
         id uuid, account_id text, flow_id uuid, trigger jsonb, replay_of uuid, delivery_id text, waiter text)
       join flows f on f.id = v.flow_id and f.account_id = v.account_id and f.deleted_at is null
       on conflict (flow_id, delivery_id) where delivery_id is not null do nothing
-      returning id`.execute(db);
-    const written = new Set(inserted.map((row) => row.id));
+      returning id, revision`.execute(db);
+    const written = new Map(inserted.map((row) => [row.id, row.revision]));
     return Promise.all(
-      rows.map((row): Inserted | Promise<Inserted> =>
-        written.has(row.input.id) ? { written: true } : notStarted(row.input),
-      ),
+      rows.map((row): Inserted | Promise<Inserted> => {
+        const revision = written.get(row.input.id);
+        return revision === undefined ? notStarted(row.input) : { written: true, revision };
+      }),
     );
   }
 
@@ -103,34 +126,35 @@ export function createRunStarter(deps: {
 
   const insert = groupCommit<Row, Inserted>(insertRows, {
     maxBatch: 500,
-    maxInFlight: 1,
+    maxInFlight: ONE_STATEMENT_AT_A_TIME,
     maxBytes: 4 * 1024 * 1024,
     sizeOf: (row) => row.json.length,
   });
   // A run that could not be queued was never accepted: its row goes (several at once while the Broker is down).
-  const forget = groupCommit<string, boolean>(forgetRows, { maxBatch: 500, maxInFlight: 1 });
+  const forget = groupCommit<string, boolean>(forgetRows, { maxBatch: 500, maxInFlight: ONE_STATEMENT_AT_A_TIME });
 
   return async function start(input: QueuedStart): Promise<StartedRun> {
     // Checked here: one malformed id would fail the statement of every start in its batch.
     if (!UUID.test(input.flowId)) throw new DomainError("not_found", "flow not found");
     if (input.replayOf !== undefined && !UUID.test(input.replayOf)) throw new DomainError("not_found", "run not found");
-    const json = JSON.stringify({
+    const trigger = JSON.stringify(input.trigger ?? null);
+    const json = `${JSON.stringify({
       id: input.id,
       account_id: input.accountId,
       flow_id: input.flowId,
-      trigger: input.trigger ?? null,
       replay_of: input.replayOf ?? null,
       delivery_id: input.deliveryId ?? null,
       waiter: input.waiter ?? null,
-    });
+    }).slice(0, -1)},"trigger":${trigger}}`;
     // The plain search first: the pattern is only worth running on the rare text that holds the escape.
     if (json.includes("\\u0000") && NUL_ESCAPE.test(json))
       throw new DomainError("validation_error", "invalid input: trigger holds a NUL character");
-    const inserted = await insert({ json, input });
+    const row = { json, trigger, input };
+    const inserted = await insert(row);
     if ("failure" in inserted) throw inserted.failure;
     if (!("written" in inserted)) return inserted;
     try {
-      await deps.broker.append(PLATFORM_SCOPE, RUN_STREAM, JSON.stringify({ run: input.id }));
+      await deps.broker.append(PLATFORM_SCOPE, RUN_STREAM, entryOf(row, inserted.revision));
     } catch (error) {
       // The database failing too must not turn this into another error: the caller hears why it was not queued.
       await forget(input.id).catch((cause: unknown) => {

@@ -1,5 +1,6 @@
 import type { Broker, DeliveredEntry } from "../broker/port.ts";
 import { isDomainError } from "../errors.ts";
+import { groupCommit } from "../group-commit.ts";
 import type { Logger } from "../logger.ts";
 import type { ConsumerDefinition, ConsumerHandler } from "./catalog.ts";
 import { deadLetter } from "./dead-letter.ts";
@@ -65,9 +66,19 @@ export class GroupMember {
   /** One per entry a handler is working on. */
   private readonly current = new Set<AbortController>();
   private abandoned = false;
+  /** Acknowledges an entry; those settled together go in one call. */
+  private readonly acknowledge: (id: string) => Promise<void>;
 
   constructor(private readonly options: MemberOptions) {
     this.scope = scopeOf(options.definition);
+    const { broker, definition } = options;
+    this.acknowledge = groupCommit<string, void>(
+      async (ids) => {
+        await broker.ack(this.scope, definition.stream, definition.name, ids);
+        return ids.map(() => undefined);
+      },
+      { maxBatch: 1000, maxInFlight: 2 },
+    );
   }
 
   async run(): Promise<void> {
@@ -290,13 +301,18 @@ export class GroupMember {
     stats.inFlight++;
     let failure: unknown;
     let failed = false;
+    // The entry's logger is made when first used: most entries log nothing.
+    let entryLogger: Logger | undefined;
     try {
       await this.options.handle(payload, {
         entryId: entry.id,
         attempt: entry.deliveries,
         member: name,
         signal: controller.signal,
-        logger: logger.child({ consumer: definition.name, entryId: entry.id, attempt: entry.deliveries }),
+        get logger() {
+          entryLogger ??= logger.child({ consumer: definition.name, entryId: entry.id, attempt: entry.deliveries });
+          return entryLogger;
+        },
       });
     } catch (error) {
       failed = true;
@@ -308,7 +324,7 @@ export class GroupMember {
     if (this.abandoned) return; // released already; another member owns it now
 
     if (!failed) {
-      await broker.ack(this.scope, definition.stream, definition.name, [entry.id]);
+      await this.acknowledge(entry.id);
       this.held.delete(entry.id);
       stats.processed++;
       return;

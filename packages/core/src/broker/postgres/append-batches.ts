@@ -27,6 +27,8 @@ const MAX_BATCH = 1000;
  * anyway, so concurrent appends to the same stream in this process wait for the
  * statement in flight and then go together: one statement, one commit, one NOTIFY.
  * Each caller still gets its own id, in call order, and only once it is committed.
+ * The first statement goes at the end of the current turn of the event loop, so the
+ * appends made together (a batch of runs queued at once) share it too.
  */
 export class AppendBatches {
   private readonly queues = new Map<string, StreamQueue>();
@@ -41,12 +43,15 @@ export class AppendBatches {
       this.queues.set(topic, queue);
     }
     const appended = new Promise<string>((resolve, reject) => queue.waiting.push({ payload, resolve, reject }));
-    if (!queue.flushing) void this.flush(topic, queue);
+    if (!queue.flushing) {
+      queue.flushing = true;
+      const flushing = queue;
+      setImmediate(() => void this.flush(topic, flushing));
+    }
     return appended;
   }
 
   private async flush(topic: string, queue: StreamQueue): Promise<void> {
-    queue.flushing = true;
     while (queue.waiting.length > 0) {
       const batch = queue.waiting.splice(0, MAX_BATCH);
       try {

@@ -1,12 +1,26 @@
 /**
  * Group commit: calls that arrive while earlier ones are being written share the next
- * statement. An idle writer writes at once (after the current tick, so the calls of one
- * tick go together), so batching adds no wait when there is no load.
+ * statement. An idle writer writes at the end of the current turn of the event loop
+ * (`setImmediate`), so the calls of requests that arrived together go together, and
+ * batching adds no timer when there is no load. (On the microtask queue instead, each
+ * request's call went out alone as soon as it was made: with PGlite, whose statements
+ * block the event loop while they run, every batch was one call, 64 runs/s embedded
+ * against 1,430 with this.)
  */
+
+/**
+ * The in-flight limit for database writes on the hot paths: the next statement waits for
+ * the one being written, so batches grow with the load and each commit (and its WAL flush)
+ * serves more rows. Measured with the run engine on PostgreSQL (bench/runs.ts): four
+ * statements in flight cost PostgreSQL about 2.4 times the CPU per run that one does, for
+ * batches a quarter the size; PGlite runs one at a time anyway.
+ */
+export const ONE_STATEMENT_AT_A_TIME = 1;
+
 export interface GroupCommitOptions<I> {
   /** Most items per statement. */
   maxBatch: number;
-  /** Statements in flight at once (1 for PGlite, which runs one at a time anyway). */
+  /** Statements in flight at once (see ONE_STATEMENT_AT_A_TIME). */
   maxInFlight: number;
   /** Most summed `sizeOf` per statement, so a batch of large items stays a sane statement (one item may exceed it). */
   maxBytes?: number;
@@ -66,7 +80,7 @@ export function groupCommit<I, O>(
 
   function schedule(): void {
     scheduled = true;
-    queueMicrotask(pump);
+    setImmediate(pump);
   }
 
   return (item) =>

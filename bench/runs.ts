@@ -1,0 +1,366 @@
+/**
+ * The run engine's throughput, in both modes (issue 8's target, scale-out: ≥ 8,000 one-step
+ * `transform` runs and ≥ 2,000 one-step `js` runs completed per second), next to a trivial
+ * `Bun.serve` driven by the same load generator in the same run.
+ *
+ *   bun bench/runs.ts [--seconds N] [--connections N] [--window N] [--modes embedded,scale-out]
+ *
+ * Each flow phase starts runs with `POST /flows/{id}/runs` on `--connections` connections as
+ * fast as the engine completes them: a connection waits while `--window` accepted runs have
+ * not completed yet, so the queue stays bounded and the accept rate settles at the rate the
+ * workers finish. Completions are read from the account's `runs.succeeded` and `runs.failed`
+ * counters (POST /monitoring/metrics/current, polled every 50 ms; workers write them every
+ * 200 ms). Printed: runs accepted/s over the phase, runs completed/s from the phase's start
+ * until its last run completed, and p50/p99 of the runs' `duration_ms` (acceptance to end,
+ * read back from GET /flows/{id}/runs). Wait mode (`?wait=true`, every request is a whole
+ * run) is measured at 1 and `--connections` connections.
+ *
+ * The platform runs as real processes (bench/lib/platform.ts) with NODE_ENV=production;
+ * scale-out runs when DATABASE_URL and REDIS_URL are set.
+ */
+import { loadavg } from "node:os";
+import {
+  availableModes,
+  type Mode,
+  type RunningPlatform,
+  signUpForBench,
+  startBaseline,
+  startPlatform,
+} from "./lib/platform.ts";
+
+function flag(name: string, fallback: number): number {
+  const at = Bun.argv.indexOf(`--${name}`);
+  const value = at > 0 ? Number(Bun.argv[at + 1]) : fallback;
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive whole number`);
+  return value;
+}
+const SECONDS = flag("seconds", 10);
+const CONNECTIONS = flag("connections", 64);
+const WINDOW = flag("window", 1024);
+const modesAt = Bun.argv.indexOf("--modes");
+const MODES = (modesAt > 0 ? (Bun.argv[modesAt + 1] ?? "").split(",") : availableModes()) as Mode[];
+
+/** Runs of the phase whose `duration_ms` is read back for the percentiles (the newest). */
+const SAMPLE = 20_000;
+
+const TRIGGER = JSON.stringify({ order: "A-1001", qty: 3, customer: { name: "Ada", tier: "gold" } });
+const FLOWS = {
+  transform: {
+    name: "bench transform",
+    steps: [
+      {
+        name: "shape",
+        subject: "transform",
+        payload: { order: "{{trigger.order}}", qty: "{{trigger.qty}}", who: "{{trigger.customer.name}}" },
+      },
+    ],
+  },
+  js: {
+    name: "bench js",
+    steps: [
+      {
+        name: "total",
+        subject: "js",
+        payload: { code: "export default (input) => ({ order: input.trigger.order, total: input.trigger.qty * 9.5 })" },
+      },
+    ],
+  },
+};
+
+interface Drive {
+  /** Requests answered 2xx, per second. */
+  rps: number;
+  /** Request latency percentiles, ms. */
+  p50: number;
+  p99: number;
+  ok: number;
+  failures: number;
+  /** When the first request went out and the last answer came back (performance.now()). */
+  startedAt: number;
+  endedAt: number;
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted.length === 0 ? Number.NaN : (sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? 0);
+
+/**
+ * The load generator: `connections` loops, each sending the request again as soon as the
+ * previous one is answered, for `seconds`; `admit` (if any) is awaited before each request.
+ */
+async function drive(options: {
+  url: string;
+  init: RequestInit;
+  connections: number;
+  seconds: number;
+  admit?: () => Promise<void> | undefined;
+}): Promise<Drive> {
+  const latencies: number[] = [];
+  let failures = 0;
+  const startedAt = performance.now();
+  const end = startedAt + options.seconds * 1000;
+  const loop = async () => {
+    while (performance.now() < end) {
+      const admitted = options.admit?.();
+      if (admitted !== undefined) await admitted;
+      const sent = performance.now();
+      try {
+        const response = await fetch(options.url, options.init);
+        await response.arrayBuffer();
+        if (response.ok) latencies.push(performance.now() - sent);
+        else failures++;
+      } catch {
+        failures++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: options.connections }, loop));
+  const endedAt = performance.now();
+  latencies.sort((a, b) => a - b);
+  return {
+    rps: latencies.length / ((endedAt - startedAt) / 1000),
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    ok: latencies.length,
+    failures,
+    startedAt,
+    endedAt,
+  };
+}
+
+async function call(platform: RunningPlatform, token: string, method: string, path: string, body?: unknown) {
+  const response = await fetch(`${platform.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return JSON.parse(text);
+}
+
+/** Runs of the account that ended, from its counters (other processes' within their flush interval). */
+async function endedRuns(platform: RunningPlatform, token: string): Promise<{ succeeded: number; failed: number }> {
+  const { data } = await call(platform, token, "POST", "/monitoring/metrics/current", {
+    metrics: ["runs.succeeded", "runs.failed"],
+  });
+  const value = (reading: { value?: number }) => reading.value ?? 0;
+  return { succeeded: value(data[0]), failed: value(data[1]) };
+}
+
+/** Follows the account's ended-run count every 50 ms until stopped. */
+function followEnded(platform: RunningPlatform, token: string, from: number) {
+  let ended = 0;
+  let failed = 0;
+  let lastChangeAt = performance.now();
+  let stopped = false;
+  let changed: (() => void)[] = [];
+  const polling = (async () => {
+    const failedFrom = (await endedRuns(platform, token)).failed;
+    while (!stopped) {
+      const now = await endedRuns(platform, token);
+      const total = now.succeeded + now.failed - from - failedFrom;
+      if (total !== ended) {
+        ended = total;
+        failed = now.failed - failedFrom;
+        lastChangeAt = performance.now();
+        for (const wake of changed) wake();
+        changed = [];
+      }
+      await Bun.sleep(50);
+    }
+  })();
+  return {
+    get ended() {
+      return ended;
+    },
+    get failed() {
+      return failed;
+    },
+    get lastChangeAt() {
+      return lastChangeAt;
+    },
+    /** Resolves at the next change of the count. */
+    change: () => new Promise<void>((resolve) => changed.push(resolve)),
+    async stop() {
+      stopped = true;
+      await polling;
+    },
+  };
+}
+
+/** `duration_ms` of the flow's newest `count` succeeded runs, sorted. */
+async function durations(platform: RunningPlatform, token: string, flowId: string, count: number): Promise<number[]> {
+  const values: number[] = [];
+  let cursor: string | null = null;
+  while (values.length < count) {
+    const query: string = `status=succeeded&limit=100${cursor ? `&cursor=${cursor}` : ""}`;
+    const page: { data: { duration_ms: number }[]; next_cursor: string | null } = await call(
+      platform,
+      token,
+      "GET",
+      `/flows/${flowId}/runs?${query}`,
+    );
+    for (const run of page.data) values.push(run.duration_ms);
+    cursor = page.next_cursor;
+    if (!cursor) break;
+  }
+  return values.sort((a, b) => a - b);
+}
+
+interface FlowResult {
+  accepted: number;
+  acceptedPerSecond: number;
+  completedPerSecond: number;
+  failed: number;
+  p50: number;
+  p99: number;
+}
+
+/** Starts runs of a flow as fast as they complete (at most WINDOW outstanding), then waits for the last. */
+async function measureFlow(platform: RunningPlatform, token: string, flowId: string, seconds: number) {
+  const start = await endedRuns(platform, token);
+  const ended = followEnded(platform, token, start.succeeded);
+  let accepted = 0;
+  const url = `${platform.url}/flows/${flowId}/runs`;
+  const init: RequestInit = {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: TRIGGER,
+  };
+  const result = await drive({
+    url,
+    init,
+    connections: CONNECTIONS,
+    seconds,
+    admit: () => {
+      accepted++;
+      if (accepted - ended.ended <= WINDOW) return undefined;
+      return (async () => {
+        while (accepted - ended.ended > WINDOW) await ended.change();
+      })();
+    },
+  });
+  // Every accepted run completes (a stuck one fails the bench rather than its figures).
+  const deadline = performance.now() + 120_000;
+  while (ended.ended < result.ok) {
+    if (performance.now() > deadline) throw new Error(`${result.ok - ended.ended} runs did not complete in 2 minutes`);
+    await Promise.race([ended.change(), Bun.sleep(500)]);
+  }
+  await ended.stop();
+  const sorted = await durations(platform, token, flowId, Math.min(SAMPLE, result.ok));
+  return {
+    accepted: result.ok,
+    acceptedPerSecond: result.rps,
+    completedPerSecond: ended.ended / ((ended.lastChangeAt - result.startedAt) / 1000),
+    failed: ended.failed + result.failures,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+  } satisfies FlowResult;
+}
+
+async function measureWait(platform: RunningPlatform, token: string, flowId: string, connections: number) {
+  return drive({
+    url: `${platform.url}/flows/${flowId}/runs?wait=true`,
+    init: {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: TRIGGER,
+    },
+    connections,
+    seconds: SECONDS,
+  });
+}
+
+const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : "-");
+
+async function measureMode(mode: Mode, baselineUrl: string): Promise<void> {
+  const platform = await startPlatform(mode);
+  try {
+    const { token } = await signUpForBench(platform.url);
+    const flows: Record<string, string> = {};
+    for (const [kind, definition] of Object.entries(FLOWS)) {
+      flows[kind] = (await call(platform, token, "POST", "/flows", definition)).data.id;
+    }
+    // Warm up: revisions cached, connections open, the js sandbox's threads started.
+    for (const id of Object.values(flows)) await measureFlow(platform, token, id, 2);
+
+    const rows: [string, FlowResult][] = [];
+    for (const [kind, id] of Object.entries(flows)) {
+      rows.push([`one-step ${kind}`, await measureFlow(platform, token, id, SECONDS)]);
+    }
+    const waits: [string, Drive][] = [];
+    for (const connections of [1, CONNECTIONS]) {
+      waits.push([
+        `wait mode, transform, ${connections} conn.`,
+        await measureWait(platform, token, flows.transform as string, connections),
+      ]);
+    }
+    const init = { method: "POST", headers: { "content-type": "application/json" }, body: TRIGGER };
+    const baseline = await drive({ url: baselineUrl, init, connections: CONNECTIONS, seconds: SECONDS });
+    const baselineOne = await drive({ url: baselineUrl, init, connections: 1, seconds: SECONDS });
+
+    console.log(
+      `\n${mode} mode: ${CONNECTIONS} connections, ${SECONDS} s per phase, at most ${WINDOW} runs outstanding; load average ${loadavg()
+        .map((n) => n.toFixed(1))
+        .join(" ")}`,
+    );
+    console.log(
+      "what".padEnd(34),
+      "accepted/s".padStart(11),
+      "completed/s".padStart(12),
+      "p50 ms".padStart(8),
+      "p99 ms".padStart(8),
+      "runs".padStart(8),
+      "failed".padStart(7),
+    );
+    console.log(
+      `baseline: Bun.serve, ${CONNECTIONS} conn.`.padEnd(34),
+      fixed(baseline.rps).padStart(11),
+      "".padStart(12),
+      fixed(baseline.p50, 1).padStart(8),
+      fixed(baseline.p99, 1).padStart(8),
+      String(baseline.ok).padStart(8),
+      String(baseline.failures).padStart(7),
+    );
+    for (const [name, r] of rows) {
+      console.log(
+        name.padEnd(34),
+        fixed(r.acceptedPerSecond).padStart(11),
+        fixed(r.completedPerSecond).padStart(12),
+        fixed(r.p50, 1).padStart(8),
+        fixed(r.p99, 1).padStart(8),
+        String(r.accepted).padStart(8),
+        String(r.failed).padStart(7),
+      );
+    }
+    console.log(
+      `baseline: Bun.serve, 1 conn.`.padEnd(34),
+      fixed(baselineOne.rps).padStart(11),
+      "".padStart(12),
+      fixed(baselineOne.p50, 2).padStart(8),
+      fixed(baselineOne.p99, 2).padStart(8),
+      String(baselineOne.ok).padStart(8),
+      String(baselineOne.failures).padStart(7),
+    );
+    for (const [name, r] of waits) {
+      console.log(
+        name.padEnd(34),
+        "".padStart(11),
+        fixed(r.rps).padStart(12),
+        fixed(r.p50, 1).padStart(8),
+        fixed(r.p99, 1).padStart(8),
+        String(r.ok).padStart(8),
+        String(r.failures).padStart(7),
+      );
+    }
+  } finally {
+    await platform.stop();
+  }
+}
+
+const baseline = await startBaseline();
+try {
+  for (const mode of MODES) await measureMode(mode, baseline.url);
+} finally {
+  await baseline.stop();
+}
