@@ -16,13 +16,8 @@ import { createBroker } from "../packages/core/src/broker/index.ts";
 import type { Broker } from "../packages/core/src/broker/port.ts";
 import { type DatabaseHandle, migrateToLatest, openDatabase } from "../packages/db/src/index.ts";
 import { createScratchPostgres, testEnv } from "../packages/db/src/testing.ts";
+import { flag } from "./lib/args.ts";
 
-function flag(name: string, fallback: number): number {
-  const at = Bun.argv.indexOf(`--${name}`);
-  const value = at > 0 ? Number(Bun.argv[at + 1]) : fallback;
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive whole number`);
-  return value;
-}
 const REDIS_MESSAGES = flag("messages", 200_000);
 const ROUNDS = flag("rounds", 3);
 const POSTGRES_MESSAGES = Math.min(REDIS_MESSAGES, 20_000);

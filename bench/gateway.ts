@@ -10,33 +10,25 @@
  * `start:api` + `start:worker` on DATABASE_URL and REDIS_URL), in processes of its own,
  * with NODE_ENV=production. Scale-out runs when both variables are set.
  */
-import { type LoadResult, load, report } from "./lib/load.ts";
-import { availableModes, type RunningPlatform, signUpForBench, startBaseline, startPlatform } from "./lib/platform.ts";
 
-function flag(name: string, fallback: number): number {
-  const at = Bun.argv.indexOf(`--${name}`);
-  const value = at > 0 ? Number(Bun.argv[at + 1]) : fallback;
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive whole number`);
-  return value;
-}
+import { flag } from "./lib/args.ts";
+import { type LoadResult, load, report } from "./lib/load.ts";
+import {
+  availableModes,
+  callApi,
+  type RunningPlatform,
+  signUpForBench,
+  startBaseline,
+  startPlatform,
+} from "./lib/platform.ts";
+
 const SECONDS = flag("seconds", 10);
 const CONNECTIONS = flag("connections", 64);
-
-async function call(platform: RunningPlatform, token: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${platform.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return JSON.parse(text);
-}
 
 async function measureMode(platform: RunningPlatform): Promise<[string, LoadResult][]> {
   const { token } = await signUpForBench(platform.url);
   const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
-  const flow = await call(platform, token, "POST", "/flows", {
+  const flow = await callApi(platform, token, "POST", "/flows", {
     name: "gateway bench",
     steps: [
       {
@@ -47,13 +39,13 @@ async function measureMode(platform: RunningPlatform): Promise<[string, LoadResu
     ],
   });
   // The largest limit a gateway takes, so that the limiter is on the path but never refuses.
-  await call(platform, token, "POST", "/gateway", {
+  await callApi(platform, token, "POST", "/gateway", {
     name: "bench",
     subject: "bench",
     limit: { request: 10_000, time: 1 },
   });
   for (const method of ["GET", "POST"]) {
-    await call(platform, token, "POST", "/gateway/bench/mapping", {
+    await callApi(platform, token, "POST", "/gateway/bench/mapping", {
       method,
       path: "/orders/:id",
       flow_id: flow.data.id,

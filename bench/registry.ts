@@ -12,15 +12,10 @@
  * Scale-out runs when DATABASE_URL and REDIS_URL are set.
  */
 import { loadRegistrySnapshot, multiplySnapshot, startStandInRegistry } from "../apps/api/test/registry-upstream.ts";
+import { flag } from "./lib/args.ts";
 import { type LoadResult, load, report } from "./lib/load.ts";
 import { availableModes, type RunningPlatform, signUpForBench, startBaseline, startPlatform } from "./lib/platform.ts";
 
-function flag(name: string, fallback: number): number {
-  const at = Bun.argv.indexOf(`--${name}`);
-  const value = at > 0 ? Number(Bun.argv[at + 1]) : fallback;
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive whole number`);
-  return value;
-}
 const SECONDS = flag("seconds", 10);
 const CONNECTIONS = flag("connections", 16);
 const ENTRIES = flag("entries", 10_000);

@@ -19,8 +19,10 @@
  * scale-out runs when DATABASE_URL and REDIS_URL are set.
  */
 import { loadavg } from "node:os";
+import { flag } from "./lib/args.ts";
 import {
   availableModes,
+  callApi,
   type Mode,
   type RunningPlatform,
   signUpForBench,
@@ -28,12 +30,6 @@ import {
   startPlatform,
 } from "./lib/platform.ts";
 
-function flag(name: string, fallback: number): number {
-  const at = Bun.argv.indexOf(`--${name}`);
-  const value = at > 0 ? Number(Bun.argv[at + 1]) : fallback;
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive whole number`);
-  return value;
-}
 const SECONDS = flag("seconds", 10);
 const CONNECTIONS = flag("connections", 64);
 const WINDOW = flag("window", 1024);
@@ -127,20 +123,9 @@ async function drive(options: {
   };
 }
 
-async function call(platform: RunningPlatform, token: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${platform.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return JSON.parse(text);
-}
-
 /** Runs of the account that ended, from its counters (other processes' within their flush interval). */
 async function endedRuns(platform: RunningPlatform, token: string): Promise<{ succeeded: number; failed: number }> {
-  const { data } = await call(platform, token, "POST", "/monitoring/metrics/current", {
+  const { data } = await callApi(platform, token, "POST", "/monitoring/metrics/current", {
     metrics: ["runs.succeeded", "runs.failed"],
   });
   const value = (reading: { value?: number }) => reading.value ?? 0;
@@ -194,7 +179,7 @@ async function durations(platform: RunningPlatform, token: string, flowId: strin
   let cursor: string | null = null;
   while (values.length < count) {
     const query: string = `status=succeeded&limit=100${cursor ? `&cursor=${cursor}` : ""}`;
-    const page: { data: { duration_ms: number }[]; next_cursor: string | null } = await call(
+    const page: { data: { duration_ms: number }[]; next_cursor: string | null } = await callApi(
       platform,
       token,
       "GET",
@@ -279,7 +264,7 @@ async function measureMode(mode: Mode, baselineUrl: string): Promise<void> {
     const { token } = await signUpForBench(platform.url);
     const flows: Record<string, string> = {};
     for (const [kind, definition] of Object.entries(FLOWS)) {
-      flows[kind] = (await call(platform, token, "POST", "/flows", definition)).data.id;
+      flows[kind] = (await callApi(platform, token, "POST", "/flows", definition)).data.id;
     }
     // Warm up: revisions cached, connections open, the js sandbox's threads started.
     for (const id of Object.values(flows)) await measureFlow(platform, token, id, 2);

@@ -13,13 +13,8 @@
  */
 import { loadavg } from "node:os";
 import { createSandbox, type Sandbox } from "../packages/core/src/engine/sandbox/index.ts";
+import { flag } from "./lib/args.ts";
 
-function flag(name: string, fallback: number): number {
-  const at = Bun.argv.indexOf(`--${name}`);
-  const value = at > 0 ? Number(Bun.argv[at + 1]) : fallback;
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive whole number`);
-  return value;
-}
 const EVALUATIONS = flag("evaluations", 20_000);
 const ROUNDS = flag("rounds", 3);
 /** Evaluations awaited at once, as the engine's consumer would have. */

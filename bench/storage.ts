@@ -9,34 +9,28 @@
  * `start:api` + `start:worker` on DATABASE_URL and REDIS_URL), in processes of its own,
  * with NODE_ENV=production. Scale-out runs when both variables are set.
  */
-import { type LoadResult, load, report } from "./lib/load.ts";
-import { availableModes, type RunningPlatform, signUpForBench, startBaseline, startPlatform } from "./lib/platform.ts";
 
-function flag(name: string, fallback: number): number {
-  const at = Bun.argv.indexOf(`--${name}`);
-  const value = at > 0 ? Number(Bun.argv[at + 1]) : fallback;
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive whole number`);
-  return value;
-}
+import { flag } from "./lib/args.ts";
+import { type LoadResult, load, report } from "./lib/load.ts";
+import {
+  availableModes,
+  callApi,
+  type RunningPlatform,
+  signUpForBench,
+  startBaseline,
+  startPlatform,
+} from "./lib/platform.ts";
+
 const SECONDS = flag("seconds", 10);
 const CONNECTIONS = flag("connections", 32);
-
-async function call(platform: RunningPlatform, token: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${platform.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-}
 
 async function measureMode(platform: RunningPlatform): Promise<[string, LoadResult][]> {
   const { token } = await signUpForBench(platform.url);
   const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
-  await call(platform, token, "PUT", "/storage/kv/bench", { description: "benchmark bucket" });
-  await call(platform, token, "PUT", "/storage/kv/bench/keys/hot", { value: { n: 1, tags: ["a", "b"] } });
-  await call(platform, token, "PUT", "/storage/streams/bench", { description: "benchmark stream" });
-  await call(platform, token, "PUT", "/secrets/bench-secret", { value: "s3cr3t-value-for-the-benchmark" });
+  await callApi(platform, token, "PUT", "/storage/kv/bench", { description: "benchmark bucket" });
+  await callApi(platform, token, "PUT", "/storage/kv/bench/keys/hot", { value: { n: 1, tags: ["a", "b"] } });
+  await callApi(platform, token, "PUT", "/storage/streams/bench", { description: "benchmark stream" });
+  await callApi(platform, token, "PUT", "/secrets/bench-secret", { value: "s3cr3t-value-for-the-benchmark" });
   const run = (path: string, options: Partial<Parameters<typeof load>[0]> = {}) =>
     load({
       url: `${platform.url}${path}`,

@@ -21,16 +21,18 @@
  * with NODE_ENV=production. Scale-out runs when both variables are set.
  */
 import Stripe from "stripe";
+import { flag } from "./lib/args.ts";
 import { cpuNow, cpuSpent } from "./lib/cpu.ts";
 import { type LoadResult, load, report } from "./lib/load.ts";
-import { availableModes, type RunningPlatform, signUpForBench, startBaseline, startPlatform } from "./lib/platform.ts";
+import {
+  availableModes,
+  callApi,
+  type RunningPlatform,
+  signUpForBench,
+  startBaseline,
+  startPlatform,
+} from "./lib/platform.ts";
 
-function flag(name: string, fallback: number): number {
-  const at = Bun.argv.indexOf(`--${name}`);
-  const value = at > 0 ? Number(Bun.argv[at + 1]) : fallback;
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive whole number`);
-  return value;
-}
 const SECONDS = flag("seconds", 10);
 const CONNECTIONS = flag("connections", 64);
 /** How long the runs may take to end after the load before the rest count as lost. */
@@ -56,29 +58,13 @@ interface Platform {
   token: string;
 }
 
-async function call(
-  { platform, token }: Platform,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<Record<string, unknown>> {
-  const response = await fetch(`${platform.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return JSON.parse(text);
-}
-
 interface Flow {
   id: string;
   webhookUrl: string;
 }
 
 async function createFlow(target: Platform, name: string, trigger: Record<string, unknown>): Promise<Flow> {
-  const { data } = (await call(target, "POST", "/flows", {
+  const { data } = (await callApi(target.platform, target.token, "POST", "/flows", {
     name,
     trigger: { type: "webhook", response_mode: "acknowledge", ...trigger },
     steps: [{ name: "pick", subject: "transform", payload: { event: "{{trigger.id}}", type: "{{trigger.type}}" } }],
@@ -100,7 +86,7 @@ async function runsOf(target: Platform, flow: Flow, status?: string, limit = 100
   do {
     const query = new URLSearchParams({ limit: String(limit), ...(status ? { status } : {}) });
     if (cursor) query.set("cursor", cursor);
-    const page = (await call(target, "GET", `/flows/${flow.id}/runs?${query}`)) as {
+    const page = (await callApi(target.platform, target.token, "GET", `/flows/${flow.id}/runs?${query}`)) as {
       data: RunSummary[];
       next_cursor: string | null;
     };

@@ -158,3 +158,15 @@ export async function signUpForBench(url: string): Promise<{ token: string; acco
   const { data } = (await response.json()) as { data: { auth_token: string; account: { id: string } } };
   return { token: data.auth_token, accountId: data.account.id, email };
 }
+
+/** A JSON call to the platform's API with the benchmark account's token; anything but a 2xx throws, with the answer. */
+export async function callApi(platform: RunningPlatform, token: string, method: string, path: string, body?: unknown) {
+  const response = await fetch(`${platform.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
