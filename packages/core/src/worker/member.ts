@@ -47,6 +47,22 @@ export function backoffMs(retry: ConsumerDefinition["retry"], attempt: number): 
   return Math.min(retry.maxBackoffMs ?? 60_000, retry.backoffMs * 2 ** Math.max(0, attempt - 1));
 }
 
+/** How far a member is in reading its stream. */
+interface ReadState {
+  /** Whether its consumer group is known to exist. */
+  groupReady: boolean;
+  /** When to look for entries other members left idle again. */
+  nextClaimAt: number;
+  /** Failed reads in a row, for the back-off. */
+  failures: number;
+}
+
+const newReadState = (): ReadState => ({ groupReady: false, nextClaimAt: 0, failures: 0 });
+
+/** How often a member looks for idle entries when it found fewer than it could take. */
+const claimEveryMs = (definition: ConsumerDefinition) =>
+  Math.min(1000, Math.max(50, Math.floor(definition.visibilityTimeoutMs / 4)));
+
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -83,46 +99,54 @@ export class GroupMember {
 
   async run(): Promise<void> {
     if (this.options.definition.parallel) return this.runParallel();
-    const { broker, definition, stopping, name } = this.options;
-    const batchSize = definition.batchSize ?? 1;
-    const claimEveryMs = Math.min(1000, Math.max(50, Math.floor(definition.visibilityTimeoutMs / 4)));
-    let groupReady = false;
-    let nextClaimAt = 0;
-    let failures = 0;
-    while (!stopping.aborted) {
+    const batchSize = this.options.definition.batchSize ?? 1;
+    const reading = newReadState();
+    while (!this.options.stopping.aborted) {
       try {
-        if (!groupReady) {
-          await broker.ensureGroup(this.scope, definition.stream, definition.name);
-          groupReady = true;
-        }
-        let batch: DeliveredEntry[] = [];
-        if (Date.now() >= nextClaimAt) {
-          batch = await broker.claimIdle(
-            this.scope,
-            definition.stream,
-            definition.name,
-            name,
-            definition.visibilityTimeoutMs,
-            batchSize,
-          );
-          if (batch.length < batchSize) nextClaimAt = Date.now() + claimEveryMs;
-        }
-        if (batch.length === 0) {
-          batch = await broker.readGroup(this.scope, definition.stream, definition.name, name, {
-            count: batchSize,
-            blockMs: this.options.pollMs,
-          });
-        }
-        failures = 0;
-        await this.handleBatch(batch);
+        await this.handleBatch(await this.nextBatch(batchSize, reading));
       } catch (error) {
-        if (isDomainError(error) && error.code === "not_found") groupReady = false;
-        this.options.stats.brokerErrors++;
-        failures++;
-        this.options.logger.warn({ err: describe(error), member: name }, "consumer loop failed; backing off");
-        await sleep(Math.min(5000, 100 * 2 ** Math.min(failures, 6)), stopping);
+        await this.backOff(error, reading);
       }
     }
+  }
+
+  /**
+   * Up to `count` entries: those other members left idle first (looked for at most every
+   * quarter of the visibility timeout, or at once while there are more), else new ones.
+   */
+  private async nextBatch(count: number, reading: ReadState): Promise<DeliveredEntry[]> {
+    const { broker, definition, name, pollMs } = this.options;
+    if (!reading.groupReady) {
+      await broker.ensureGroup(this.scope, definition.stream, definition.name);
+      reading.groupReady = true;
+    }
+    let batch: DeliveredEntry[] = [];
+    if (Date.now() >= reading.nextClaimAt) {
+      batch = await broker.claimIdle(
+        this.scope,
+        definition.stream,
+        definition.name,
+        name,
+        definition.visibilityTimeoutMs,
+        count,
+      );
+      if (batch.length < count) reading.nextClaimAt = Date.now() + claimEveryMs(definition);
+    }
+    if (batch.length === 0) {
+      batch = await broker.readGroup(this.scope, definition.stream, definition.name, name, { count, blockMs: pollMs });
+    }
+    reading.failures = 0;
+    return batch;
+  }
+
+  /** After a failed read or batch: the group is made again if it was lost, and the member waits, longer each time. */
+  private async backOff(error: unknown, reading: ReadState): Promise<void> {
+    const { stats, logger, name, stopping } = this.options;
+    if (isDomainError(error) && error.code === "not_found") reading.groupReady = false;
+    stats.brokerErrors++;
+    reading.failures++;
+    logger.warn({ err: describe(error), member: name }, "consumer loop failed; backing off");
+    await sleep(Math.min(5000, 100 * 2 ** Math.min(reading.failures, 6)), stopping);
   }
 
   /** Entries handled right now by a parallel member, settled or not. */
@@ -137,7 +161,6 @@ export class GroupMember {
   private async runParallel(): Promise<void> {
     const { broker, definition, stopping, name, stats, logger } = this.options;
     const capacity = definition.batchSize ?? 1;
-    const claimEveryMs = Math.min(1000, Math.max(50, Math.floor(definition.visibilityTimeoutMs / 4)));
     const heartbeat = setInterval(
       () => {
         const ids = [...this.held.keys()];
@@ -161,9 +184,7 @@ export class GroupMember {
         });
       this.inFlight.add(handled);
     };
-    let groupReady = false;
-    let nextClaimAt = 0;
-    let failures = 0;
+    const reading = newReadState();
     try {
       while (!stopping.aborted) {
         const room = capacity - this.inFlight.size;
@@ -174,36 +195,9 @@ export class GroupMember {
           continue;
         }
         try {
-          if (!groupReady) {
-            await broker.ensureGroup(this.scope, definition.stream, definition.name);
-            groupReady = true;
-          }
-          let batch: DeliveredEntry[] = [];
-          if (Date.now() >= nextClaimAt) {
-            batch = await broker.claimIdle(
-              this.scope,
-              definition.stream,
-              definition.name,
-              name,
-              definition.visibilityTimeoutMs,
-              room,
-            );
-            if (batch.length < room) nextClaimAt = Date.now() + claimEveryMs;
-          }
-          if (batch.length === 0) {
-            batch = await broker.readGroup(this.scope, definition.stream, definition.name, name, {
-              count: room,
-              blockMs: this.options.pollMs,
-            });
-          }
-          failures = 0;
-          for (const entry of batch) start(entry);
+          for (const entry of await this.nextBatch(room, reading)) start(entry);
         } catch (error) {
-          if (isDomainError(error) && error.code === "not_found") groupReady = false;
-          stats.brokerErrors++;
-          failures++;
-          logger.warn({ err: describe(error), member: name }, "consumer loop failed; backing off");
-          await sleep(Math.min(5000, 100 * 2 ** Math.min(failures, 6)), stopping);
+          await this.backOff(error, reading);
         }
       }
       // Stopping: the entries at hand finish (or are abandoned when the grace is over).
