@@ -12,15 +12,9 @@
  */
 
 import { flag } from "./lib/args.ts";
-import { type LoadResult, load, report } from "./lib/load.ts";
-import {
-  availableModes,
-  callApi,
-  type RunningPlatform,
-  signUpForBench,
-  startBaseline,
-  startPlatform,
-} from "./lib/platform.ts";
+import { reportEveryMode } from "./lib/every-mode.ts";
+import { type LoadResult, load } from "./lib/load.ts";
+import { callApi, type RunningPlatform, signUpForBench } from "./lib/platform.ts";
 
 const SECONDS = flag("seconds", 10);
 const CONNECTIONS = flag("connections", 64);
@@ -87,18 +81,4 @@ async function measureMode(platform: RunningPlatform): Promise<[string, LoadResu
   return rows;
 }
 
-const baseline = await startBaseline();
-try {
-  for (const mode of availableModes()) {
-    const platform = await startPlatform(mode);
-    try {
-      const rows = await measureMode(platform);
-      const trivial = await load({ url: baseline.url, connections: CONNECTIONS, durationSeconds: SECONDS });
-      report(`${mode} mode, ${CONNECTIONS} connections, ${SECONDS} s each`, trivial, rows);
-    } finally {
-      await platform.stop();
-    }
-  }
-} finally {
-  await baseline.stop();
-}
+await reportEveryMode({ connections: CONNECTIONS, seconds: SECONDS }, measureMode);
