@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
+import type { DatabaseHandle } from "@platform/db";
 import { freeLoopbackPort } from "@platform/db/testing";
 import type { Server, Subprocess } from "bun";
 import { PASSWORD, uniqueEmail } from "./accounts-helpers.ts";
@@ -123,6 +124,29 @@ export class PlatformProcesses {
     this.children.push(child);
     return child;
   }
+}
+
+/**
+ * Waits until the flow has `count` runs and every one has ended; answers them with their
+ * steps and trigger data.
+ */
+export function endedRuns(platform: PlatformProcesses, database: DatabaseHandle, flowId: string, count: number) {
+  return platform.until(`${count} runs to end`, async () => {
+    const rows = await database.db
+      .selectFrom("runs")
+      .select(["id", "status", "steps", "trigger", "error"])
+      .where("flow_id", "=", flowId)
+      .execute();
+    return rows.length === count && rows.every((row) => row.status === "succeeded" || row.status === "failed")
+      ? rows
+      : undefined;
+  });
+}
+
+/** How many attempts of the run's step `step` a worker's death interrupted (on record as `interrupted`). */
+export function interruptedAttempts(run: { steps: unknown }, step: string): number {
+  const attempts = (run.steps as Record<string, { attempts: { error?: string }[] }>)[step]?.attempts ?? [];
+  return attempts.filter((attempt) => attempt.error?.startsWith("interrupted")).length;
 }
 
 /** One webhook delivery's answer. */

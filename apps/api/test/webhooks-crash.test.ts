@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type DatabaseHandle, openDatabase } from "@platform/db";
 import { createScratchPostgres, testEnv } from "@platform/db/testing";
-import { CountingUpstream, type Delivered, deliverAll, PlatformProcesses } from "./process-helpers.ts";
+import {
+  CountingUpstream,
+  type Delivered,
+  deliverAll,
+  endedRuns,
+  interruptedAttempts,
+  PlatformProcesses,
+} from "./process-helpers.ts";
 
 /**
  * Issue 9's crash test, on real processes in scale-out mode (PostgreSQL and Redis): 1,000
@@ -68,24 +75,11 @@ describe.skipIf(skip)(
       const acknowledged = answers.map((answer) => answer.body.run_id as string);
       expect(new Set(acknowledged).size).toBe(WEBHOOKS);
 
-      const runs = await platform.until("every run to end", async () => {
-        const rows = await database.db
-          .selectFrom("runs")
-          .select(["id", "status", "steps", "trigger", "error"])
-          .where("flow_id", "=", flowId)
-          .execute();
-        return rows.length === WEBHOOKS && rows.every((row) => row.status === "succeeded" || row.status === "failed")
-          ? rows
-          : undefined;
-      });
+      const runs = await endedRuns(platform, database, flowId, WEBHOOKS);
       expect(runs.map((run) => run.id).sort()).toEqual([...acknowledged].sort());
       expect(runs.filter((run) => run.status !== "succeeded").map((run) => run.error)).toEqual([]);
 
-      type Attempt = { error?: string };
-      const interrupted = (run: (typeof runs)[number]) =>
-        ((run.steps as Record<string, { attempts: Attempt[] }>).notify?.attempts ?? []).filter((attempt) =>
-          attempt.error?.startsWith("interrupted"),
-        ).length;
+      const interrupted = (run: (typeof runs)[number]) => interruptedAttempts(run, "notify");
       // The runs A held were taken over and their step done again, on record.
       const resumed = runs.filter((run) => interrupted(run) > 0);
       expect(resumed.length).toBeGreaterThan(0);

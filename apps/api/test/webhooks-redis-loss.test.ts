@@ -6,6 +6,8 @@ import {
   type Delivered,
   deliver,
   deliverAll,
+  endedRuns,
+  interruptedAttempts,
   PlatformProcesses,
   PrivateRedis,
 } from "./process-helpers.ts";
@@ -133,26 +135,12 @@ describe.skipIf(skip)(
 
       const acknowledged = [...before, ...acknowledgedAfter].map((answer) => answer.body.run_id as string);
       expect(new Set(acknowledged).size).toBe(FIRST + AFTER);
-      const runs = await platform.until("every acknowledged run to end", async () => {
-        const rows = await database.db
-          .selectFrom("runs")
-          .select(["id", "status", "steps", "trigger", "error"])
-          .where("flow_id", "=", flowId)
-          .execute();
-        return rows.length === acknowledged.length &&
-          rows.every((row) => row.status === "succeeded" || row.status === "failed")
-          ? rows
-          : undefined;
-      });
+      const runs = await endedRuns(platform, database, flowId, acknowledged.length);
       // Only acknowledged webhooks left a run; the refused ones left nothing.
       expect(runs.map((run) => run.id).sort()).toEqual([...acknowledged].sort());
       expect(runs.filter((run) => run.status !== "succeeded").map((run) => run.error)).toEqual([]);
 
-      type Attempt = { error?: string };
-      const interrupted = (run: (typeof runs)[number]) =>
-        ((run.steps as Record<string, { attempts: Attempt[] }>).notify?.attempts ?? []).filter((attempt) =>
-          attempt.error?.startsWith("interrupted"),
-        ).length;
+      const interrupted = (run: (typeof runs)[number]) => interruptedAttempts(run, "notify");
       const ofA = new Set([...heldWhenLost.keys()].filter((id) => !ofB.includes(id)));
       for (const run of runs) {
         const n = (run.trigger as { n: number }).n;
