@@ -7,6 +7,7 @@ import type { StepRecords } from "./records.ts";
 import type { LoadedStep } from "./revisions.ts";
 import { failStep, type StepFunction, type StepFunctions, unavailableStep } from "./step-functions.ts";
 import { createRunStore, type RunStore } from "./store.ts";
+import { insertAccountWithFlow } from "./test-fixtures.ts";
 
 /**
  * The executor on a real database, with step functions written for the test (a flaky one,
@@ -22,25 +23,7 @@ describe("the run executor", () => {
   beforeAll(async () => {
     database = await openTestDatabase("pglite");
     store = createRunStore(database, 30_000);
-    const { db } = database;
-    await db
-      .insertInto("accounts")
-      .values({ id: accountId, name: "a", display_name: "a", root_email: "a@x.io" })
-      .execute();
-    await db
-      .insertInto("flows")
-      .values({
-        id: flowId,
-        account_id: accountId,
-        name: "f",
-        description: "",
-        active: true,
-        trigger: "{}",
-        signing_secret: null,
-        webhook_id: crypto.randomUUID(),
-        revision: 1,
-      })
-      .execute();
+    await insertAccountWithFlow(database.db, accountId, flowId);
   }, 60_000);
   afterAll(() => database?.close());
 

@@ -11,6 +11,7 @@ import { RUN_STREAM } from "./consumer.ts";
 import { createRunLeases } from "./leases.ts";
 import { runRecoveryJob } from "./recovery.ts";
 import { createRunStore } from "./store.ts";
+import { insertAccountWithFlow } from "./test-fixtures.ts";
 
 /**
  * Run leases and the recovery after Redis lost its data, on PostgreSQL and Redis, with run
@@ -31,24 +32,7 @@ describe.skipIf(skip)(
     beforeAll(async () => {
       database = await openTestDatabase("postgres");
       broker = await createBroker({ redisUrl: testEnv.REDIS_URL, database, namespace: randomScope("recovery") });
-      await database.db
-        .insertInto("accounts")
-        .values({ id: accountId, name: "a", display_name: "a", root_email: "a@x.io" })
-        .execute();
-      await database.db
-        .insertInto("flows")
-        .values({
-          id: flowId,
-          account_id: accountId,
-          name: "f",
-          description: "",
-          active: true,
-          trigger: "{}",
-          signing_secret: null,
-          webhook_id: crypto.randomUUID(),
-          revision: 1,
-        })
-        .execute();
+      await insertAccountWithFlow(database.db, accountId, flowId);
     }, 60_000);
     afterAll(async () => {
       await broker?.deleteStream(PLATFORM_SCOPE, RUN_STREAM);

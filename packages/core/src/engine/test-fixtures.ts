@@ -1,0 +1,24 @@
+import type { Database } from "@platform/db";
+import type { Kysely } from "kysely";
+
+/** An account and one active flow of it at revision 1: what a run row needs to exist, for engine tests. */
+export async function insertAccountWithFlow(db: Kysely<Database>, accountId: string, flowId: string): Promise<void> {
+  await db
+    .insertInto("accounts")
+    .values({ id: accountId, name: "a", display_name: "a", root_email: "a@x.io" })
+    .execute();
+  await db
+    .insertInto("flows")
+    .values({
+      id: flowId,
+      account_id: accountId,
+      name: "f",
+      description: "",
+      active: true,
+      trigger: "{}",
+      signing_secret: null,
+      webhook_id: crypto.randomUUID(),
+      revision: 1,
+    })
+    .execute();
+}
