@@ -1,7 +1,8 @@
 /**
  * The run engine's throughput, in both modes (issue 8's target, scale-out: ≥ 8,000 one-step
  * `transform` runs and ≥ 2,000 one-step `js` runs completed per second), next to a trivial
- * `Bun.serve` driven by the same load generator in the same run.
+ * `Bun.serve` driven by the same load generator in the same run. A three-step `transform` flow,
+ * each step reading the one before, shows what every further step of a run costs.
  *
  *   bun bench/runs.ts [--seconds N] [--connections N] [--window N] [--modes embedded,scale-out]
  *
@@ -49,6 +50,14 @@ const FLOWS = {
         subject: "transform",
         payload: { order: "{{trigger.order}}", qty: "{{trigger.qty}}", who: "{{trigger.customer.name}}" },
       },
+    ],
+  },
+  "three-step transform": {
+    name: "bench three steps",
+    steps: [
+      { name: "order", subject: "transform", payload: { order: "{{trigger}}", step: 1 } },
+      { name: "priced", subject: "transform", payload: { before: "{{steps.order}}", total: "{{trigger.qty}}", step: 2 } },
+      { name: "shipped", subject: "transform", payload: { before: "{{steps.priced}}", step: 3 } },
     ],
   },
   js: {
@@ -271,7 +280,7 @@ async function measureMode(mode: Mode, baselineUrl: string): Promise<void> {
 
     const rows: [string, FlowResult][] = [];
     for (const [kind, id] of Object.entries(flows)) {
-      rows.push([`one-step ${kind}`, await measureFlow(platform, token, id, SECONDS)]);
+      rows.push([kind.includes("step") ? kind : `one-step ${kind}`, await measureFlow(platform, token, id, SECONDS)]);
     }
     const waits: [string, Drive][] = [];
     for (const connections of [1, CONNECTIONS]) {
