@@ -1,8 +1,14 @@
-import { type AppRouter, createContext, handleGatewayRequest, type Services, startRunByHand } from "@platform/core";
+import {
+  type AppRouter,
+  createContext,
+  handleGatewayRequest,
+  receiveWebhook,
+  type Services,
+  startRunByHand,
+} from "@platform/core";
 import { Elysia } from "elysia";
 import type { OpenAPIObject } from "trpc-to-openapi";
 import { docsAsset, docsPage } from "./docs.ts";
-import { webhookIngress } from "./ingress.ts";
 import type { HttpMetrics } from "./metrics.ts";
 import { readiness } from "./readiness.ts";
 import { attachRequestMeta, requestMeta } from "./request-meta.ts";
@@ -55,9 +61,12 @@ export function createApp({ services, router, openapi, metrics }: AppDependencie
     .get("/openapi.json", () => new Response(openapiJson, { headers: { "content-type": "application/json" } }))
     .get("/docs", () => new Response(docsPage, { headers: { "content-type": "text/html; charset=utf-8" } }))
     .get("/docs/:asset", ({ params }) => docsAsset(params.asset))
-    .all("/webhooks/:webhookId", ({ request, params }) => webhookIngress(services, request, params.webhookId), {
-      parse: "none",
-    })
+    .all(
+      "/webhooks/:webhookId",
+      ({ request, params }) =>
+        receiveWebhook(services, { request, webhookId: params.webhookId, requestId: requestMeta(request).id }),
+      { parse: "none" },
+    )
     // The body is the trigger data and wait mode answers with the flow's own status and headers.
     .post(
       "/flows/:id/runs",

@@ -1,4 +1,4 @@
-import { type Logger, readAtMost } from "@platform/core";
+import { answerError, DomainError, type Logger, readAtMost } from "@platform/core";
 import type { HttpMetrics } from "./metrics.ts";
 import { attachRequestMeta } from "./request-meta.ts";
 
@@ -12,10 +12,6 @@ export interface EdgeOptions {
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
-function errorResponse(status: number, error: string): Response {
-  return Response.json({ error }, { status });
-}
-
 /**
  * Everything every request goes through, whatever route it reaches: a request id
  * (kept from `X-Request-Id` when well-formed) on the response and every log line,
@@ -24,16 +20,18 @@ function errorResponse(status: number, error: string): Response {
 export function withEdge(handle: (request: Request) => Promise<Response>, options: EdgeOptions) {
   const { logger, metrics, routeOf, maxBodyBytes } = options;
 
-  async function admit(request: Request): Promise<Request | Response> {
+  const tooLarge = () => new DomainError("payload_too_large", `request body exceeds ${maxBodyBytes} bytes`);
+
+  /** The request with its body within the limit; throws `payload_too_large` beyond it. */
+  async function admit(request: Request): Promise<Request> {
     if (!METHODS_WITH_BODY.has(request.method) || !request.body) return request;
     const declared = request.headers.get("content-length");
     if (declared !== null) {
-      return Number(declared) > maxBodyBytes
-        ? errorResponse(413, `request body exceeds ${maxBodyBytes} bytes`)
-        : request;
+      if (Number(declared) > maxBodyBytes) throw tooLarge();
+      return request;
     }
     const body = await readAtMost(request.body, maxBodyBytes);
-    if (!body) return errorResponse(413, `request body exceeds ${maxBodyBytes} bytes`);
+    if (!body) throw tooLarge();
     return new Request(request.url, { method: request.method, headers: request.headers, body });
   }
 
@@ -45,15 +43,10 @@ export function withEdge(handle: (request: Request) => Promise<Response>, option
     let response: Response;
     try {
       const admitted = await admit(incoming);
-      if (admitted instanceof Response) {
-        response = admitted;
-      } else {
-        attachRequestMeta(admitted, { id, ip, path: url.pathname });
-        response = await handle(admitted);
-      }
+      attachRequestMeta(admitted, { id, ip, path: url.pathname });
+      response = await handle(admitted);
     } catch (error) {
-      logger.error({ reqId: id, err: error }, "unhandled error");
-      response = errorResponse(500, "internal error");
+      response = answerError(error, { area: "platform", logger, requestId: id });
     }
     response.headers.set("x-request-id", id);
     const seconds = (performance.now() - started) / 1000;

@@ -1,61 +1,74 @@
 import { describe, expect, test } from "bun:test";
+import { Writable } from "node:stream";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { DomainError, toHttpFailure } from "./errors.ts";
+import {
+  type Area,
+  answerError,
+  DomainError,
+  type DomainErrorOptions,
+  ERRORS,
+  type ErrorCode,
+  toHttpFailure,
+} from "./errors.ts";
+import { createLogger } from "./logger.ts";
 import { describeError } from "./trpc.ts";
+
+const failureOf = (code: ErrorCode, area: Area, message: string, options?: DomainErrorOptions) =>
+  toHttpFailure(new DomainError(code, message, options), area);
 
 describe("the error table", () => {
   test("storage answers with the spec's code texts", () => {
-    expect(toHttpFailure("validation_error", "storage", "name: too short")).toMatchObject({
+    expect(failureOf("validation_error", "storage", "name: too short")).toMatchObject({
       status: 400,
       body: { error: "validation_error" },
     });
-    expect(toHttpFailure("not_found", "storage", "stream orders does not exist").body).toEqual({ error: "not_found" });
-    expect(toHttpFailure("unauthorized", "storage", "missing credential").status).toBe(401);
+    expect(failureOf("not_found", "storage", "stream orders does not exist").body).toEqual({ error: "not_found" });
+    expect(failureOf("unauthorized", "storage", "missing credential").status).toBe(401);
   });
 
   test("storage conflicts and oversized values answer codes too, with the headers the error carries", () => {
-    expect(toHttpFailure("conflict", "storage", "at revision 7", undefined, { "x-current-revision": "7" })).toEqual({
+    expect(failureOf("conflict", "storage", "at revision 7", { headers: { "x-current-revision": "7" } })).toEqual({
       status: 409,
       body: { error: "conflict" },
       headers: { "x-current-revision": "7" },
     });
-    expect(toHttpFailure("payload_too_large", "storage", "value is over 1 MiB")).toMatchObject({
+    expect(failureOf("payload_too_large", "storage", "value is over 1 MiB")).toMatchObject({
       status: 413,
       body: { error: "payload_too_large" },
     });
     const fromProcedure = describeError(
-      new TRPCError({ code: "CONFLICT", cause: new DomainError("conflict", "x", undefined, { "x-a": "1" }) }),
+      new TRPCError({ code: "CONFLICT", cause: new DomainError("conflict", "x", { headers: { "x-a": "1" } }) }),
       "storage.kv.keys.put",
     );
     expect(fromProcedure).toMatchObject({ status: 409, body: { error: "conflict" }, headers: { "x-a": "1" } });
   });
 
   test("gateways and secrets use the spec's sentences for missing things", () => {
-    expect(toHttpFailure("not_found", "gateway", "no gateway x").body).toEqual({
+    expect(failureOf("not_found", "gateway", "no gateway x").body).toEqual({
       error: "The requested resource does not exist",
     });
-    expect(toHttpFailure("not_found", "secrets", "no secret x").body).toEqual({ error: "resource not found" });
-    expect(toHttpFailure("internal_error", "secrets", "decrypt failed").body).toEqual({
+    expect(failureOf("not_found", "secrets", "no secret x").body).toEqual({ error: "resource not found" });
+    expect(failureOf("internal_error", "secrets", "decrypt failed").body).toEqual({
       error: "error retrieving secret",
     });
   });
 
   test("metrics failures are {message, data: null}", () => {
-    expect(toHttpFailure("validation_error", "monitoring", "metrics are required")).toMatchObject({
+    expect(failureOf("validation_error", "monitoring", "metrics are required")).toMatchObject({
       status: 400,
       body: { message: "metrics are required", data: null },
     });
-    expect(toHttpFailure("internal_error", "monitoring", "x").body).toEqual({ message: "oops", data: null });
+    expect(failureOf("internal_error", "monitoring", "x").body).toEqual({ message: "oops", data: null });
   });
 
   test("an internal error never exposes its message", () => {
-    const failure = toHttpFailure("internal_error", "accounts", "connection to 10.0.0.5 refused, password=hunter2");
+    const failure = failureOf("internal_error", "accounts", "connection to 10.0.0.5 refused, password=hunter2");
     expect(failure).toMatchObject({ status: 500, body: { error: "internal error" } });
   });
 
   test("rate limiting carries Retry-After in whole seconds", () => {
-    expect(toHttpFailure("rate_limited", "accounts", "too many attempts", 2.2)).toMatchObject({
+    expect(failureOf("rate_limited", "accounts", "too many attempts", { retryAfterSeconds: 2.2 })).toMatchObject({
       status: 429,
       headers: { "retry-after": "3" },
     });
@@ -102,5 +115,59 @@ describe("describeError", () => {
     });
     expect(describeError(new TRPCError({ code: "PARSE_ERROR", message: "x" }), "storage.kv.put").status).toBe(400);
     expect(describeError(new TRPCError({ code: "UNSUPPORTED_MEDIA_TYPE", message: "x" }), undefined).status).toBe(415);
+  });
+});
+
+describe("answerError, the plain routes' one way to answer an error", () => {
+  function capturedLogger() {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    return { logger: createLogger({ level: "info", name: "test", destination }), logged: () => lines.join("") };
+  }
+
+  test("a refusal is answered as the table says, with its headers, and not logged", async () => {
+    const { logger, logged } = capturedLogger();
+    const answer = answerError(new DomainError("rate_limited", "slow down", { retryAfterSeconds: 1.5 }), {
+      area: "ingress",
+      logger,
+    });
+    expect(answer.status).toBe(429);
+    expect(answer.headers.get("retry-after")).toBe("2");
+    expect(answer.headers.get("cache-control")).toBe("no-store");
+    expect(await answer.json()).toEqual({ error: "slow down" });
+    expect(logged()).toBe("");
+  });
+
+  test("a fault is a 500 that says nothing of its cause, which goes to the log with the request id", async () => {
+    const { logger, logged } = capturedLogger();
+    const answer = answerError(new Error("connection to 10.0.0.5 refused"), { area: "runs", logger, requestId: "r-1" });
+    expect(answer.status).toBe(500);
+    expect(await answer.json()).toEqual({ error: "internal error" });
+    expect(logged()).toContain("connection to 10.0.0.5 refused");
+    expect(logged()).toContain('"reqId":"r-1"');
+  });
+
+  test("an error's cause travels with it to the log, stack included", async () => {
+    const { logger, logged } = capturedLogger();
+    const cause = new Error("no listed key opens this value");
+    answerError(new DomainError("internal_error", "secret x could not be opened", { cause }), {
+      area: "secrets",
+      logger,
+    });
+    expect(logged()).toContain("no listed key opens this value");
+    expect(logged()).toContain("errors.test.ts");
+  });
+
+  test("every code has one HTTP status and one tRPC code, each tRPC code naming one domain code", () => {
+    const trpcCodes = Object.values(ERRORS).map((entry) => entry.trpc);
+    expect(new Set(trpcCodes).size).toBe(trpcCodes.length);
+    for (const [code, { status }] of Object.entries(ERRORS)) {
+      expect(failureOf(code as ErrorCode, "platform", "x").status).toBe(status);
+    }
   });
 });

@@ -1,45 +1,61 @@
+import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
+import type { Logger } from "./logger.ts";
+
 /**
- * The one domain error type, and the one table that turns its code into an HTTP
- * status and the spec's error body for the area that raised it.
+ * The one domain error type, and the one table that turns its code into an HTTP status,
+ * the tRPC code it travels as, and the spec's error body for the area that raised it.
+ * REST (through `describeError`), tRPC's error formatter and every plain route
+ * (`answerError`) read it; nothing else shapes an error.
  */
 
-export const ERROR_STATUS = {
-  validation_error: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  conflict: 409,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  rate_limited: 429,
-  internal_error: 500,
-  not_implemented: 501,
-  bad_gateway: 502,
-  unavailable: 503,
-  timeout: 504,
-} as const;
+export const ERRORS = {
+  validation_error: { status: 400, trpc: "BAD_REQUEST" },
+  unauthorized: { status: 401, trpc: "UNAUTHORIZED" },
+  forbidden: { status: 403, trpc: "FORBIDDEN" },
+  not_found: { status: 404, trpc: "NOT_FOUND" },
+  method_not_allowed: { status: 405, trpc: "METHOD_NOT_SUPPORTED" },
+  conflict: { status: 409, trpc: "CONFLICT" },
+  payload_too_large: { status: 413, trpc: "PAYLOAD_TOO_LARGE" },
+  unsupported_media_type: { status: 415, trpc: "UNSUPPORTED_MEDIA_TYPE" },
+  rate_limited: { status: 429, trpc: "TOO_MANY_REQUESTS" },
+  internal_error: { status: 500, trpc: "INTERNAL_SERVER_ERROR" },
+  not_implemented: { status: 501, trpc: "NOT_IMPLEMENTED" },
+  bad_gateway: { status: 502, trpc: "BAD_GATEWAY" },
+  unavailable: { status: 503, trpc: "SERVICE_UNAVAILABLE" },
+  timeout: { status: 504, trpc: "GATEWAY_TIMEOUT" },
+} as const satisfies Record<string, { status: number; trpc: TRPC_ERROR_CODE_KEY }>;
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+export type ErrorCode = keyof typeof ERRORS;
+
+export interface DomainErrorOptions {
+  /** Seconds a rate-limited (or refused) caller should wait; sent as `Retry-After`. */
+  retryAfterSeconds?: number;
+  /** Response headers that tell the caller more (the current revision on a KV conflict). */
+  headers?: Record<string, string>;
+  /** What went wrong underneath: logged with its stack, never answered. */
+  cause?: unknown;
+}
 
 export class DomainError extends Error {
+  readonly retryAfterSeconds?: number;
+  readonly headers?: Record<string, string>;
+
   constructor(
     readonly code: ErrorCode,
     message: string,
-    /** Seconds a rate-limited caller should wait; sent as `Retry-After`. */
-    readonly retryAfterSeconds?: number,
-    /** Response headers that tell the caller more (the current revision on a KV conflict). */
-    readonly headers?: Record<string, string>,
+    options: DomainErrorOptions = {},
   ) {
     // A 4xx is an answer, not a fault: no stack trace is captured for it. tRPC reads the
     // cause's stack on every refused request, and formatting it cost a 401 a fifth of its time.
-    const answer = ERROR_STATUS[code] < 500;
+    const answer = ERRORS[code].status < 500;
     const limit = Error.stackTraceLimit;
     if (answer) Error.stackTraceLimit = 0;
-    super(message);
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     Error.stackTraceLimit = limit;
     this.name = "DomainError";
     if (answer) this.stack = `DomainError: ${message}`;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.headers = options.headers;
   }
 }
 
@@ -47,7 +63,10 @@ export function isDomainError(error: unknown): error is DomainError {
   return error instanceof DomainError;
 }
 
-/** The spec's areas, named by the first segment of a procedure path (`storage.publish`). */
+/**
+ * The spec's areas, named by the first segment of a procedure path (`storage.publish`),
+ * and `ingress` for the data planes (webhooks, gateways), whose answers carry the error's own words.
+ */
 export type Area =
   | "accounts"
   | "hub"
@@ -57,10 +76,10 @@ export type Area =
   | "secrets"
   | "flows"
   | "runs"
-  | "webhooks"
+  | "ingress"
   | "platform";
 
-const AREAS = new Set<string>([
+const PROCEDURE_AREAS = new Set<string>([
   "accounts",
   "hub",
   "monitoring",
@@ -69,12 +88,11 @@ const AREAS = new Set<string>([
   "secrets",
   "flows",
   "runs",
-  "webhooks",
 ]);
 
 export function areaOfProcedure(procedurePath: string | undefined): Area {
   const first = procedurePath?.split(".")[0] ?? "";
-  return AREAS.has(first) ? (first as Area) : "platform";
+  return PROCEDURE_AREAS.has(first) ? (first as Area) : "platform";
 }
 
 /**
@@ -101,21 +119,42 @@ export interface HttpFailure {
   headers: Record<string, string>;
 }
 
-/** The single place an error becomes an HTTP answer. Internal messages never leave the server. */
-export function toHttpFailure(
-  code: ErrorCode,
-  area: Area,
-  message: string,
-  retryAfterSeconds?: number,
-  extraHeaders?: Record<string, string>,
-): HttpFailure {
-  const exposed = code === "internal_error" ? "internal error" : message;
-  const text = SPEC_TEXTS[area]?.[code] ?? exposed;
-  const headers: Record<string, string> = { ...extraHeaders };
-  if (retryAfterSeconds !== undefined) headers["retry-after"] = String(Math.max(1, Math.ceil(retryAfterSeconds)));
+/** How an error is answered over HTTP in an area. Internal messages never leave the server. */
+export function toHttpFailure(error: DomainError, area: Area): HttpFailure {
+  const exposed = error.code === "internal_error" ? "internal error" : error.message;
+  const text = SPEC_TEXTS[area]?.[error.code] ?? exposed;
+  const headers: Record<string, string> = { ...error.headers };
+  if (error.retryAfterSeconds !== undefined) {
+    headers["retry-after"] = String(Math.max(1, Math.ceil(error.retryAfterSeconds)));
+  }
   return {
-    status: ERROR_STATUS[code],
+    status: ERRORS[error.code].status,
     body: area === "monitoring" ? { message: text, data: null } : { error: text },
     headers,
   };
+}
+
+/** A JSON answer of a plain route. Answers are per caller and may carry tokens or tenants' data: no cache keeps them. */
+export function jsonAnswer(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return Response.json(body, { status, headers: { "cache-control": "no-store", ...headers } });
+}
+
+export interface AnswerErrorOptions {
+  area: Area;
+  logger: Logger;
+  requestId?: string;
+}
+
+/**
+ * What a plain route (webhooks, gateways, runs started by hand, the HTTP edge) answers for
+ * an error: a DomainError as the table says, anything else as a 500 with nothing of it.
+ * Faults (5xx) are logged with their cause and the request id.
+ */
+export function answerError(error: unknown, options: AnswerErrorOptions): Response {
+  const known = isDomainError(error) ? error : new DomainError("internal_error", "unexpected error", { cause: error });
+  const failure = toHttpFailure(known, options.area);
+  if (failure.status >= 500) {
+    options.logger.error({ reqId: options.requestId, err: known.cause ?? known }, known.message);
+  }
+  return jsonAnswer(failure.status, failure.body, failure.headers);
 }

@@ -3,30 +3,12 @@ import { type TRPC_ERROR_CODE_KEY, TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { ZodError } from "zod";
 import type { Context } from "./context.ts";
-import { areaOfProcedure, DomainError, type ErrorCode, type HttpFailure, toHttpFailure } from "./errors.ts";
+import { areaOfProcedure, DomainError, ERRORS, type ErrorCode, type HttpFailure, toHttpFailure } from "./errors.ts";
 import { findUnsafeInput } from "./input-guard.ts";
 
-/** The tRPC code each domain code travels as, so tRPC clients see it as `error.data.code`. */
-const TRPC_CODE_OF: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
-  validation_error: "BAD_REQUEST",
-  unauthorized: "UNAUTHORIZED",
-  forbidden: "FORBIDDEN",
-  not_found: "NOT_FOUND",
-  method_not_allowed: "METHOD_NOT_SUPPORTED",
-  conflict: "CONFLICT",
-  payload_too_large: "PAYLOAD_TOO_LARGE",
-  unsupported_media_type: "UNSUPPORTED_MEDIA_TYPE",
-  rate_limited: "TOO_MANY_REQUESTS",
-  internal_error: "INTERNAL_SERVER_ERROR",
-  not_implemented: "NOT_IMPLEMENTED",
-  bad_gateway: "BAD_GATEWAY",
-  unavailable: "SERVICE_UNAVAILABLE",
-  timeout: "GATEWAY_TIMEOUT",
-};
-
-/** And back, for errors tRPC raises itself before a procedure runs (bad JSON, unknown procedure). */
+/** The domain code of each tRPC code, for errors tRPC raises itself before a procedure runs (bad JSON, unknown procedure). */
 const DOMAIN_CODE_OF: Partial<Record<TRPC_ERROR_CODE_KEY, ErrorCode>> = {
-  ...Object.fromEntries(Object.entries(TRPC_CODE_OF).map(([domain, trpc]) => [trpc, domain])),
+  ...Object.fromEntries(Object.entries(ERRORS).map(([domain, { trpc }]) => [trpc, domain])),
   PARSE_ERROR: "validation_error",
   TIMEOUT: "timeout",
 };
@@ -52,30 +34,28 @@ export interface DescribedError extends HttpFailure {
   message: string;
 }
 
+/** Whatever a procedure or the adapter threw, as the domain error it stands for. */
+function asDomainError(error: TRPCError): DomainError {
+  const cause = error.cause;
+  if (cause instanceof DomainError) return cause;
+  if (cause instanceof ZodError && error.code === "BAD_REQUEST") {
+    return new DomainError("validation_error", describeZodError(cause));
+  }
+  const code = DOMAIN_CODE_OF[error.code] ?? "internal_error";
+  if (error.code === "PARSE_ERROR") return new DomainError(code, "request body is not valid JSON");
+  if (error.code === "UNSUPPORTED_MEDIA_TYPE") return new DomainError(code, describeMediaTypeError(error.message));
+  return new DomainError(code, error.message.toLowerCase());
+}
+
 /** Turns whatever a procedure or the adapter threw into the domain's terms. */
 export function describeError(error: TRPCError, procedurePath: string | undefined): DescribedError {
-  const area = areaOfProcedure(procedurePath);
-  const cause = error.cause;
-  let code: ErrorCode;
-  let message: string;
-  let retryAfter: number | undefined;
-  let headers: Record<string, string> | undefined;
-  if (cause instanceof DomainError) {
-    code = cause.code;
-    message = cause.message;
-    retryAfter = cause.retryAfterSeconds;
-    headers = cause.headers;
-  } else if (cause instanceof ZodError && error.code === "BAD_REQUEST") {
-    code = "validation_error";
-    message = describeZodError(cause);
-  } else {
-    code = DOMAIN_CODE_OF[error.code] ?? "internal_error";
-    if (error.code === "PARSE_ERROR") message = "request body is not valid JSON";
-    else if (error.code === "UNSUPPORTED_MEDIA_TYPE") message = describeMediaTypeError(error.message);
-    else message = error.message.toLowerCase();
-  }
-  const failure = toHttpFailure(code, area, message, retryAfter, headers);
-  return { code, message: code === "internal_error" ? "internal error" : message, ...failure };
+  const domain = asDomainError(error);
+  const failure = toHttpFailure(domain, areaOfProcedure(procedurePath));
+  return {
+    code: domain.code,
+    message: domain.code === "internal_error" ? "internal error" : domain.message,
+    ...failure,
+  };
 }
 
 const t = initTRPC
@@ -84,7 +64,7 @@ const t = initTRPC
   .create({
     errorFormatter({ error, path }) {
       const described = describeError(error, path);
-      const trpcCode = TRPC_CODE_OF[described.code];
+      const trpcCode = ERRORS[described.code].trpc;
       // No stack, no driver message: the readable message, tRPC's code for it and the domain code.
       return {
         message: described.message,

@@ -70,7 +70,9 @@ function retryAfter(tally: Tally, windowSeconds: number): number {
 }
 
 export function tooManyAttempts(retryAfterSeconds: number): DomainError {
-  return new DomainError("rate_limited", "too many attempts; try again later", Math.max(retryAfterSeconds, 1));
+  return new DomainError("rate_limited", "too many attempts; try again later", {
+    retryAfterSeconds: Math.max(retryAfterSeconds, 1),
+  });
 }
 
 export interface SignInGuard {

@@ -1,4 +1,4 @@
-import { DomainError, ERROR_STATUS, isDomainError } from "../errors.ts";
+import { answerError, DomainError, isDomainError, jsonAnswer } from "../errors.ts";
 import { outcomeResponse } from "../runs/http.ts";
 import type { Services } from "../services.ts";
 import { parseWebhookBody } from "../webhooks/body.ts";
@@ -41,9 +41,6 @@ type GatewayDefinition =
 
 const GATEWAY_PREFIX = "/gw/";
 const MISSING = "The requested resource does not exist";
-
-const answer = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-  Response.json(body, { status, headers: { "cache-control": "no-store", ...headers } });
 
 async function loadDefinition(deps: GatewayIngressDeps, topic: string): Promise<GatewayDefinition> {
   const row = await deps.db
@@ -108,20 +105,18 @@ export async function handleGatewayRequest(
     const url = new URL(request.url);
     const { topic, path } = splitGatewayPath(url.pathname);
     const gateway = await deps.storageDefinitions.get("gateway", "", topic, () => loadDefinition(deps, topic));
-    if (!gateway?.live) return answer(404, { error: MISSING });
+    if (!gateway?.live) return jsonAnswer(404, { error: MISSING });
     deps.metrics.count(gateway.accountId, "gateway.requests");
-    if (!gateway.active) return answer(503, { error: "this gateway is inactive" });
+    if (!gateway.active) return jsonAnswer(503, { error: "this gateway is inactive" });
     const routed = gateway.routes.match(request.method, path);
-    if (!routed) return answer(404, { error: `no mapping for ${request.method} ${path}` });
+    if (!routed) return jsonAnswer(404, { error: `no mapping for ${request.method} ${path}` });
 
     const { request: allowed, time } = gateway.limit;
     const decision = await deps.broker.allow(gateway.accountId, `gateway:${gateway.id}`, allowed, time);
     if (!decision.allowed) {
-      return answer(
-        429,
-        { error: `rate limit exceeded: at most ${allowed} requests in ${time} s` },
-        { "retry-after": String(decision.retryAfterSeconds) },
-      );
+      throw new DomainError("rate_limited", `rate limit exceeded: at most ${allowed} requests in ${time} s`, {
+        retryAfterSeconds: decision.retryAfterSeconds,
+      });
     }
 
     const fields = await bodyFields(deps, request);
@@ -144,19 +139,13 @@ export async function handleGatewayRequest(
       throw error;
     });
     if (outcome.status === "timeout") {
-      return answer(504, {
+      return jsonAnswer(504, {
         error: `the flow did not finish within ${gateway.timeoutMs} ms`,
         run_id: outcome.runId,
       });
     }
     return outcomeResponse(outcome);
   } catch (error) {
-    if (isDomainError(error) && error.code !== "internal_error") {
-      const headers: Record<string, string> = { ...error.headers };
-      if (error.retryAfterSeconds !== undefined) headers["retry-after"] = String(error.retryAfterSeconds);
-      return answer(ERROR_STATUS[error.code], { error: error.message }, headers);
-    }
-    deps.logger.error({ reqId: requestId, err: error }, "gateway request failed");
-    return answer(500, { error: "internal error" });
+    return answerError(error, { area: "ingress", logger: deps.logger, requestId });
   }
 }

@@ -1,5 +1,5 @@
 import { type Credential, parseCredential, type RequestInfo } from "../context.ts";
-import { DomainError, isDomainError, toHttpFailure } from "../errors.ts";
+import { answerError, DomainError, jsonAnswer } from "../errors.ts";
 import { findUnsafeInput } from "../input-guard.ts";
 import type { Services } from "../services.ts";
 import type { RunOutcome } from "./service.ts";
@@ -11,9 +11,6 @@ const NO_BODY = new Set([204, 205, 304]);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const json = (body: unknown, status: number, headers: Record<string, string> = {}) =>
-  Response.json(body, { status, headers: { "cache-control": "no-store", ...headers } });
-
 /**
  * What wait mode answers (by hand here, for webhooks and gateways too): the `respond`
  * step's status, headers and body (a string body as text, anything else as JSON), else
@@ -23,12 +20,12 @@ const json = (body: unknown, status: number, headers: Record<string, string> = {
 export function outcomeResponse(outcome: RunOutcome): Response {
   switch (outcome.status) {
     case "failed":
-      return json({ error: outcome.error, run_id: outcome.runId }, 500);
+      return jsonAnswer(500, { error: outcome.error, run_id: outcome.runId });
     case "timeout":
-      return json({ run_id: outcome.runId }, 202);
+      return jsonAnswer(202, { run_id: outcome.runId });
     case "duplicate":
       // A repeated delivery: the first run answered it; this one hears that run's id.
-      return json({ message: "accepted", run_id: outcome.runId }, 200);
+      return jsonAnswer(200, { message: "accepted", run_id: outcome.runId });
     case "succeeded": {
       const { status, headers, body } = outcome.response;
       const answer = new Headers({ "cache-control": "no-store" });
@@ -95,16 +92,10 @@ export async function startRunByHand(
     const start = { accountId: principal.accountId, flowId, trigger };
     if (!wait) {
       const { runId } = await services.runs.start(start);
-      return json({ message: "accepted", run_id: runId }, 200);
+      return jsonAnswer(200, { message: "accepted", run_id: runId });
     }
     return outcomeResponse(await services.runs.startAndWait(start, services.config.runs.waitTimeoutMs));
   } catch (error) {
-    if (isDomainError(error)) {
-      const failure = toHttpFailure(error.code, "runs", error.message, error.retryAfterSeconds, error.headers);
-      if (error.code === "internal_error") services.logger.error({ reqId: info.id, err: error }, "request failed");
-      return json(failure.body, failure.status, failure.headers);
-    }
-    services.logger.error({ reqId: info.id, err: error }, "request failed");
-    return json({ error: "internal error" }, 500);
+    return answerError(error, { area: "runs", logger: services.logger, requestId: info.id });
   }
 }

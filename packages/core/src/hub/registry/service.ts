@@ -79,9 +79,9 @@ export async function createRegistry(deps: RegistryDeps): Promise<Registry> {
         if (error instanceof UpstreamError) throw new DomainError("bad_gateway", error.message);
         throw error;
       }
-      if (outcome === "waited") throw new DomainError("unavailable", FILLING, 5);
+      if (outcome === "waited") throw new DomainError("unavailable", FILLING, { retryAfterSeconds: 5 });
       if (outcome === "busy") {
-        if (Date.now() >= deadline) throw new DomainError("unavailable", FILLING, 5);
+        if (Date.now() >= deadline) throw new DomainError("unavailable", FILLING, { retryAfterSeconds: 5 });
         await Bun.sleep(Math.min(200, Math.max(0, deadline - Date.now())));
       }
     }

@@ -46,8 +46,8 @@ export async function putKey(
   }
   const result = await deps.broker.kvCompareAndSet(accountId, bucket.id, key, value, input.revision, options);
   if (!result.ok) {
-    throw new DomainError("conflict", `the key is at revision ${result.revision}, not ${input.revision}`, undefined, {
-      [CURRENT_REVISION_HEADER]: String(result.revision),
+    throw new DomainError("conflict", `the key is at revision ${result.revision}, not ${input.revision}`, {
+      headers: { [CURRENT_REVISION_HEADER]: String(result.revision) },
     });
   }
   deps.metrics.count(accountId, "kv.keys", counted(written) - counted(result.previous));

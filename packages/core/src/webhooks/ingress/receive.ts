@@ -1,3 +1,4 @@
+import { jsonAnswer } from "../../errors.ts";
 import type { WebhookFlow } from "../../flows/index.ts";
 import { findFlowByWebhookId } from "../../flows/index.ts";
 import { outcomeResponse } from "../../runs/http.ts";
@@ -7,15 +8,17 @@ import { slackUrlVerification, webhookDeliveryId, webhookEventType } from "../ev
 import { readWebhookBody } from "../read-body.ts";
 import { buildWebhookTriggerData } from "../trigger-data.ts";
 import { checkAccess } from "./access.ts";
-import { answerDomainError, json, serviceUnavailable } from "./answers.ts";
+import { answerDeliveryError } from "./answers.ts";
 
 /** One delivery as the HTTP route hands it over. */
 export interface IncomingDelivery {
   request: Request;
   webhookId: string;
+  /** The request id, logged with a delivery that could not be recorded. */
+  requestId?: string;
 }
 
-const notFound = () => json(404, { error: "webhook not found" });
+const notFound = () => jsonAnswer(404, { error: "webhook not found" });
 
 /** Webhook ids are 128 random bits in hex (flows.ts); anything else names no flow and never reaches the database. */
 const WEBHOOK_ID = /^[0-9a-f]{32}$/;
@@ -38,22 +41,22 @@ const WEBHOOK_ID = /^[0-9a-f]{32}$/;
  * Retry-After: never 200 for an event that was not recorded.
  */
 export async function receiveWebhook(services: Services, delivery: IncomingDelivery): Promise<Response> {
-  const { request, webhookId } = delivery;
+  const { request, webhookId, requestId } = delivery;
   if (request.method !== "POST") {
-    return json(405, { error: "webhooks accept POST only" }, { allow: "POST" });
+    return jsonAnswer(405, { error: "webhooks accept POST only" }, { allow: "POST" });
   }
   if (!WEBHOOK_ID.test(webhookId)) return notFound();
   let flow: WebhookFlow | null;
   try {
     flow = await findFlowByWebhookId(services, webhookId);
   } catch (error) {
-    return serviceUnavailable(services, error);
+    return answerDeliveryError(services.logger, error, requestId);
   }
   if (!flow?.active) return notFound();
   try {
     return await take(services, flow, delivery);
   } catch (error) {
-    return answerDomainError(error) ?? serviceUnavailable(services, error);
+    return answerDeliveryError(services.logger, error, requestId);
   }
 }
 
@@ -73,14 +76,14 @@ async function take(services: Services, flow: WebhookFlow, { request, webhookId 
   });
   if (!access.ok) {
     metrics.count(flow.accountId, "webhooks.rejected");
-    return json(401, { error: access.message });
+    return jsonAnswer(401, { error: access.message });
   }
   const { fields } = await parseWebhookBody(rawBody, request.headers.get("content-type"), {
     maxFileContentBytes: config.webhooks.maxFileContentBytes,
   });
   const { trigger } = flow;
   const challenge = slackUrlVerification(trigger.service, fields);
-  if (challenge) return json(200, challenge);
+  if (challenge) return jsonAnswer(200, challenge);
 
   const parts = { headers: request.headers, body: fields };
   const data = buildWebhookTriggerData({
@@ -94,7 +97,7 @@ async function take(services: Services, flow: WebhookFlow, { request, webhookId 
   const eventType = webhookEventType(trigger.service, parts);
   if (trigger.events.length > 0 && (eventType === null || !trigger.events.includes(eventType))) {
     await services.runs.recordFiltered(run);
-    return json(200, { message: "accepted", run_id: null });
+    return jsonAnswer(200, { message: "accepted", run_id: null });
   }
   const deliveryId =
     trigger.dedup_window_s > 0 ? webhookDeliveryId(trigger.service, parts, trigger.delivery_id_field) : null;
@@ -103,5 +106,5 @@ async function take(services: Services, flow: WebhookFlow, { request, webhookId 
     return outcomeResponse(await services.runs.startAndWait(start, config.runs.waitTimeoutMs));
   }
   const { runId } = await services.runs.start(start);
-  return json(200, { message: "accepted", run_id: runId });
+  return jsonAnswer(200, { message: "accepted", run_id: runId });
 }
