@@ -56,7 +56,11 @@ const FLOWS = {
     name: "bench three steps",
     steps: [
       { name: "order", subject: "transform", payload: { order: "{{trigger}}", step: 1 } },
-      { name: "priced", subject: "transform", payload: { before: "{{steps.order}}", total: "{{trigger.qty}}", step: 2 } },
+      {
+        name: "priced",
+        subject: "transform",
+        payload: { before: "{{steps.order}}", total: "{{trigger.qty}}", step: 2 },
+      },
       { name: "shipped", subject: "transform", payload: { before: "{{steps.priced}}", step: 3 } },
     ],
   },

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { DomainError } from "./errors.ts";
 import { keptInDataDir } from "./key-files.ts";
 
 /**
@@ -133,4 +134,16 @@ export async function loadSecretsKeys(configured: string | undefined, dataDir: s
   const text =
     configured ?? (await keptInDataDir(dataDir, SECRETS_KEY_FILE, () => randomBytes(32).toString("base64url")));
   return parseSecretsKeys(text);
+}
+
+/**
+ * Opens a sealed value the platform itself stored; one that no listed key opens is an
+ * internal error (500, logged with the sealer's error as its cause), named by `what`.
+ */
+export function openSealed(sealer: Sealer, sealed: string, context: string, what: string): string {
+  try {
+    return sealer.open(sealed, context);
+  } catch (error) {
+    throw new DomainError("internal_error", `${what} could not be opened`, { cause: error });
+  }
 }

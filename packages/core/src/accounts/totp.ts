@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import { Secret, TOTP } from "otpauth";
 import type { Principal } from "../context.ts";
 import { DomainError } from "../errors.ts";
+import { openSealed } from "../sealing.ts";
 import type { AccountsDeps } from "./deps.ts";
 import { signInGuard } from "./rate-limits.ts";
 import { requireRecentAuthentication } from "./recent-auth.ts";
@@ -39,6 +40,9 @@ export async function totpEnabled(db: Kysely<Database>, userId: string): Promise
 
 /** TOTP secrets are sealed at rest, bound to their user. */
 export const totpSealingContext = (userId: string) => `totp:${userId}`;
+
+const openTotpSecret = (deps: Pick<AccountsDeps, "sealer">, sealed: string, userId: string) =>
+  openSealed(deps.sealer, sealed, totpSealingContext(userId), `TOTP secret of user ${userId}`);
 
 const alreadyEnabled = () => new DomainError("conflict", "TOTP is already enabled");
 
@@ -103,7 +107,7 @@ export async function confirmTotpSetup(
   if (!row.secret)
     throw new DomainError("validation_error", "no TOTP setup in progress; call POST /accounts/totp/setup first");
   if (row.enabled_at) throw alreadyEnabled();
-  const step = stepOfCode(deps.sealer.open(row.secret, totpSealingContext(principal.userId)), code);
+  const step = stepOfCode(openTotpSecret(deps, row.secret, principal.userId), code);
   if (step === null) {
     await guard.failed();
     throw new DomainError("validation_error", "invalid code");
@@ -134,7 +138,7 @@ export async function spendTotpCode(
     .where("enabled_at", "is not", null)
     .executeTakeFirst();
   if (!row) return false;
-  const step = stepOfCode(deps.sealer.open(row.secret, totpSealingContext(userId)), code);
+  const step = stepOfCode(openTotpSecret(deps, row.secret, userId), code);
   if (step === null) return false;
   const spent = await db
     .updateTable("user_totp")

@@ -3,7 +3,7 @@ import type { Database } from "@platform/db";
 import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
 import type { CoreConfig } from "../config.ts";
 import { DomainError } from "../errors.ts";
-import type { Sealer } from "../sealing.ts";
+import { openSealed, type Sealer } from "../sealing.ts";
 import type { DefinitionCache } from "../storage/definition-cache.ts";
 import { signingSecretProblem } from "../webhooks/index.ts";
 import { insertRevision } from "./revisions.ts";
@@ -121,13 +121,7 @@ function secretToStore(deps: FlowsDeps, flowId: string, trigger: TriggerInput, s
       "invalid input: trigger.signing_secret: is required when access is signature",
     );
   }
-  let plaintext: string;
-  try {
-    plaintext = deps.sealer.open(stored, context);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new DomainError("internal_error", `signing secret of flow ${flowId} could not be opened: ${reason}`);
-  }
+  const plaintext = openSealed(deps.sealer, stored, context, `signing secret of flow ${flowId}`);
   const problem = settings.service ? signingSecretProblem(settings.service, plaintext) : null;
   if (problem) {
     throw new DomainError(

@@ -1,7 +1,6 @@
 import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
-import { DomainError } from "../errors.ts";
-import type { Sealer } from "../sealing.ts";
+import { openSealed, type Sealer } from "../sealing.ts";
 import type { DefinitionCache } from "../storage/definition-cache.ts";
 import type { TriggerSettings } from "./schemas.ts";
 
@@ -52,15 +51,15 @@ async function loadWebhookFlow(
     .where("deleted_at", "is", null)
     .executeTakeFirst();
   if (!row) return null;
-  let signingSecret: string | null = null;
-  if (row.signing_secret !== null) {
-    try {
-      signingSecret = deps.sealer.open(row.signing_secret, flowSecretSealingContext(row.id));
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new DomainError("internal_error", `signing secret of flow ${row.id} could not be opened: ${reason}`);
-    }
-  }
+  const signingSecret =
+    row.signing_secret === null
+      ? null
+      : openSealed(
+          deps.sealer,
+          row.signing_secret,
+          flowSecretSealingContext(row.id),
+          `signing secret of flow ${row.id}`,
+        );
   return {
     accountId: row.account_id,
     flowId: row.id,

@@ -1,7 +1,7 @@
 import type { Database } from "@platform/db";
 import { type Kysely, sql } from "kysely";
 import { DomainError } from "../errors.ts";
-import type { Sealer } from "../sealing.ts";
+import { openSealed, type Sealer } from "../sealing.ts";
 
 /**
  * The secrets bucket of an account. Values are sealed (AES-256-GCM) bound to their
@@ -38,13 +38,8 @@ export async function readSecret(deps: SecretsDeps, accountId: string, key: stri
     .where("key", "=", key)
     .executeTakeFirst();
   if (!row) throw notFound();
-  try {
-    return deps.sealer.open(row.value, secretSealingContext(accountId, key));
-  } catch (error) {
-    // Logged with the request id; the caller sees the spec's "error retrieving secret".
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new DomainError("internal_error", `secret ${key} could not be opened: ${reason}`);
-  }
+  // Logged with the request id; the caller sees the spec's "error retrieving secret".
+  return openSealed(deps.sealer, row.value, secretSealingContext(accountId, key), `secret ${key}`);
 }
 
 export async function deleteSecret(deps: SecretsDeps, accountId: string, key: string): Promise<void> {
