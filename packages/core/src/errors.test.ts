@@ -67,6 +67,20 @@ describe("the error table", () => {
     expect(failure).toMatchObject({ status: 500, body: { error: "internal error" } });
   });
 
+  test("details travel beside the error, even where the area answers the spec's fixed text", () => {
+    const limit = { name: "kv_bytes", limit: 1024, plan: "free" };
+    expect(
+      failureOf("payload_too_large", "storage", "the account's KV storage is full", { details: { limit } }).body,
+    ).toEqual({
+      error: "payload_too_large",
+      limit,
+    });
+    expect(failureOf("rate_limited", "runs", "too many runs", { details: { limit, error: "forged" } }).body).toEqual({
+      error: "too many runs",
+      limit,
+    });
+  });
+
   test("rate limiting carries Retry-After in whole seconds", () => {
     expect(failureOf("rate_limited", "accounts", "too many attempts", { retryAfterSeconds: 2.2 })).toMatchObject({
       status: 429,

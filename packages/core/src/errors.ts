@@ -34,11 +34,18 @@ export interface DomainErrorOptions {
   headers?: Record<string, string>;
   /** What went wrong underneath: logged with its stack, never answered. */
   cause?: unknown;
+  /**
+   * Fields the answer carries beside `error`, for what a client should read by name rather than
+   * parse from a sentence (which limit was reached, say); also where an area answers the spec's
+   * fixed text instead of the message.
+   */
+  details?: Record<string, unknown>;
 }
 
 export class DomainError extends Error {
   readonly retryAfterSeconds?: number;
   readonly headers?: Record<string, string>;
+  readonly details?: Record<string, unknown>;
 
   constructor(
     readonly code: ErrorCode,
@@ -56,6 +63,7 @@ export class DomainError extends Error {
     if (answer) this.stack = `DomainError: ${message}`;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.headers = options.headers;
+    this.details = options.details;
   }
 }
 
@@ -115,7 +123,7 @@ const SPEC_TEXTS: Partial<Record<Area, Partial<Record<ErrorCode, string>>>> = {
 
 export interface HttpFailure {
   status: number;
-  body: { error: string } | { message: string; data: null };
+  body: ({ error: string } & Record<string, unknown>) | { message: string; data: null };
   headers: Record<string, string>;
 }
 
@@ -129,7 +137,7 @@ export function toHttpFailure(error: DomainError, area: Area): HttpFailure {
   }
   return {
     status: ERRORS[error.code].status,
-    body: area === "monitoring" ? { message: text, data: null } : { error: text },
+    body: area === "monitoring" ? { message: text, data: null } : { ...error.details, error: text },
     headers,
   };
 }
