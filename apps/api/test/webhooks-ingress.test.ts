@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createHmac } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { sign as signGithub } from "@octokit/webhooks-methods";
 import { deliveryWindowJob } from "@platform/core";
 import { Webhook as StandardWebhook } from "standardwebhooks";
@@ -292,6 +292,55 @@ for (const { backend, redis, label, skip } of runModes()) {
           headers: twilioHeaders,
         });
         expect(moved.status).toBe(401);
+
+        // A JSON body signed through the URL alone would let anyone choose it: Twilio signs it with bodySHA256.
+        const bareUrl = getExpectedTwilioSignature(authToken, `${WEBHOOK_BASE_URL}/${flow.webhook.id}`, {});
+        const unsigned = await deliver(flow, {
+          body: JSON.stringify({ Body: "anything at all" }),
+          headers: { "content-type": "application/json", "x-twilio-signature": bareUrl },
+        });
+        expect(await answer(unsigned)).toEqual({
+          status: 401,
+          body: { error: "a Twilio delivery that is not form-encoded must carry bodySHA256 in its URL" },
+        });
+        const bodyHash = createHash("sha256").update('{"Body":"hi"}').digest("hex");
+        const withHash = getExpectedTwilioSignature(
+          authToken,
+          `${WEBHOOK_BASE_URL}/${flow.webhook.id}?bodySHA256=${bodyHash}`,
+          {},
+        );
+        const json = await deliver(
+          flow,
+          { body: '{"Body":"hi"}', headers: { "content-type": "application/json", "x-twilio-signature": withHash } },
+          `?bodySHA256=${bodyHash}`,
+        );
+        expect(json.status).toBe(200);
+      });
+
+      test("a captured Stripe delivery posted again as a form is 415: services that post JSON take only JSON", async () => {
+        const flow = await flows.created(
+          flowWith({ access: "signature", service: "stripe", signing_secret: STRIPE_SECRET }),
+        );
+        const event = JSON.stringify({ id: "evt_replayed", type: "payment_intent.succeeded", data: {} });
+        const signature = await stripe.webhooks.generateTestHeaderStringAsync({ payload: event, secret: STRIPE_SECRET });
+        const first = await deliver(flow, {
+          body: event,
+          headers: { "content-type": "application/json", "stripe-signature": signature },
+        });
+        expect(first.status).toBe(200);
+        for (const type of ["application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"]) {
+          const replayed = await deliver(flow, {
+            body: event,
+            headers: { "content-type": type, "stripe-signature": signature },
+          });
+          expect({ type, ...(await answer(replayed)) }).toEqual({
+            type,
+            status: 415,
+            body: { error: `stripe deliveries are JSON: content type ${type.split(";")[0]} is not accepted` },
+          });
+        }
+        // The first delivery's run is the only one.
+        expect((await runsOf(flow)).length).toBe(1);
       });
 
       test("Slack's URL verification is answered with its challenge, and starts nothing", async () => {

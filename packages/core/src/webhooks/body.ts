@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { DomainError } from "../errors.ts";
-import { mediaTypeOf } from "./media-type.ts";
+import { isJsonMediaType, mediaTypeOf } from "./media-type.ts";
 
 /** An uploaded file as a flow sees it; `content` (base64) only when the file is small enough to keep. */
 export interface WebhookFile {
@@ -52,7 +52,7 @@ export async function parseWebhookBody(
 ): Promise<ParsedWebhookBody> {
   if (raw.byteLength === 0) return { format: "empty", fields: {} };
   const type = mediaTypeOf(contentType);
-  if (type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"))) {
+  if (isJsonMediaType(type)) {
     return { format: "json", fields: parseJson(raw) };
   }
   if (type === "application/x-www-form-urlencoded") {

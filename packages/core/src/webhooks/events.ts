@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { isJsonMediaType, mediaTypeOf } from "./media-type.ts";
 import type { WebhookService } from "./schemas.ts";
 
 /**
@@ -75,6 +76,25 @@ function ownDeliveryId(service: WebhookService | null | undefined, { headers, bo
     default:
       return null;
   }
+}
+
+/**
+ * Services whose scheme fixes the body's type: Stripe, GitHub (its webhooks are set to
+ * `application/json`), Slack's Events API and Standard Webhooks post JSON, and their
+ * event types and ids are read from it. The same signed bytes sent as a form would parse
+ * into other fields (no event id, so no de-duplication): a replay must not be read anew.
+ */
+const JSON_ONLY_SERVICES: ReadonlySet<WebhookService> = new Set(["stripe", "github", "slack", "standard"]);
+
+/** Why a delivery's body cannot be what its service sends (a 415), or null. An empty body has no type. */
+export function serviceBodyProblem(
+  service: WebhookService | null | undefined,
+  contentType: string | null,
+  bodyBytes: number,
+): string | null {
+  if (!service || !JSON_ONLY_SERVICES.has(service) || bodyBytes === 0) return null;
+  const type = mediaTypeOf(contentType);
+  return isJsonMediaType(type) ? null : `${service} deliveries are JSON: content type ${type || "(none)"} is not accepted`;
 }
 
 /**

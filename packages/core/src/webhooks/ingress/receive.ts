@@ -1,10 +1,10 @@
-import { jsonAnswer } from "../../errors.ts";
+import { DomainError, jsonAnswer } from "../../errors.ts";
 import type { WebhookFlow } from "../../flows/index.ts";
 import { findFlowByWebhookId } from "../../flows/index.ts";
 import { outcomeResponse } from "../../runs/http.ts";
 import type { Services } from "../../services.ts";
 import { parseWebhookBody } from "../body.ts";
-import { slackUrlVerification, webhookDeliveryId, webhookEventType } from "../events.ts";
+import { serviceBodyProblem, slackUrlVerification, webhookDeliveryId, webhookEventType } from "../events.ts";
 import { readWebhookBody } from "../read-body.ts";
 import { buildWebhookTriggerData } from "../trigger-data.ts";
 import { checkAccess } from "./access.ts";
@@ -31,7 +31,8 @@ const WEBHOOK_ID = /^[0-9a-f]{32}$/;
  * 2. the body read up to WEBHOOK_MAX_BYTES (413), kept raw for the signature;
  * 3. access: public, an API key of the flow's account, or the service's signature (401,
  *    counted in `webhooks.rejected`, nothing recorded or started);
- * 4. the body parsed by its content type (415, 400); Slack's URL verification answered;
+ * 4. the body parsed by its content type (415, 400; a service that posts JSON takes only JSON);
+ *    Slack's URL verification answered;
  * 5. the event type against the trigger's filter: filtered deliveries are recorded as
  *    `filtered` runs and answered `run_id: null`;
  * 6. the delivery id de-duplicated within the flow's window (the first run's id again);
@@ -78,7 +79,10 @@ async function take(services: Services, flow: WebhookFlow, { request, webhookId 
     metrics.count(flow.accountId, "webhooks.rejected");
     return jsonAnswer(401, { error: access.message });
   }
-  const { fields } = await parseWebhookBody(rawBody, request.headers.get("content-type"), {
+  const contentType = request.headers.get("content-type");
+  const bodyProblem = serviceBodyProblem(flow.trigger.service, contentType, rawBody.byteLength);
+  if (bodyProblem) throw new DomainError("unsupported_media_type", bodyProblem);
+  const { fields } = await parseWebhookBody(rawBody, contentType, {
     maxFileContentBytes: config.webhooks.maxFileContentBytes,
   });
   const { trigger } = flow;

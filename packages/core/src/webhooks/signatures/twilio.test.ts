@@ -88,6 +88,21 @@ describe("Twilio signatures", () => {
     expect(check(json, TAMPERED, forgedUrl)).toMatchObject({ reason: "mismatch" });
   });
 
+  test("a body that is not a form, signed through the bare URL, is refused: its bytes were never signed", () => {
+    // What a captured signature of the URL alone would let anyone send: any JSON or multipart body.
+    const signature = getExpectedTwilioSignature(authToken, WEBHOOK_URL, {});
+    const refused = {
+      ok: false,
+      reason: "mismatch",
+      message: "a Twilio delivery that is not form-encoded must carry bodySHA256 in its URL",
+    };
+    for (const type of ["application/json", "multipart/form-data; boundary=x", "text/plain"]) {
+      expect(check({ "Content-Type": type, "X-Twilio-Signature": signature }, PAYLOAD, WEBHOOK_URL)).toEqual(refused);
+    }
+    // An empty form (a status callback with no parameters) is the URL alone, as Twilio signs it.
+    expect(check({ ...FORM, "X-Twilio-Signature": signature }, "", WEBHOOK_URL)).toEqual({ ok: true });
+  });
+
   test("a missing header is reported; one that is not a base64 HMAC-SHA1 is malformed", () => {
     expect(check(FORM, formBody)).toEqual({
       ok: false,

@@ -21,9 +21,10 @@ const HEADER = "X-Twilio-Signature";
  * parameter as name + value, names in code-unit order; a name sent several times
  * contributes each distinct value once, values sorted (what `twilio`'s own
  * `validateRequest` does). A JSON body is signed through the URL instead: its query holds
- * `bodySHA256`, the hex SHA-256 of the raw body, and no parameters are appended.
- * Twilio may or may not have included the scheme's default port in the URL it signed,
- * so both forms are accepted, as the SDK does. No timestamp is signed.
+ * `bodySHA256`, the hex SHA-256 of the raw body, and no parameters are appended. Any
+ * other body must come that way too: signed through the URL alone, its bytes would be
+ * anyone's to choose. Twilio may or may not have included the scheme's default port in
+ * the URL it signed, so both forms are accepted, as the SDK does. No timestamp is signed.
  */
 export function verifyTwilio(authToken: string, request: SignedRequest): SignatureCheck {
   const digest = readDigest(request.headers, HEADER, {
@@ -34,6 +35,10 @@ export function verifyTwilio(authToken: string, request: SignedRequest): Signatu
   if (isCheck(digest)) return digest;
 
   const bodyHash = searchParam(request.url, "bodySHA256");
+  const form = mediaTypeOf(request.headers.get("content-type")) === "application/x-www-form-urlencoded";
+  if (bodyHash === null && !form && request.rawBody.byteLength > 0) {
+    return failure("mismatch", "a Twilio delivery that is not form-encoded must carry bodySHA256 in its URL");
+  }
   const signedParams = bodyHash === null ? formParameters(request) : "";
   const signed = urlVariants(request.url).some((url) =>
     digestsEqual(digest, hmac("sha1", authToken, url + signedParams)),
@@ -53,9 +58,8 @@ function searchParam(url: string, name: string): string | null {
   }
 }
 
-/** The POST parameters of a form body as Twilio concatenates them; nothing for other bodies. */
+/** The POST parameters of a form body as Twilio concatenates them (an empty body has none). */
 function formParameters(request: SignedRequest): string {
-  if (mediaTypeOf(request.headers.get("content-type")) !== "application/x-www-form-urlencoded") return "";
   const values = new Map<string, Set<string>>();
   for (const [name, value] of new URLSearchParams(new TextDecoder().decode(request.rawBody))) {
     const seen = values.get(name) ?? new Set<string>();
