@@ -145,6 +145,24 @@ for (const { backend, redis, label, skip } of runModes()) {
       expect((await readBody(await get("private-gw"))).body.name).toBe("private");
     });
 
+    test("subjects are unique whatever their case: ASHOP beside ashop is taken, for anyone", async () => {
+      expect((await create({ name: "shop", subject: "ashop" })).status).toBe(200);
+      await expectAnswer(create({ name: "look-alike", subject: "ASHOP" }, other), 409, {
+        error: "the subject ASHOP is taken: choose another",
+      });
+      await expectAnswer(create({ name: "twin", subject: "AShop" }), 409, {
+        error: "the subject AShop is taken: choose another",
+      });
+      // The account's own deleted subject comes back in the case it now asks for.
+      await expectAnswer(remove("ashop"), 200, { message: "success" });
+      await expectAnswer(create({ name: "look-alike", subject: "aShop" }, other), 409, {
+        error: "the subject aShop is taken: choose another",
+      });
+      const back = await create({ name: "shop again", subject: "AShop" });
+      expect((await readBody(back)).body).toMatchObject({ subject: "AShop", name: "shop again" });
+      await expectAnswer(get("ashop"), 404, MISSING);
+    });
+
     test("a deleted gateway is gone for reads, lists and changes; its subject stays reserved for its account", async () => {
       const flowId = await createFlow(api, owner);
       expect((await create({ name: "short-lived", subject: "temp-gw" })).status).toBe(200);

@@ -322,7 +322,10 @@ for (const { backend, redis, label, skip } of runModes()) {
           flowWith({ access: "signature", service: "stripe", signing_secret: STRIPE_SECRET }),
         );
         const event = JSON.stringify({ id: "evt_replayed", type: "payment_intent.succeeded", data: {} });
-        const signature = await stripe.webhooks.generateTestHeaderStringAsync({ payload: event, secret: STRIPE_SECRET });
+        const signature = await stripe.webhooks.generateTestHeaderStringAsync({
+          payload: event,
+          secret: STRIPE_SECRET,
+        });
         const first = await deliver(flow, {
           body: event,
           headers: { "content-type": "application/json", "stripe-signature": signature },

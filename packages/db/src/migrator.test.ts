@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { sql } from "kysely";
+import { Migrator } from "kysely/migration";
 import pg from "pg";
 import { openDatabase } from "./connection.ts";
 import { migrations } from "./migrations/index.ts";
@@ -104,6 +105,43 @@ describe.skipIf(!databaseBackends().find((b) => b.backend === "postgres" && !b.s
         await handle.close();
         expect(rows.rows[0]?.n).toBe(Object.keys(migrations).length);
       } finally {
+        await scratch.drop();
+      }
+    });
+  },
+);
+
+describe.skipIf(!databaseBackends().find((b) => b.backend === "postgres" && !b.skip))(
+  "gateway subjects that differ only by case, saved before they had to differ",
+  () => {
+    test("the oldest keeps its subject, the others get a suffix, and no two can differ only by case again", async () => {
+      const scratch = await createScratchPostgres();
+      const handle = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 1 });
+      try {
+        const migrator = new Migrator({ db: handle.db, provider: { getMigrations: async () => migrations } });
+        const before = await migrator.migrateTo("20261123120000_run_leases");
+        expect(before.error).toBeUndefined();
+        await sql`insert into accounts (id, name, display_name, root_email) values ('a1', 'a', 'A', 'a@x.io'), ('a2', 'b', 'B', 'b@x.io')`.execute(
+          handle.db,
+        );
+        const gateway = (id: string, account: string, subject: string, created: string) => sql`
+          insert into gateways (id, account_id, subject, name, description, active, timeout_ms, limit_requests, limit_seconds, type, created_at)
+          values (${id}::uuid, ${account}, ${subject}, 'g', '', true, 1000, 1, 1, 'http', ${created}::timestamptz)`;
+        await gateway("0194ab12-0000-7000-8000-000000000001", "a1", "ashop", "2026-11-01T00:00:00Z").execute(handle.db);
+        await gateway("0194cd34-0000-7000-8000-000000000002", "a2", "ASHOP", "2026-11-02T00:00:00Z").execute(handle.db);
+
+        await migrateToLatest(handle.db);
+        const subjects = await sql<{ account_id: string; subject: string }>`
+          select account_id, subject from gateways order by created_at`.execute(handle.db);
+        expect(subjects.rows).toEqual([
+          { account_id: "a1", subject: "ashop" },
+          { account_id: "a2", subject: "ASHOP-0194cd34" },
+        ]);
+        await expect(
+          gateway("0194ef56-0000-7000-8000-000000000003", "a2", "AShop", "2026-11-03T00:00:00Z").execute(handle.db),
+        ).rejects.toThrow(/gateways_subject_any_case/);
+      } finally {
+        await handle.close();
         await scratch.drop();
       }
     });

@@ -72,10 +72,12 @@ export async function createGateway(deps: GatewayDeps, accountId: string, input:
     const created = await trx
       .insertInto("gateways")
       .values({ id, account_id: accountId, subject, ...settings })
+      // Subjects are unique whatever their case (`gateways_subject_any_case`); the same account
+      // taking its deleted subject back may change its case.
       .onConflict((oc) =>
         oc
-          .column("subject")
-          .doUpdateSet({ ...settings, created_at: sql`now()`, modified_at: sql`now()`, deleted_at: null })
+          .expression(sql`lower(subject)`)
+          .doUpdateSet({ ...settings, subject, created_at: sql`now()`, modified_at: sql`now()`, deleted_at: null })
           .where("gateways.account_id", "=", accountId)
           .where("gateways.deleted_at", "is not", null),
       )

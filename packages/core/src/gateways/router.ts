@@ -28,7 +28,7 @@ export const gatewayRouter = router({
         tags,
         summary: "Create a gateway",
         description:
-          "Its `url` is GATEWAY_BASE_URL/<subject> (default PUBLIC_URL/gw/<subject>); requests there whose method and path match a mapping run the mapped flow and answer with its result. `subject` is generated when absent. Subjects are unique across accounts and stay reserved after their gateway is deleted: one that another account holds is 409; your own deleted one gives a fresh gateway, without the old mappings.",
+          "Its `url` is GATEWAY_BASE_URL/<subject> (default PUBLIC_URL/gw/<subject>); requests there whose method and path match a mapping run the mapped flow and answer with its result. `subject` is generated when absent. Subjects are unique across accounts, whatever their case, and stay reserved after their gateway is deleted: one that another account holds is 409; your own deleted one gives a fresh gateway, without the old mappings.",
         protect: true,
         errorResponses: { ...withCredential, 409: "The subject is taken" },
       },

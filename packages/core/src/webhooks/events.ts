@@ -94,7 +94,9 @@ export function serviceBodyProblem(
 ): string | null {
   if (!service || !JSON_ONLY_SERVICES.has(service) || bodyBytes === 0) return null;
   const type = mediaTypeOf(contentType);
-  return isJsonMediaType(type) ? null : `${service} deliveries are JSON: content type ${type || "(none)"} is not accepted`;
+  return isJsonMediaType(type)
+    ? null
+    : `${service} deliveries are JSON: content type ${type || "(none)"} is not accepted`;
 }
 
 /**

@@ -15,6 +15,7 @@ import * as m20261123070000 from "./20261123070000_runs.ts";
 import * as m20261123080000 from "./20261123080000_gateways.ts";
 import * as m20261123090000 from "./20261123090000_delivery_ids_by_age.ts";
 import * as m20261123120000 from "./20261123120000_run_leases.ts";
+import * as m20261125010000 from "./20261125010000_gateway_subjects_any_case.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -37,4 +38,5 @@ export const migrations: Record<string, Migration> = {
   "20261123080000_gateways": m20261123080000,
   "20261123090000_delivery_ids_by_age": m20261123090000,
   "20261123120000_run_leases": m20261123120000,
+  "20261125010000_gateway_subjects_any_case": m20261125010000,
 };
