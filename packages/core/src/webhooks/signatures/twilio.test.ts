@@ -95,7 +95,7 @@ describe("Twilio signatures", () => {
       ok: false,
       reason: "mismatch",
       message: "a Twilio delivery that is not form-encoded must carry bodySHA256 in its URL",
-    };
+    } as const;
     for (const type of ["application/json", "multipart/form-data; boundary=x", "text/plain"]) {
       expect(check({ "Content-Type": type, "X-Twilio-Signature": signature }, PAYLOAD, WEBHOOK_URL)).toEqual(refused);
     }
