@@ -250,31 +250,6 @@ for (const backend of brokerBackends()) {
           expect(await broker.claimIdle(scope, "s", "g", "c", 60_000, 10)).toEqual([]);
         });
 
-        test("release can take its delivery back, for entries their member never started on", async () => {
-          const scope = randomScope();
-          await broker.ensureGroup(scope, "s", "g");
-          await appendAll(scope, "s", ["unstarted", "fresh"]);
-          const [unstarted, fresh] = (await broker.readGroup(scope, "s", "g", "a", { count: 2 })) as [
-            DeliveredEntry,
-            DeliveredEntry,
-          ];
-
-          await broker.release(scope, "s", "g", "a", [unstarted.id], undefined, { undoDelivery: true });
-          const claimed = await broker.claimIdle(scope, "s", "g", "b", 60_000, 10);
-          expect(payloads(claimed)).toEqual(["unstarted"]);
-          expect(claimed[0]?.deliveries).toBe(1);
-
-          // A claimed entry given back this way returns to the count it had before the claim.
-          await broker.release(scope, "s", "g", "b", [unstarted.id], 0);
-          expect((await broker.claimIdle(scope, "s", "g", "c", 0, 1))[0]?.deliveries).toBe(2);
-          await broker.release(scope, "s", "g", "c", [unstarted.id], undefined, { undoDelivery: true });
-          expect((await broker.claimIdle(scope, "s", "g", "b", 60_000, 10))[0]?.deliveries).toBe(2);
-
-          // Only the holder gives entries back.
-          await broker.release(scope, "s", "g", "b", [fresh.id], undefined, { undoDelivery: true });
-          expect(await broker.claimIdle(scope, "s", "g", "b", 60_000, 10)).toEqual([]);
-        });
-
         test("touch keeps a held entry from being claimed", async () => {
           const scope = randomScope();
           await broker.ensureGroup(scope, "s", "g");

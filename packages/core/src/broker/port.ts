@@ -69,15 +69,6 @@ export interface TrimOptions {
   maxAgeMs?: number;
 }
 
-export interface ReleaseOptions {
-  /**
-   * Also take back the delivery that handed the entries to this member (its work on them
-   * never began): the next claim hands them out with the count they had before it, so
-   * giving back unstarted work, as a stopping worker does, uses up no attempt.
-   */
-  undoDelivery?: boolean;
-}
-
 /** A member of a consumer group, as the broker knows it. */
 export interface GroupConsumer {
   name: string;
@@ -149,18 +140,10 @@ export interface StreamPort {
   /**
    * Gives entries back without acknowledging them: they count as idle for `idleMs`
    * already, so a member claiming with `minIdleMs` takes them after `minIdleMs - idleMs`.
-   * Omit `idleMs` to make them claimable at once. Delivery counts are not changed, unless
-   * `options.undoDelivery`. Only entries `consumer` holds are given back.
+   * Omit `idleMs` to make them claimable at once. Delivery counts are not changed. Only
+   * entries `consumer` holds are given back.
    */
-  release(
-    scope: Scope,
-    stream: string,
-    group: string,
-    consumer: string,
-    ids: string[],
-    idleMs?: number,
-    options?: ReleaseOptions,
-  ): Promise<void>;
+  release(scope: Scope, stream: string, group: string, consumer: string, ids: string[], idleMs?: number): Promise<void>;
   /** How many entries the group has delivered and not yet acknowledged (0 for an unknown group). */
   pendingCount(scope: Scope, stream: string, group: string): Promise<number>;
   /**

@@ -37,8 +37,8 @@ export const runEntrySchema = z.object({
 export type RunEntry = z.output<typeof runEntrySchema>;
 
 /**
- * The run consumer: each worker member takes up to 64 queued runs per read and executes
- * them at once, so their database writes share statements.
+ * The run consumer: each worker member keeps up to 64 runs going at once, so their
+ * database writes share statements.
  */
 export const runConsumer = defineConsumer({
   name: "flow-runs",
@@ -47,8 +47,7 @@ export const runConsumer = defineConsumer({
   visibilityTimeoutMs: 10_000,
   // Deliveries of one entry: a handler only fails when the database or broker does.
   retry: { maxAttempts: 20, backoffMs: 1000, maxBackoffMs: 60_000 },
-  batchSize: 64,
-  parallel: true,
+  capacity: 64,
 });
 
 /** Deliveries after which a run that keeps being interrupted (its worker dies each time) fails. */

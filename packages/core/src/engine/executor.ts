@@ -1,4 +1,5 @@
 import type { RunStatus } from "@platform/db";
+import { sleep } from "../sleep.ts";
 import { resolvePayload } from "../templates/index.ts";
 import { PURE_SUBJECTS } from "./built-ins.ts";
 import { delayUntil } from "./delay.ts";
@@ -7,7 +8,7 @@ import type { LoadedStep } from "./revisions.ts";
 import { StepFailure } from "./step-failure.ts";
 import { isRetryable, type StepFunctions, type StepSubject } from "./step-functions.ts";
 import type { ClaimedRun, RunStore, RunWrite } from "./store.ts";
-import { backoffDelay, IN_PROCESS_WAIT_MS, sleep, withTimeout } from "./timing.ts";
+import { backoffDelay, IN_PROCESS_WAIT_MS, withTimeout } from "./timing.ts";
 
 /** What the executor needs besides the run. */
 export interface ExecutorDeps {

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { sql } from "kysely";
 import { type Broker, PLATFORM_SCOPE } from "../broker/port.ts";
 import type { Services } from "../services.ts";
-import { sleep } from "../worker/member.ts";
+import { sleep } from "../sleep.ts";
 import type { PeriodicJob } from "../worker/periodic.ts";
 import { RUN_STREAM } from "./consumer.ts";
 

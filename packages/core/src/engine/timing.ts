@@ -14,20 +14,6 @@ export function backoffDelay(backoffMs: number, failed: number, random = Math.ra
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
 
-/** Sleeps; an abort ends the wait early (the caller checks the signal). */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted || ms <= 0) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done);
-  });
-}
-
 export class StepTimeout extends Error {
   override name = "StepTimeout";
 }

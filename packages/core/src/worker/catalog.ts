@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { PLATFORM_SCOPE } from "../broker/port.ts";
 import type { Logger } from "../logger.ts";
 
 /** How often and how patiently a failed entry is tried again. */
@@ -36,16 +37,16 @@ export interface ConsumerDefinition<Schema extends z.ZodType = z.ZodType> {
   retry: RetryPolicy;
   /** Members per process (default: the runtime's `concurrency`). */
   concurrency?: number;
-  /** Entries a member takes per read (default 1). Entries waiting in a batch are held by the member. */
-  batchSize?: number;
   /**
-   * Keep up to `batchSize` entries in flight per member instead of handling one after
-   * another (default false), reading more as soon as some are done: for handlers that mostly
-   * wait (on the database, the network), so that one member keeps many entries going, their
-   * writes can share statements, and a slow entry holds one slot rather than the member.
+   * Entries one member keeps in flight (default 1: one after another). Above 1 for handlers
+   * that mostly wait (on the database, the network): one member keeps many entries going,
+   * their writes can share statements, and a slow entry holds one slot rather than the member.
    */
-  parallel?: boolean;
+  capacity?: number;
 }
+
+/** The scope a consumer's stream lives in. */
+export const scopeOf = (definition: ConsumerDefinition) => definition.scope ?? PLATFORM_SCOPE;
 
 /** Declares a consumer with its payload type inferred from the schema. */
 export function defineConsumer<Schema extends z.ZodType>(
@@ -75,29 +76,10 @@ export type ConsumerHandler<Schema extends z.ZodType = z.ZodType> = (
   context: HandlerContext,
 ) => Promise<void>;
 
-/** The typed catalog: consumers by key. */
-export type ConsumerCatalog = Record<string, ConsumerDefinition>;
-
-/** A handler for every consumer of a catalog, each typed by its consumer's schema. */
-export type CatalogHandlers<Catalog extends ConsumerCatalog> = {
-  [Key in keyof Catalog]: ConsumerHandler<Catalog[Key]["schema"]>;
-};
-
 /** A consumer definition with its handler, as the runtime takes them. */
 export interface WorkerConsumer {
   definition: ConsumerDefinition;
   handle: ConsumerHandler;
   /** Releases what the handler keeps (worker threads, say) once the runtime has stopped. */
   close?(): Promise<void>;
-}
-
-/** Pairs every consumer of a catalog with its handler. */
-export function bindHandlers<Catalog extends ConsumerCatalog>(
-  catalog: Catalog,
-  handlers: CatalogHandlers<Catalog>,
-): WorkerConsumer[] {
-  return Object.keys(catalog).map((key) => ({
-    definition: catalog[key] as ConsumerDefinition,
-    handle: handlers[key] as ConsumerHandler,
-  }));
 }

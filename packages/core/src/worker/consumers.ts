@@ -6,14 +6,12 @@ import { registrySyncJob } from "../hub/registry/job.ts";
 import type { Services } from "../services.ts";
 import { streamRetentionJob } from "../storage/streams/retention.ts";
 import { deliveryWindowJob } from "../webhooks/ingress/dedup-window.ts";
-import type { WorkerConsumer } from "./catalog.ts";
-import { scopeOf } from "./enqueue.ts";
+import { scopeOf, type WorkerConsumer } from "./catalog.ts";
 import type { PeriodicJob } from "./periodic.ts";
 
 /**
  * Every stream consumer the platform runs, with its handler bound to the services.
- * apps/worker runs these, and so does apps/api in embedded mode. Flow runs, stream
- * triggers, registry sync and retention join here as they land.
+ * apps/worker runs these, and so does apps/api in embedded mode.
  */
 export function platformConsumers(services: Services): WorkerConsumer[] {
   return [runWorkerConsumer(services)];

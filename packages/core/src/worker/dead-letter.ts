@@ -1,6 +1,5 @@
 import type { Broker, DeliveredEntry } from "../broker/port.ts";
-import type { ConsumerDefinition } from "./catalog.ts";
-import { scopeOf } from "./enqueue.ts";
+import { type ConsumerDefinition, scopeOf } from "./catalog.ts";
 
 /** Dead letters kept per consumer; older ones are trimmed away. */
 const KEEP_DEAD_LETTERS = 10_000;

@@ -1,7 +1,6 @@
 export * from "./catalog.ts";
 export { platformConsumers, platformJobs } from "./consumers.ts";
 export { type DeadLetter, deadLetterCounter, deadLetterStream, readDeadLetters } from "./dead-letter.ts";
-export { enqueue } from "./enqueue.ts";
 export type { ConsumerStats } from "./member.ts";
 export type { PeriodicJob, PeriodicJobContext } from "./periodic.ts";
 export { startWorkerRuntime, type WorkerRuntime, type WorkerRuntimeOptions } from "./runtime.ts";

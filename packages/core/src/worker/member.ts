@@ -2,9 +2,10 @@ import type { Broker, DeliveredEntry } from "../broker/port.ts";
 import { isDomainError } from "../errors.ts";
 import { groupCommit } from "../group-commit.ts";
 import type { Logger } from "../logger.ts";
+import { sleep } from "../sleep.ts";
 import type { ConsumerDefinition, ConsumerHandler } from "./catalog.ts";
+import { scopeOf } from "./catalog.ts";
 import { deadLetter } from "./dead-letter.ts";
-import { scopeOf } from "./enqueue.ts";
 
 /** Per-consumer figures of one runtime, since it started. */
 export interface ConsumerStats {
@@ -68,19 +69,21 @@ function describe(error: unknown): string {
 }
 
 /**
- * One member of a consumer group: claims entries other members left idle, otherwise
- * reads new ones, and handles them one at a time. While it holds entries it sends
- * heartbeats so nobody claims them; when the runtime stops it gives back the entries
- * it has not started.
+ * One member of a consumer group. It keeps up to `capacity` entries in flight (1: one
+ * after another) and reads more as soon as some are done, claiming entries other members
+ * left idle before new ones: a slow entry holds one slot, not the member. Each entry
+ * settles on its own (acknowledged, retried or dead-lettered); a broker failure on one
+ * leaves it pending, to be claimed again after the visibility timeout. While it holds
+ * entries it sends heartbeats so nobody claims them.
  */
 export class GroupMember {
   private readonly scope: string;
   /** Entries read and not yet acknowledged, released or dead-lettered. */
   private readonly held = new Map<string, DeliveredEntry>();
-  /** Held entries no handler has started on: giving them back takes their delivery back. */
-  private readonly unstarted = new Set<string>();
   /** One per entry a handler is working on. */
   private readonly current = new Set<AbortController>();
+  /** Entries being handled right now, settled or not. */
+  private readonly inFlight = new Set<Promise<void>>();
   private abandoned = false;
   /** Acknowledges an entry; those settled together go in one call. */
   private readonly acknowledge: (id: string) => Promise<void>;
@@ -98,69 +101,8 @@ export class GroupMember {
   }
 
   async run(): Promise<void> {
-    if (this.options.definition.parallel) return this.runParallel();
-    const batchSize = this.options.definition.batchSize ?? 1;
-    const reading = newReadState();
-    while (!this.options.stopping.aborted) {
-      try {
-        await this.handleBatch(await this.nextBatch(batchSize, reading));
-      } catch (error) {
-        await this.backOff(error, reading);
-      }
-    }
-  }
-
-  /**
-   * Up to `count` entries: those other members left idle first (looked for at most every
-   * quarter of the visibility timeout, or at once while there are more), else new ones.
-   */
-  private async nextBatch(count: number, reading: ReadState): Promise<DeliveredEntry[]> {
-    const { broker, definition, name, pollMs } = this.options;
-    if (!reading.groupReady) {
-      await broker.ensureGroup(this.scope, definition.stream, definition.name);
-      reading.groupReady = true;
-    }
-    let batch: DeliveredEntry[] = [];
-    if (Date.now() >= reading.nextClaimAt) {
-      batch = await broker.claimIdle(
-        this.scope,
-        definition.stream,
-        definition.name,
-        name,
-        definition.visibilityTimeoutMs,
-        count,
-      );
-      if (batch.length < count) reading.nextClaimAt = Date.now() + claimEveryMs(definition);
-    }
-    if (batch.length === 0) {
-      batch = await broker.readGroup(this.scope, definition.stream, definition.name, name, { count, blockMs: pollMs });
-    }
-    reading.failures = 0;
-    return batch;
-  }
-
-  /** After a failed read or batch: the group is made again if it was lost, and the member waits, longer each time. */
-  private async backOff(error: unknown, reading: ReadState): Promise<void> {
-    const { stats, logger, name, stopping } = this.options;
-    if (isDomainError(error) && error.code === "not_found") reading.groupReady = false;
-    stats.brokerErrors++;
-    reading.failures++;
-    logger.warn({ err: describe(error), member: name }, "consumer loop failed; backing off");
-    await sleep(Math.min(5000, 100 * 2 ** Math.min(reading.failures, 6)), stopping);
-  }
-
-  /** Entries handled right now by a parallel member, settled or not. */
-  private readonly inFlight = new Set<Promise<void>>();
-
-  /**
-   * A parallel member keeps up to `batchSize` entries in flight, and reads more as soon as
-   * some are done: a slow entry holds one slot, not the member. Each entry settles on its
-   * own (acknowledged, retried or dead-lettered); a broker failure on one leaves it pending,
-   * to be claimed again after the visibility timeout.
-   */
-  private async runParallel(): Promise<void> {
     const { broker, definition, stopping, name, stats, logger } = this.options;
-    const capacity = definition.batchSize ?? 1;
+    const capacity = definition.capacity ?? 1;
     const heartbeat = setInterval(
       () => {
         const ids = [...this.held.keys()];
@@ -195,7 +137,10 @@ export class GroupMember {
           continue;
         }
         try {
-          for (const entry of await this.nextBatch(room, reading)) start(entry);
+          const batch = await this.nextBatch(room, reading);
+          // A read that came back after the stop began: nothing of it starts here.
+          if (stopping.aborted || this.abandoned) await this.giveBack(batch.map((entry) => entry.id));
+          else for (const entry of batch) start(entry);
         } catch (error) {
           await this.backOff(error, reading);
         }
@@ -208,7 +153,46 @@ export class GroupMember {
   }
 
   /**
-   * Gives up what this member holds: aborts the handler at work and releases every held
+   * Up to `count` entries: those other members left idle first (looked for at most every
+   * quarter of the visibility timeout, or at once while there are more), else new ones.
+   */
+  private async nextBatch(count: number, reading: ReadState): Promise<DeliveredEntry[]> {
+    const { broker, definition, name, pollMs } = this.options;
+    if (!reading.groupReady) {
+      await broker.ensureGroup(this.scope, definition.stream, definition.name);
+      reading.groupReady = true;
+    }
+    let batch: DeliveredEntry[] = [];
+    if (Date.now() >= reading.nextClaimAt) {
+      batch = await broker.claimIdle(
+        this.scope,
+        definition.stream,
+        definition.name,
+        name,
+        definition.visibilityTimeoutMs,
+        count,
+      );
+      if (batch.length < count) reading.nextClaimAt = Date.now() + claimEveryMs(definition);
+    }
+    if (batch.length === 0) {
+      batch = await broker.readGroup(this.scope, definition.stream, definition.name, name, { count, blockMs: pollMs });
+    }
+    reading.failures = 0;
+    return batch;
+  }
+
+  /** After a failed read: the group is made again if it was lost, and the member waits, longer each time. */
+  private async backOff(error: unknown, reading: ReadState): Promise<void> {
+    const { stats, logger, name, stopping } = this.options;
+    if (isDomainError(error) && error.code === "not_found") reading.groupReady = false;
+    stats.brokerErrors++;
+    reading.failures++;
+    logger.warn({ err: describe(error), member: name }, "consumer loop failed; backing off");
+    await sleep(Math.min(5000, 100 * 2 ** Math.min(reading.failures, 6)), stopping);
+  }
+
+  /**
+   * Gives up what this member holds: aborts the handlers at work and releases every held
    * entry so another member takes it at once. The runtime calls this when its grace is over.
    */
   async abandon(): Promise<void> {
@@ -224,54 +208,11 @@ export class GroupMember {
     });
   }
 
-  /**
-   * Releases entries to other members at once. Those no handler started on get their
-   * delivery taken back: a stop must not use up their attempts (with one attempt, they
-   * would go to the dead-letter stream without ever running).
-   */
+  /** Releases entries to other members at once. */
   private async giveBack(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
     const { broker, definition, name } = this.options;
-    const unstarted = ids.filter((id) => this.unstarted.has(id));
-    const started = ids.filter((id) => !this.unstarted.has(id));
-    for (const id of unstarted) this.unstarted.delete(id);
-    if (started.length > 0) await broker.release(this.scope, definition.stream, definition.name, name, started);
-    if (unstarted.length > 0) {
-      await broker.release(this.scope, definition.stream, definition.name, name, unstarted, undefined, {
-        undoDelivery: true,
-      });
-    }
-  }
-
-  private async handleBatch(batch: DeliveredEntry[]): Promise<void> {
-    if (batch.length === 0) return;
-    const { broker, definition, name } = this.options;
-    for (const entry of batch) {
-      this.held.set(entry.id, entry);
-      this.unstarted.add(entry.id);
-    }
-    const heartbeat = setInterval(
-      () => {
-        const ids = [...this.held.keys()];
-        if (ids.length === 0) return;
-        broker.touch(this.scope, definition.stream, definition.name, name, ids).catch(() => {});
-      },
-      Math.max(10, Math.floor(definition.visibilityTimeoutMs / 3)),
-    );
-    try {
-      for (const entry of batch) {
-        if (this.options.stopping.aborted || this.abandoned) break;
-        this.unstarted.delete(entry.id);
-        await this.handleEntry(entry);
-      }
-    } finally {
-      clearInterval(heartbeat);
-      // What `abandon` released is no longer held; what is left here (entries of a read that
-      // came back after it) must be released all the same.
-      const leftover = [...this.held.keys()];
-      this.held.clear();
-      await this.giveBack(leftover);
-    }
+    await broker.release(this.scope, definition.stream, definition.name, name, ids);
   }
 
   private async handleEntry(entry: DeliveredEntry): Promise<void> {
@@ -362,18 +303,4 @@ export class GroupMember {
       "entry dead-lettered",
     );
   }
-}
-
-/** Sleeps, waking early when `signal` aborts. */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done);
-  });
 }

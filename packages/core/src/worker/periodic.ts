@@ -1,6 +1,6 @@
 import { type Broker, PLATFORM_SCOPE } from "../broker/port.ts";
 import type { Logger } from "../logger.ts";
-import { sleep } from "./member.ts";
+import { sleep } from "../sleep.ts";
 
 export interface PeriodicJobContext {
   /** Aborted when the runtime stops: finish or give up soon. */

@@ -2,8 +2,9 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Broker } from "../broker/port.ts";
 import type { Logger } from "../logger.ts";
+import { sleep } from "../sleep.ts";
 import type { WorkerConsumer } from "./catalog.ts";
-import { type ConsumerStats, emptyStats, GroupMember, sleep } from "./member.ts";
+import { type ConsumerStats, emptyStats, GroupMember } from "./member.ts";
 import { type PeriodicJob, runPeriodicJobs } from "./periodic.ts";
 
 export interface WorkerRuntimeOptions {
@@ -31,9 +32,8 @@ export interface WorkerRuntime {
   /**
    * Stops reading at once, lets entries being handled finish for up to `graceMs`
    * (default 10 s), then aborts the handlers still running and releases their entries
-   * to other workers. Entries read but not started are released right away, with their
-   * delivery taken back (they lose no attempt). Resolves when done; calling it again
-   * returns the same promise.
+   * to other workers. Entries a read brings in after the stop began are released right
+   * away. Resolves when done; calling it again returns the same promise.
    */
   stop(graceMs?: number): Promise<void>;
 }

@@ -247,16 +247,15 @@ export function postgresStreams(handle: DatabaseHandle, appended: TopicListener,
       return Number(result.numAffectedRows ?? 0);
     },
 
-    async release(scope, stream, group, consumer, ids, idleMs = MAX_IDLE_MS, options = {}) {
+    async release(scope, stream, group, consumer, ids, idleMs = MAX_IDLE_MS) {
       assertNames({ scope, stream, group, consumer });
       const idle = assertIdle("idleMs", idleMs);
       if (ids.length === 0) return;
       const idArray = parseEntryIds(ids);
-      const deliveries = options.undoDelivery ? sql`greatest(deliveries - 1, 0)` : sql`deliveries`;
       await guarded(() =>
         sql`
           update broker_stream_pending
-          set delivered_at = clock_timestamp() - ${idle}::float8 * interval '1 millisecond', deliveries = ${deliveries}
+          set delivered_at = clock_timestamp() - ${idle}::float8 * interval '1 millisecond'
           where scope = ${scope} and stream = ${stream} and group_name = ${group}
             and consumer = ${consumer} and entry_id = any(${idArray}::bigint[])`.execute(db),
       );

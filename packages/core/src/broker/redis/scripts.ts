@@ -58,22 +58,16 @@ return claimed
 
 /**
  * Sets the idle time of the entries `consumer` still holds (0: a heartbeat; more:
- * a release) without touching their delivery counts, or taking one delivery back
- * when ARGV[4] is 1. Returns how many it held.
- * KEYS: stream. ARGV: group, consumer, idleMs, undoDelivery (0 or 1), ids...
+ * a release) without touching their delivery counts. Returns how many it held.
+ * KEYS: stream. ARGV: group, consumer, idleMs, ids...
  */
 export const SET_IDLE = lua(`
-local key, group, consumer, idle, undo = KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4] == '1'
+local key, group, consumer, idle = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
 local held = 0
-for i = 5, #ARGV do
+for i = 4, #ARGV do
   local info = redis.call('XPENDING', key, group, ARGV[i], ARGV[i], 1)
   if info[1] and info[1][2] == consumer then
-    if undo then
-      local count = math.max(0, tonumber(info[1][4]) - 1)
-      redis.call('XCLAIM', key, group, consumer, 0, ARGV[i], 'IDLE', idle, 'RETRYCOUNT', count, 'JUSTID')
-    else
-      redis.call('XCLAIM', key, group, consumer, 0, ARGV[i], 'IDLE', idle, 'JUSTID')
-    end
+    redis.call('XCLAIM', key, group, consumer, 0, ARGV[i], 'IDLE', idle, 'JUSTID')
     held = held + 1
   end
 end

@@ -124,21 +124,18 @@ export function redisStreams(client: Redis, blocking: BlockingClientPool): Strea
       assertIds(ids);
       if (ids.length === 0) return 0;
       const held = await guarded(() =>
-        runScript(client, SET_IDLE, [streamKey(scope, stream)], [group, consumer, 0, 0, ...ids]),
+        runScript(client, SET_IDLE, [streamKey(scope, stream)], [group, consumer, 0, ...ids]),
       );
       return Number(held);
     },
 
-    async release(scope, stream, group, consumer, ids, idleMs = MAX_IDLE_MS, options = {}) {
+    async release(scope, stream, group, consumer, ids, idleMs = MAX_IDLE_MS) {
       assertNames({ scope, stream, group, consumer });
       assertIds(ids);
       assertNonNegative("idleMs", idleMs);
       if (ids.length === 0) return;
       const idle = Math.floor(Math.min(idleMs, MAX_IDLE_MS));
-      const undo = options.undoDelivery ? 1 : 0;
-      await guarded(() =>
-        runScript(client, SET_IDLE, [streamKey(scope, stream)], [group, consumer, idle, undo, ...ids]),
-      );
+      await guarded(() => runScript(client, SET_IDLE, [streamKey(scope, stream)], [group, consumer, idle, ...ids]));
     },
 
     async pendingCount(scope, stream, group) {
