@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createBroker, enqueue } from "@platform/core";
+import { createBroker } from "@platform/core";
 import type { DatabaseHandle } from "@platform/db";
 import { createScratchPostgres, freeLoopbackPort, testEnv } from "@platform/db/testing";
-import { fixtureConsumer } from "./fixture-worker.ts";
 
 const main = new URL("../src/main.ts", import.meta.url).pathname;
 const fixture = new URL("./fixture-worker.ts", import.meta.url).pathname;
@@ -148,7 +147,7 @@ describe.skipIf(!testEnv.DATABASE_URL || !testEnv.REDIS_URL)(
             ? true
             : undefined,
         );
-        for (let n = 0; n < total; n++) await enqueue(broker, fixtureConsumer(scope, stream), { n });
+        for (let n = 0; n < total; n++) await broker.append(scope, stream, JSON.stringify({ n }));
 
         // Kill the victim in the middle of its work: it has entries started and not completed.
         const heldByVictim = await until(() => {
