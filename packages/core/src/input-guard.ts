@@ -1,15 +1,18 @@
 /**
- * What no input may hold, whatever the procedure: checked once for every request, before
- * any schema runs, so no area can forget it.
+ * What no input may hold, whatever enters it (a REST or tRPC request, a webhook or gateway
+ * body, the trigger data of a run): checked where it enters, before it reaches anything
+ * shared. Runs of every account share statements, so a value PostgreSQL refuses would fail
+ * the writes of other accounts' rows beside it.
  *
- * - NUL characters: PostgreSQL refuses them in text and in jsonb (keys too), so they would
- *   come back as a 500 from deep inside a query.
- * - Malformed UTF-16 (a lone surrogate): the database would store U+FFFD instead, silently
- *   changing the value.
+ * - NUL characters: PostgreSQL refuses them in text and in jsonb (keys too).
+ * - Malformed UTF-16 (a lone surrogate, `"\ud800"` in JSON): jsonb refuses it, and text
+ *   would store U+FFFD instead, silently changing the value.
+ * - Numbers beyond a double (`1e400`): JSON.parse makes them Infinity, which JSON writes as
+ *   `null`, silently changing the value.
  * - Nesting deeper than MAX_INPUT_DEPTH: no request needs it, and walking it costs stack.
  */
 
-/** The deepest nesting of objects and arrays a request may carry. */
+/** The deepest nesting of objects and arrays an input may carry. */
 export const MAX_INPUT_DEPTH = 64;
 
 /** Why a single string cannot be accepted, or undefined when it can. */
@@ -19,34 +22,61 @@ export function unsafeTextReason(text: string): string | undefined {
   return undefined;
 }
 
-const fieldName = (path: (string | number)[]) => (path.length ? path.join(".") : "body");
-
 /**
- * The first problem found in a request's input, as `<field>: <reason>`, or undefined.
- * Field names are dotted paths (`data.payload.url`, `items.3`), as validation errors name them.
+ * The first problem found in an input, as `<field>: <reason>`, or undefined. Field names
+ * are dotted paths (`data.payload.url`, `items.3`), as validation errors name them, under
+ * `within` when given (`body.data.id` for a webhook's body); the whole input is `body`, or
+ * `within`. The path is only spelled out for a problem: the walk of an acceptable input
+ * allocates none.
  */
-export function findUnsafeInput(input: unknown): string | undefined {
-  const walk = (value: unknown, path: (string | number)[]): string | undefined => {
+export function findUnsafeInput(input: unknown, within?: string): string | undefined {
+  const path: (string | number)[] = [];
+  const fieldName = (at: readonly (string | number)[]) => {
+    if (at.length === 0) return within ?? "body";
+    return within === undefined ? at.join(".") : `${within}.${at.join(".")}`;
+  };
+  const walk = (value: unknown): string | undefined => {
     if (typeof value === "string") {
       const reason = unsafeTextReason(value);
       return reason && `${fieldName(path)}: ${reason}`;
+    }
+    if (typeof value === "number") {
+      return Number.isFinite(value) ? undefined : `${fieldName(path)}: must be a number a double can hold`;
     }
     if (value === null || typeof value !== "object") return undefined;
     if (path.length >= MAX_INPUT_DEPTH) return `${fieldName(path)}: nests deeper than ${MAX_INPUT_DEPTH} levels`;
     if (Array.isArray(value)) {
       for (let index = 0; index < value.length; index++) {
-        const found = walk(value[index], [...path, index]);
+        path.push(index);
+        const found = walk(value[index]);
+        path.pop();
         if (found) return found;
       }
       return undefined;
     }
-    for (const [key, child] of Object.entries(value)) {
+    for (const key of Object.keys(value)) {
       const keyReason = unsafeTextReason(key);
       if (keyReason) return `${fieldName(path)}: a field name ${keyReason}`;
-      const found = walk(child, [...path, key]);
+      path.push(key);
+      const found = walk((value as Record<string, unknown>)[key]);
+      path.pop();
       if (found) return found;
     }
     return undefined;
   };
-  return walk(input, []);
+  return walk(input);
+}
+
+/** An escape PostgreSQL's jsonb refuses: `\u0000`, or a surrogate half, after an odd run of backslashes. */
+const UNSTORABLE_ESCAPE = /(?<!\\)(?:\\\\)*\\u(?:0000|[dD][89a-fA-F])/;
+
+/**
+ * Whether JSON text written by `JSON.stringify` can be stored as jsonb: it writes NUL as
+ * `\u0000` and a lone surrogate as `\udXXX` (a paired one as the character itself), so
+ * those escapes are exactly what jsonb refuses. The last check before a statement, for
+ * values no entry check saw (a step's output, say); a plain search first, since the
+ * pattern is only worth running on the rare text that holds an escape at all.
+ */
+export function isStorableJson(json: string): boolean {
+  return !json.includes("\\u") || !UNSTORABLE_ESCAPE.test(json);
 }

@@ -1,4 +1,5 @@
 import type { RunStatus } from "@platform/db";
+import { isStorableJson } from "../input-guard.ts";
 import { sleep } from "../sleep.ts";
 import { resolvePayload } from "../templates/index.ts";
 import { PURE_SUBJECTS } from "./built-ins.ts";
@@ -43,7 +44,6 @@ export class RunClaimedElsewhere extends RunTakenOver {
 }
 
 const INTERRUPTED = "interrupted: the worker stopped during this attempt";
-const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
 
 const now = () => new Date().toISOString();
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -237,8 +237,11 @@ async function runAttempts(
             fn(payload, { ...context, signal: attemptSignal }),
           );
       const stored = output === undefined ? null : output;
-      if (NUL_ESCAPE.test(JSON.stringify(stored))) {
-        error = new StepFailure("the output holds a NUL character, which a run cannot store", false);
+      if (!isStorableJson(JSON.stringify(stored))) {
+        error = new StepFailure(
+          "the output holds text a run cannot store (a NUL character or a lone surrogate)",
+          false,
+        );
       } else {
         return succeed(record, stored);
       }

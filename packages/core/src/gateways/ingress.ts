@@ -1,4 +1,5 @@
 import { answerError, DomainError, isDomainError, jsonAnswer } from "../errors.ts";
+import { findUnsafeInput } from "../input-guard.ts";
 import { outcomeResponse } from "../runs/http.ts";
 import type { Services } from "../services.ts";
 import { parseWebhookBody } from "../webhooks/body.ts";
@@ -10,7 +11,7 @@ import { buildRouteTable, type RouteTable } from "./routes.ts";
  * method and path match a live mapping runs the mapped flow in wait mode and answers with
  * its result. In order: unknown or deleted gateway 404; inactive 503; no mapping 404;
  * over the limit 429 with Retry-After; a body the webhook ingress would refuse 400, 413
- * or 415; then the run: the `respond` step's answer (else 200 with the last output),
+ * or 415, and a query or path parameter no run can store (`%00`) 400; then the run: the `respond` step's answer (else 200 with the last output),
  * 500 `{error, run_id}` when it failed, 504 `{error, run_id}` past the gateway's timeout
  * (the run goes on and keeps its record).
  */
@@ -120,12 +121,16 @@ export async function handleGatewayRequest(
     }
 
     const fields = await bodyFields(deps, request);
+    const query = queryOf(url.searchParams);
+    // The body was checked as it was parsed; what the URL carries decoded (`%00`) is checked here.
+    const problem = findUnsafeInput({ query, params: routed.params });
+    if (problem) throw new DomainError("validation_error", `invalid input: ${problem}`);
     // The platform's fields win over body fields of the same name.
     const trigger = {
       ...fields,
       method: request.method,
       path,
-      query: queryOf(url.searchParams),
+      query,
       headers: Object.fromEntries(request.headers),
       params: routed.params,
       gateway: topic,

@@ -1,9 +1,11 @@
 import type { DatabaseHandle } from "@platform/db";
 import { sql } from "kysely";
 import { type Broker, PLATFORM_SCOPE } from "../broker/port.ts";
+import { isRowFault } from "../database-errors.ts";
 import { RUN_STREAM } from "../engine/consumer.ts";
 import { DomainError } from "../errors.ts";
 import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
+import { isStorableJson } from "../input-guard.ts";
 import type { Logger } from "../logger.ts";
 import type { MetricsRecorder } from "../monitoring/recorder.ts";
 
@@ -40,9 +42,6 @@ interface Row {
 
 /** What the INSERT did for one start: wrote its row (under the flow's current revision), or did not (see `notStarted`). */
 type Inserted = { written: true; revision: number } | StartedRun | { failure: unknown };
-
-/** A NUL character cannot be stored in PostgreSQL JSON; it would fail every start of the batch. */
-const NUL_ESCAPE = /(?<!\\)(?:\\\\)*\\u0000/;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -146,11 +145,18 @@ export function createRunStarter(deps: {
       delivery_id: input.deliveryId ?? null,
       waiter: input.waiter ?? null,
     }).slice(0, -1)},"trigger":${trigger}}`;
-    // The plain search first: the pattern is only worth running on the rare text that holds the escape.
-    if (json.includes("\\u0000") && NUL_ESCAPE.test(json))
-      throw new DomainError("validation_error", "invalid input: trigger holds a NUL character");
+    // The last check before the shared INSERT: what jsonb refuses would fail every start of the batch.
+    if (!isStorableJson(json)) {
+      throw new DomainError("validation_error", "invalid input: the trigger data holds text that cannot be stored");
+    }
     const row = { json, trigger, input };
-    const inserted = await insert(row);
+    const inserted = await insert(row).catch((error: unknown) => {
+      // Written alone (see groupCommit), and still refused: this start's data is at fault, not the database.
+      if (isRowFault(error)) {
+        throw new DomainError("validation_error", "invalid input: the trigger data cannot be stored", { cause: error });
+      }
+      throw error;
+    });
     if ("failure" in inserted) throw inserted.failure;
     if (!("written" in inserted)) return inserted;
     try {

@@ -59,19 +59,45 @@ describe("webhook bodies: JSON", () => {
     ).toEqual(invalid);
   });
 
+  test("lone surrogates in values and field names, and numbers beyond a double, are 400s naming the field", async () => {
+    // What PostgreSQL's jsonb refuses would fail the shared INSERT of every account's deliveries.
+    expect(await parseError(bytes('{"a":"\\ud800"}'), "application/json")).toEqual({
+      code: "validation_error",
+      message: "invalid input: body.a: must be valid Unicode text",
+    });
+    expect(await parseError(bytes('{"\\udc00":1}'), "application/json")).toEqual({
+      code: "validation_error",
+      message: "invalid input: body: a field name must be valid Unicode text",
+    });
+    expect(await parseError(bytes('"\\udbff"'), "application/json")).toEqual({
+      code: "validation_error",
+      message: "invalid input: body: must be valid Unicode text",
+    });
+    expect(await parseError(bytes('{"n":[1,-1e400]}'), "application/json")).toEqual({
+      code: "validation_error",
+      message: "invalid input: body.n.1: must be a number a double can hold",
+    });
+    // A pair written as escapes is one character, and welcome.
+    const { fields } = await parseWebhookBody(bytes('{"smile":"\\ud83d\\ude00"}'), "application/json", options);
+    expect(fields).toEqual({ smile: "😀" });
+  });
+
   test("NUL characters and nesting past the limit are 400s, however deep the attempt", async () => {
     expect(await parseError(bytes('{"a":["x\\u0000y"]}'), "application/json")).toEqual({
       code: "validation_error",
-      message: "body holds a NUL character, which cannot be stored",
+      message: "invalid input: body.a.0: must not contain NUL characters",
     });
-    expect(await parseError(bytes('{"a\\u0000":1}'), "application/json")).toEqual({
+    expect(await parseError(bytes('{"b":{"a\\u0000":1}}'), "application/json")).toEqual({
       code: "validation_error",
-      message: "body holds a NUL character, which cannot be stored",
+      message: "invalid input: body.b: a field name must not contain NUL characters",
     });
     const deepest = `${"[".repeat(MAX_BODY_DEPTH)}${"]".repeat(MAX_BODY_DEPTH)}`;
     expect((await parseWebhookBody(bytes(deepest), "application/json", options)).format).toBe("json");
     const tooDeep = (depth: number) => bytes(`${"[".repeat(depth)}${"]".repeat(depth)}`);
-    const refused = { code: "validation_error", message: `body nests deeper than ${MAX_BODY_DEPTH} levels` };
+    const refused = {
+      code: "validation_error",
+      message: `invalid input: body${".0".repeat(MAX_BODY_DEPTH)}: nests deeper than ${MAX_BODY_DEPTH} levels`,
+    };
     expect(await parseError(tooDeep(MAX_BODY_DEPTH + 1), "application/json")).toEqual(refused);
     expect(await parseError(tooDeep(100_000), "application/json")).toEqual(refused);
   });
@@ -88,7 +114,7 @@ describe("webhook bodies: forms", () => {
     expect(Object.hasOwn(fields, "__proto__")).toBe(true);
     expect(await parseError(bytes("a=%00"), "application/x-www-form-urlencoded")).toEqual({
       code: "validation_error",
-      message: "body holds a NUL character, which cannot be stored",
+      message: "invalid input: body.a: must not contain NUL characters",
     });
   });
 

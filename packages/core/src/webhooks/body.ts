@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { DomainError } from "../errors.ts";
+import { findUnsafeInput, MAX_INPUT_DEPTH } from "../input-guard.ts";
 import { isJsonMediaType, mediaTypeOf } from "./media-type.ts";
 
 /** An uploaded file as a flow sees it; `content` (base64) only when the file is small enough to keep. */
@@ -26,7 +27,7 @@ export interface BodyParseOptions {
 }
 
 /** Deeper JSON is refused: flows' templates and the run store walk it recursively. */
-export const MAX_BODY_DEPTH = 64;
+export const MAX_BODY_DEPTH = MAX_INPUT_DEPTH;
 
 const invalid = (message: string) => new DomainError("validation_error", message);
 
@@ -42,8 +43,9 @@ const invalid = (message: string) => new DomainError("validation_error", message
  *   order. Files become `{name, type, size, sha256, content?}`.
  * - An empty body is accepted whatever its type, with no fields.
  *
- * Strings holding NUL and JSON nested deeper than MAX_BODY_DEPTH are refused: the run
- * store (PostgreSQL jsonb) cannot keep the first, and the second is no event.
+ * What no run can store is refused, naming its field (see input-guard.ts): NUL characters
+ * and lone surrogates in values and field names, numbers beyond a double, and JSON nested
+ * deeper than MAX_BODY_DEPTH (no event needs it).
  */
 export async function parseWebhookBody(
   raw: Uint8Array,
@@ -83,38 +85,25 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Walks the value without recursion, so a hostile nesting cannot exhaust the stack. */
+/** Refuses a body holding what no run can store (see input-guard.ts), naming its field under `body`. */
 function assertStorable(value: unknown): void {
-  const pending: [unknown, number][] = [[value, 0]];
-  for (let next = pending.pop(); next; next = pending.pop()) {
-    const [item, depth] = next;
-    if (typeof item === "string") {
-      if (item.includes("\0")) throw invalid("body holds a NUL character, which cannot be stored");
-    } else if (typeof item === "object" && item !== null) {
-      if (depth >= MAX_BODY_DEPTH) throw invalid(`body nests deeper than ${MAX_BODY_DEPTH} levels`);
-      for (const [key, child] of Object.entries(item)) {
-        if (key.includes("\0")) throw invalid("body holds a NUL character, which cannot be stored");
-        pending.push([child, depth + 1]);
-      }
-    }
-  }
+  const problem = findUnsafeInput(value, "body");
+  if (problem) throw invalid(`invalid input: ${problem}`);
 }
 
 /** Groups form entries by name (see parseWebhookBody); built with fromEntries so `__proto__` stays a plain field. */
 function groupFields<V extends string | WebhookFile>(entries: Iterable<[string, V]>): Record<string, FormValue> {
   const grouped = new Map<string, V[]>();
   for (const [name, value] of entries) {
-    const text = typeof value === "string" ? value : `${value.name}${value.type}`;
-    if (name.includes("\0") || text.includes("\0")) {
-      throw invalid("body holds a NUL character, which cannot be stored");
-    }
     const values = grouped.get(name);
     if (values) values.push(value);
     else grouped.set(name, [value]);
   }
-  return Object.fromEntries(
+  const fields = Object.fromEntries(
     [...grouped].map(([name, values]) => [name, values.length === 1 ? (values[0] as V) : values]),
   );
+  assertStorable(fields);
+  return fields;
 }
 
 /** Multipart goes through the web platform's own parser, over the exact bytes received. */
