@@ -1,4 +1,22 @@
-/** PostgreSQL's unique_violation, as both pg and PGlite report it. */
+/** The SQLSTATE of a database error, as both pg and PGlite report it; undefined for anything else. */
+function sqlState(error: unknown): string | undefined {
+  const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+/** PostgreSQL's unique_violation. */
 export function isUniqueViolation(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
+  return sqlState(error) === "23505";
+}
+
+/**
+ * Whether a statement failed because of the values it was given rather than the database:
+ * a data exception (class 22: invalid text, untranslatable characters, out of range), an
+ * integrity violation (23) or a program limit (54: a value or row too large). Another try
+ * fails the same way, and only the rows at fault are to blame; a lost connection, a
+ * shutdown or a timeout (no SQLSTATE, classes 08, 57) is the database's.
+ */
+export function isRowFault(error: unknown): boolean {
+  const state = sqlState(error);
+  return state !== undefined && ["22", "23", "54"].includes(state.slice(0, 2));
 }

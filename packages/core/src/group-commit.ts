@@ -1,3 +1,5 @@
+import { isRowFault } from "./database-errors.ts";
+
 /**
  * Group commit: calls that arrive while earlier ones are being written share the next
  * statement. An idle writer writes at the end of the current turn of the event loop
@@ -25,6 +27,12 @@ export interface GroupCommitOptions<I> {
   /** Most summed `sizeOf` per statement, so a batch of large items stays a sane statement (one item may exceed it). */
   maxBytes?: number;
   sizeOf?: (item: I) => number;
+  /**
+   * Whether a failed statement failed because of some of its items rather than the backend
+   * (default: PostgreSQL's data errors, `isRowFault`). Such a batch is written again in
+   * halves, and so on, so that every other item is written and only the faulty ones fail.
+   */
+  isItemFault?: (error: unknown) => boolean;
 }
 
 interface Waiting<I, O> {
@@ -35,7 +43,12 @@ interface Waiting<I, O> {
 
 /**
  * Wraps `write`, which takes a batch and answers one result per item, in order, into a
- * function of one item. A failed statement rejects every call of its batch.
+ * function of one item. Calls of many accounts share a statement, so one call's bad value
+ * must not fail the others: a statement that failed because of its items is split in two
+ * and each half written again (bisection: one faulty item among n costs about 2·log2(n)
+ * statements, where writing each item alone would cost n), until the faulty items fail
+ * alone with their error. A statement that failed for another reason (the backend is down)
+ * rejects every call of its batch at once, so that callers answer 503 without delay.
  */
 export function groupCommit<I, O>(
   write: (items: I[]) => Promise<O[]>,
@@ -57,24 +70,35 @@ export function groupCommit<I, O>(
     return queue.splice(0, count);
   }
 
+  const isItemFault = options.isItemFault ?? isRowFault;
+
+  /** Writes a batch and settles its calls; the halves of a batch its items failed are written one after the other. */
+  async function settle(batch: Waiting<I, O>[]): Promise<void> {
+    let results: O[];
+    try {
+      results = await write(batch.map((waiting) => waiting.item));
+    } catch (error) {
+      if (batch.length > 1 && isItemFault(error)) {
+        const half = Math.ceil(batch.length / 2);
+        await settle(batch.slice(0, half));
+        await settle(batch.slice(half));
+        return;
+      }
+      for (const waiting of batch) waiting.reject(error);
+      return;
+    }
+    for (const [i, waiting] of batch.entries()) waiting.resolve(results[i] as O);
+  }
+
   function pump(): void {
     scheduled = false;
     while (queue.length > 0 && inFlight < options.maxInFlight) {
       const batch = takeBatch();
       inFlight++;
-      write(batch.map((waiting) => waiting.item))
-        .then(
-          (results) => {
-            for (const [i, waiting] of batch.entries()) waiting.resolve(results[i] as O);
-          },
-          (error: unknown) => {
-            for (const waiting of batch) waiting.reject(error);
-          },
-        )
-        .finally(() => {
-          inFlight--;
-          if (queue.length > 0 && !scheduled) schedule();
-        });
+      void settle(batch).finally(() => {
+        inFlight--;
+        if (queue.length > 0 && !scheduled) schedule();
+      });
     }
   }
 

@@ -1,7 +1,7 @@
 import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
+import { isUniqueViolation } from "../database-errors.ts";
 import { DomainError } from "../errors.ts";
-import { isUniqueViolation } from "./database-errors.ts";
 import type { AccountsDeps } from "./deps.ts";
 import { hashPassword } from "./passwords.ts";
 import { admitSignup } from "./rate-limits.ts";

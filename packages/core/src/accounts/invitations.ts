@@ -1,9 +1,9 @@
 import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
 import type { Principal } from "../context.ts";
+import { isUniqueViolation } from "../database-errors.ts";
 import { DomainError } from "../errors.ts";
 import { accountView, defaultDisplayName } from "./accounts.ts";
-import { isUniqueViolation } from "./database-errors.ts";
 import type { AccountsDeps } from "./deps.ts";
 import { authResultFor, badCredentials, enrolledMethods } from "./login.ts";
 import { createMfaChallenge } from "./mfa-challenges.ts";

@@ -12,8 +12,8 @@ import {
 import type { Kysely } from "kysely";
 import type { z } from "zod";
 import type { Principal } from "../context.ts";
+import { isUniqueViolation } from "../database-errors.ts";
 import { DomainError } from "../errors.ts";
-import { isUniqueViolation } from "./database-errors.ts";
 import type { AccountsDeps } from "./deps.ts";
 import { type PendingMfa, setWebAuthnChallenge } from "./mfa-challenges.ts";
 import { isAdmin } from "./permissions.ts";
