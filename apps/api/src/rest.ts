@@ -1,4 +1,13 @@
-import { type AppRouter, type Context, type DescribedError, describeError, type Logger } from "@platform/core";
+import {
+  type AppRouter,
+  answerError,
+  type Context,
+  type DescribedError,
+  describeError,
+  isDomainError,
+  type Logger,
+  readUtf8Text,
+} from "@platform/core";
 import { TRPCError } from "@trpc/server";
 import { createOpenApiNodeHttpHandler } from "trpc-to-openapi";
 
@@ -16,12 +25,27 @@ export interface RestHandlerOptions {
   logger: Logger;
 }
 
-/** The body the handler sees, or the parse error it should raise when it reads it. */
-type ReadBody = { ok: true; value: unknown } | { ok: false };
+/** The body the handler sees, or the error it should raise when it reads it. */
+type ReadBody = { ok: true; value: unknown } | { ok: false; error: TRPCError };
 
-/** A DELETE request's JSON body: its flat fields are read like query parameters. The URL with them, if any. */
+const notJson = () => new TRPCError({ code: "PARSE_ERROR", message: "request body is not valid JSON" });
+
+/** The body as UTF-8 text, or the 400 its bytes deserve, raised when the procedure reads it (so its area words it). */
+async function readText(request: Request): Promise<{ ok: true; text: string } | { ok: false; error: TRPCError }> {
+  try {
+    return { ok: true, text: await readUtf8Text(request) };
+  } catch (error) {
+    if (!isDomainError(error)) throw error;
+    return { ok: false, error: new TRPCError({ code: "BAD_REQUEST", cause: error }) };
+  }
+}
+
+/**
+ * A DELETE request's JSON body: its flat fields are read like query parameters. The URL with
+ * them, if any. Bytes that are not UTF-8 are refused here (no procedure reads this body).
+ */
 async function foldDeleteBodyIntoQuery(request: Request): Promise<string | undefined> {
-  const text = await request.text();
+  const text = await readUtf8Text(request);
   if (!text.trim()) return undefined;
   let body: unknown;
   try {
@@ -40,7 +64,9 @@ async function foldDeleteBodyIntoQuery(request: Request): Promise<string | undef
 }
 
 async function readJsonBody(request: Request): Promise<ReadBody> {
-  const text = await request.text();
+  const read = await readText(request);
+  if (!read.ok) return read;
+  const { text } = read;
   if (!text.trim()) {
     // An empty POST/PUT is read as `{}`, whatever content type it claims.
     request.headers.set("content-type", "application/json");
@@ -50,7 +76,7 @@ async function readJsonBody(request: Request): Promise<ReadBody> {
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch {
-    return { ok: false };
+    return { ok: false, error: notJson() };
   }
 }
 
@@ -69,7 +95,7 @@ async function prepareForHandler(request: Request): Promise<Request> {
   }
   Object.defineProperty(request, "body", {
     get() {
-      if (!body.ok) throw new TRPCError({ code: "PARSE_ERROR", message: "request body is not valid JSON" });
+      if (!body.ok) throw body.error;
       return body.value;
     },
   });
@@ -123,7 +149,12 @@ export function createRestHandler({ router, logger }: RestHandlerOptions) {
   } as Parameters<typeof createOpenApiNodeHttpHandler>[0]);
 
   return async (request: Request, context: Context): Promise<Response> => {
-    const req = await prepareForHandler(request);
+    let req: Request;
+    try {
+      req = await prepareForHandler(request);
+    } catch (error) {
+      return answerError(error, { area: "platform", logger, requestId: context.request.id });
+    }
     contexts.set(req, context);
     const { res, done } = responseCollector();
     await (handler as (req: unknown, res: unknown) => Promise<void>)(req, res);

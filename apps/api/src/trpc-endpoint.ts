@@ -1,4 +1,5 @@
-import { type AppRouter, type Context, describeError, type Logger } from "@platform/core";
+import { type AppRouter, type Context, describeError, type Logger, readUtf8Text } from "@platform/core";
+import { TRPCError } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 
 /** Every procedure's method, for `OPTIONS` and `Allow`. */
@@ -8,6 +9,13 @@ const ALLOW = "GET, POST, OPTIONS";
 export function createTrpcHandler({ router, logger }: { router: AppRouter; logger: Logger }) {
   return async (request: Request, context: Context): Promise<Response> => {
     if (request.method === "OPTIONS") return new Response(null, { status: 204, headers: { allow: ALLOW } });
+    // tRPC reads the body with `text()`, which replaces bytes that are not UTF-8: they are refused instead.
+    Object.defineProperty(request, "text", {
+      value: () =>
+        readUtf8Text(request).catch((error: unknown) => {
+          throw new TRPCError({ code: "BAD_REQUEST", cause: error });
+        }),
+    });
     const response = await fetchRequestHandler({
       endpoint: "/trpc",
       req: request,

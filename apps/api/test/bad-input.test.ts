@@ -267,6 +267,62 @@ for (const { backend, redis, label: name, skip } of runModes()) {
       expect(await notUuid.json()).toEqual({ error: "invalid input: id: must be a UUID" });
     });
 
+    test("bytes that are not UTF-8 and numbers beyond a double are 400s, never stored changed", async () => {
+      const auth = { ...bearer(token), "content-type": "application/json" };
+      // `{"value":"caf<0xE9>"}`: Latin-1, not UTF-8. Replacing the byte would store another value.
+      const latin1 = new Uint8Array([...Buffer.from('{"value":"caf'), 0xe9, ...Buffer.from('"}')]);
+      const cases: [string, RequestInit, number, unknown][] = [
+        [
+          "/secrets/latin1",
+          { method: "PUT", headers: auth, body: latin1 },
+          400,
+          { error: "request body is not valid UTF-8" },
+        ],
+        [
+          "/secrets/huge",
+          { method: "PUT", headers: auth, body: '{"value":"x","n":1e400}' },
+          400,
+          {
+            error: "invalid input: n: must be a number a double can hold",
+          },
+        ],
+        ["/storage/kv/b", { method: "PUT", headers: auth, body: latin1 }, 400, { error: "validation_error" }],
+        [
+          "/accounts/remove-user",
+          { method: "DELETE", headers: auth, body: latin1 },
+          400,
+          { error: "request body is not valid UTF-8" },
+        ],
+      ];
+      for (const [path, init, status, body] of cases) {
+        const response = await api.request(path, init);
+        expect({ path, status: response.status, body: await response.json() }).toEqual({ path, status, body });
+      }
+      expect((await api.request("/secrets/latin1", { headers: bearer(token) })).status).toBe(404);
+
+      const trpc = await api.request("/trpc/secrets.put", { method: "POST", headers: auth, body: latin1 });
+      expect(trpc.status).toBe(400);
+      expect(((await trpc.json()) as { error: unknown }).error).toMatchObject({
+        message: "request body is not valid UTF-8",
+        data: { code: "BAD_REQUEST", domainCode: "validation_error" },
+      });
+      const huge = await api.request("/trpc/secrets.put", {
+        method: "POST",
+        headers: auth,
+        body: '{"key":"k","value":"v","n":-1e400}',
+      });
+      expect(((await huge.json()) as { error: { message: string } }).error.message).toBe(
+        "invalid input: n: must be a number a double can hold",
+      );
+
+      const flow = "0194e0d0-0000-7000-8000-000000000000";
+      const byHand = await api.request(`/flows/${flow}/runs`, { method: "POST", headers: auth, body: latin1 });
+      expect({ status: byHand.status, body: await byHand.json() }).toEqual({
+        status: 400,
+        body: { error: "request body is not valid UTF-8" },
+      });
+    });
+
     test("the document lists the operations this test sends bad input to", () => {
       expect(operations.length).toBeGreaterThan(15);
     });

@@ -19,6 +19,7 @@ export { EXPIRY_RULES, type ExpiryRule } from "./housekeeping/rules.ts";
 export * from "./logger.ts";
 export { buildOpenApiDocument } from "./openapi.ts";
 export { readAtMost } from "./read-at-most.ts";
+export { bodyReadFailure, readUtf8Text } from "./request-body.ts";
 export { type ResealReport, resealAll } from "./reseal.ts";
 export { type AppRouter, appRouter } from "./router.ts";
 export { outcomeResponse, startRunByHand } from "./runs/http.ts";

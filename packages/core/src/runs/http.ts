@@ -1,6 +1,7 @@
 import { type Credential, parseCredential, type RequestInfo } from "../context.ts";
 import { answerError, DomainError, jsonAnswer } from "../errors.ts";
 import { findUnsafeInput } from "../input-guard.ts";
+import { readUtf8Text } from "../request-body.ts";
 import type { Services } from "../services.ts";
 import type { RunOutcome } from "./service.ts";
 
@@ -44,7 +45,7 @@ export function outcomeResponse(outcome: RunOutcome): Response {
 
 /** Reads the trigger data: a JSON object, or `{}` for an empty body. */
 async function readTrigger(request: Request): Promise<Record<string, unknown>> {
-  const text = await request.text();
+  const text = await readUtf8Text(request);
   if (!text.trim()) return {};
   if (!request.headers.get("content-type")?.toLowerCase().includes("application/json")) {
     throw new DomainError("unsupported_media_type", "the trigger data must be sent as application/json");
