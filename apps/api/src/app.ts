@@ -29,6 +29,20 @@ function asGet(head: Request): Request {
   return get;
 }
 
+/**
+ * Elysia looks for the path from the 12th character of the URL on (`http://` and a host
+ * of at least four), so a request whose Host is shorter (`Host: api`) would be routed by a
+ * later segment of its path: `/webhooks/<id>` served as `/<id>`. Such a request is routed
+ * under a host long enough; the routes read the path and query, never the host.
+ */
+function routable(request: Request): Request {
+  const hostEnd = request.url.indexOf("/", request.url.indexOf("//") + 2);
+  if (hostEnd >= 11) return request;
+  const rehosted = new Request(`http://localhost${request.url.slice(hostEnd)}`, request);
+  attachRequestMeta(rehosted, requestMeta(request));
+  return rehosted;
+}
+
 export interface AppDependencies {
   services: Services;
   router: AppRouter;
@@ -84,8 +98,10 @@ export function createApp({ services, router, openapi, metrics }: AppDependencie
 
   // HEAD answers as GET would: Bun sends the status and headers and leaves the body out.
   // Gateways are the exception: a mapping may name HEAD, and its flow decides the answer.
-  return (request: Request): Promise<Response> =>
-    routes.handle(
+  return (incoming: Request): Promise<Response> => {
+    const request = routable(incoming);
+    return routes.handle(
       request.method === "HEAD" && !requestMeta(request).path.startsWith("/gw/") ? asGet(request) : request,
     );
+  };
 }

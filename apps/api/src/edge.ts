@@ -1,4 +1,4 @@
-import { answerError, DomainError, type Logger, readAtMost } from "@platform/core";
+import { answerError, bodyReadFailure, DomainError, type Logger, readAtMost } from "@platform/core";
 import type { HttpMetrics } from "./metrics.ts";
 import { attachRequestMeta } from "./request-meta.ts";
 
@@ -30,7 +30,9 @@ export function withEdge(handle: (request: Request) => Promise<Response>, option
       if (Number(declared) > maxBodyBytes) throw tooLarge();
       return request;
     }
-    const body = await readAtMost(request.body, maxBodyBytes);
+    const body = await readAtMost(request.body, maxBodyBytes).catch((error: unknown) => {
+      throw bodyReadFailure(request, error);
+    });
     if (!body) throw tooLarge();
     return new Request(request.url, { method: request.method, headers: request.headers, body });
   }

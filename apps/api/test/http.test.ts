@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { connect } from "node:net";
 import type { AppRouter } from "@platform/core";
 import { databaseBackends } from "@platform/db/testing";
 import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
@@ -193,6 +194,97 @@ for (const { backend, skip } of databaseBackends()) {
         /http_request_duration_seconds_bucket\{le="[^"]+",method="GET",route="\/healthz",status="200"\}/,
       );
       expect(text).not.toContain("/secrets/one");
+    });
+
+    test("a client that hangs up in the middle of its body is counted as 499 on every route, and logged as no error", async () => {
+      const watched = await startTestApi({ backend, captureLogs: "info" });
+      try {
+        const { auth } = await signUp(watched, "hang-up");
+        const headers = { authorization: `Bearer ${auth.auth_token}`, "content-type": "application/json" };
+        const flow = await watched.request("/flows", {
+          method: "POST",
+          headers,
+          json: { name: "hang-up", steps: [{ name: "s", subject: "transform", payload: {} }] },
+        });
+        const { data } = (await flow.json()) as { data: { id: string; webhook: { id: string } } };
+        await watched.request("/gateway", { method: "POST", headers, json: { name: "g", subject: "hang-up-gw" } });
+        await watched.request("/gateway/hang-up-gw/mapping", {
+          method: "POST",
+          headers,
+          json: { method: "POST", path: "/in", flow_id: data.id },
+        });
+        const { port } = new URL(watched.url);
+        /** Sends the request line, headers and a piece of the body, then closes the connection. */
+        const hangUp = (path: string, framing: string) =>
+          new Promise<void>((resolve) => {
+            const socket = connect(Number(port), "127.0.0.1", () => {
+              socket.write(
+                `POST ${path} HTTP/1.1\r\nhost: localhost\r\nauthorization: ${headers.authorization}\r\n` +
+                  `content-type: application/json\r\n${framing}\r\n{"value":"`,
+              );
+              setTimeout(() => socket.destroy(), 100);
+            });
+            socket.on("close", () => resolve());
+            socket.on("error", () => resolve());
+          });
+        const routes = [
+          ["/monitoring/metrics/current", "/monitoring/metrics/current"],
+          ["/trpc/secrets.put", "/trpc/secrets.put"],
+          [`/webhooks/${data.webhook.id}`, "/webhooks/{webhook_id}"],
+          ["/gw/hang-up-gw/in", "/gw/{gateway_topic}"],
+        ] as const;
+        for (const [path] of routes) {
+          await hangUp(path, "content-length: 100000\r\n");
+          await hangUp(path, "transfer-encoding: chunked\r\n");
+        }
+        await Bun.sleep(200);
+        const text = await (await watched.request("/metrics")).text();
+        const count = (route: string, status: number) =>
+          text
+            .split("\n")
+            .filter((line) => line.startsWith(`http_requests_total{method="POST",route="${route}",status="${status}"}`))
+            .reduce((sum, line) => sum + Number(line.split(" ")[1]), 0);
+        for (const [, route] of routes) {
+          expect({ route, aborted: count(route, 499), failed: count(route, 500) + count(route, 503) }).toEqual({
+            route,
+            aborted: 2,
+            failed: 0,
+          });
+        }
+        const errors = watched
+          .logs()
+          .split("\n")
+          .filter((line) => line.includes('"level":50'));
+        expect(errors).toEqual([]);
+      } finally {
+        await watched.stop();
+      }
+    });
+
+    test("a request whose Host is a short name reaches the route its path names", async () => {
+      // Elysia finds the path from the URL's 12th character on: `http://api/webhooks/x` read as `/x`.
+      for (const host of ["x", "api", "db:1"]) {
+        const answered = await new Promise<string>((resolve, reject) => {
+          const socket = connect(Number(new URL(api.url).port), "127.0.0.1", () => {
+            socket.write(`GET /webhooks/0123 HTTP/1.1\r\nhost: ${host}\r\nconnection: close\r\n\r\n`);
+          });
+          let text = "";
+          socket.on("data", (chunk) => {
+            text += chunk.toString();
+          });
+          socket.on("end", () => resolve(text));
+          socket.on("error", reject);
+        });
+        expect({
+          host,
+          status: answered.split(" ")[1],
+          body: answered.slice(answered.indexOf("\r\n\r\n") + 4),
+        }).toEqual({
+          host,
+          status: "405",
+          body: '{"error":"webhooks accept POST only"}',
+        });
+      }
     });
 
     test("with the database gone, a query fails as 500 with nothing of the cause, and the broker as 503", async () => {

@@ -18,6 +18,8 @@ export const ERRORS = {
   payload_too_large: { status: 413, trpc: "PAYLOAD_TOO_LARGE" },
   unsupported_media_type: { status: 415, trpc: "UNSUPPORTED_MEDIA_TYPE" },
   rate_limited: { status: 429, trpc: "TOO_MANY_REQUESTS" },
+  /** The client went away before its request was read: not a server error, and nobody hears the answer. */
+  client_closed: { status: 499, trpc: "CLIENT_CLOSED_REQUEST" },
   internal_error: { status: 500, trpc: "INTERNAL_SERVER_ERROR" },
   not_implemented: { status: 501, trpc: "NOT_IMPLEMENTED" },
   bad_gateway: { status: 502, trpc: "BAD_GATEWAY" },

@@ -1,5 +1,6 @@
 import { DomainError } from "../errors.ts";
 import { readAtMost } from "../read-at-most.ts";
+import { bodyReadFailure, readBytes } from "../request-body.ts";
 
 /**
  * Reads a request's body, at most `maxBytes` (WEBHOOK_MAX_BYTES) of it. A declared
@@ -15,7 +16,11 @@ export async function readWebhookBody(request: Request, maxBytes: number): Promi
   if (declared !== null && Number(declared) > maxBytes) throw tooLarge();
   if (!request.body) return new Uint8Array(0);
   const raw =
-    declared !== null ? new Uint8Array(await request.arrayBuffer()) : await readAtMost(request.body, maxBytes);
+    declared !== null
+      ? await readBytes(request)
+      : await readAtMost(request.body, maxBytes).catch((error: unknown) => {
+          throw bodyReadFailure(request, error);
+        });
   if (!raw || raw.byteLength > maxBytes) throw tooLarge();
   return raw;
 }
