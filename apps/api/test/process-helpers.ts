@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { DatabaseHandle } from "@platform/db";
 import { freeLoopbackPort } from "@platform/db/testing";
 import type { Server, Subprocess } from "bun";
+import { sql } from "kysely";
 import { PASSWORD, uniqueEmail } from "./accounts-helpers.ts";
 
 /**
@@ -126,6 +127,10 @@ export class PlatformProcesses {
   }
 }
 
+/** A run's step records by name (their outputs left out), as a column of a query on `runs`. */
+export const stepRecordsColumn = sql<Record<string, { attempts: { error?: string }[] }> | null>`(
+  select jsonb_object_agg(s.name, s.record) from run_steps as s where s.run_id = runs.id)`.as("steps");
+
 /**
  * Waits until the flow has `count` runs and every one has ended; answers them with their
  * steps and trigger data.
@@ -134,7 +139,7 @@ export function endedRuns(platform: PlatformProcesses, database: DatabaseHandle,
   return platform.until(`${count} runs to end`, async () => {
     const rows = await database.db
       .selectFrom("runs")
-      .select(["id", "status", "steps", "trigger", "error"])
+      .select(["id", "status", "trigger", "error", stepRecordsColumn])
       .where("flow_id", "=", flowId)
       .execute();
     return rows.length === count && rows.every((row) => row.status === "succeeded" || row.status === "failed")
@@ -144,8 +149,11 @@ export function endedRuns(platform: PlatformProcesses, database: DatabaseHandle,
 }
 
 /** How many attempts of the run's step `step` a worker's death interrupted (on record as `interrupted`). */
-export function interruptedAttempts(run: { steps: unknown }, step: string): number {
-  const attempts = (run.steps as Record<string, { attempts: { error?: string }[] }>)[step]?.attempts ?? [];
+export function interruptedAttempts(
+  run: { steps: Record<string, { attempts: { error?: string }[] }> | null },
+  step: string,
+): number {
+  const attempts = run.steps?.[step]?.attempts ?? [];
   return attempts.filter((attempt) => attempt.error?.startsWith("interrupted")).length;
 }
 

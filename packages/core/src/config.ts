@@ -161,6 +161,18 @@ export const coreConfigSchema = z.object({
    * worker and queued again. Every process of a deployment must use the same value.
    */
   RUN_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
+  /** Largest output a step may answer, in bytes of JSON; a larger one fails the step. */
+  STEP_OUTPUT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
+  /** Largest trigger data a run may start with, in bytes of JSON (413 beyond), however the run starts. */
+  TRIGGER_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(10 * 1024 * 1024),
   /** Largest webhook body accepted, in bytes (413 beyond); read no further than that. */
   WEBHOOK_MAX_BYTES: z.coerce
     .number()
@@ -248,6 +260,10 @@ export interface RunsConfig {
   retentionDays: number;
   /** How long a worker's hold on a run lasts without renewal (RUN_LEASE_MS). */
   leaseMs: number;
+  /** Largest step output, in bytes of JSON (STEP_OUTPUT_MAX_BYTES). */
+  stepOutputMaxBytes: number;
+  /** Largest trigger data, in bytes of JSON (TRIGGER_MAX_BYTES). */
+  triggerMaxBytes: number;
 }
 
 /** Settings of the built-in steps, shaped as the options of their factories (engine/index.ts). */
@@ -323,7 +339,13 @@ export function toCoreConfig(env: CoreEnv): CoreConfig {
       passwordResetTtlSeconds: env.PASSWORD_RESET_TTL_SECONDS,
     },
     webhooks: { maxBytes: env.WEBHOOK_MAX_BYTES, maxFileContentBytes: env.WEBHOOK_MAX_FILE_CONTENT_BYTES },
-    runs: { waitTimeoutMs: env.WAIT_TIMEOUT_MS, retentionDays: env.RUN_RETENTION_DAYS, leaseMs: env.RUN_LEASE_MS },
+    runs: {
+      waitTimeoutMs: env.WAIT_TIMEOUT_MS,
+      retentionDays: env.RUN_RETENTION_DAYS,
+      leaseMs: env.RUN_LEASE_MS,
+      stepOutputMaxBytes: env.STEP_OUTPUT_MAX_BYTES,
+      triggerMaxBytes: env.TRIGGER_MAX_BYTES,
+    },
     steps: {
       http: {
         allowPrivateNetwork: env.ALLOW_PRIVATE_NETWORK,

@@ -79,7 +79,14 @@ export async function createServices(
   }
   const authenticate = createAuthenticator(accounts);
   const metrics = createMetricsRecorder({ broker, logger: logger.child({ component: "metrics" }) });
-  const runs = createRunsService({ database, db: database.db, broker, metrics, logger });
+  const runs = createRunsService({
+    database,
+    db: database.db,
+    broker,
+    metrics,
+    logger,
+    triggerMaxBytes: config.runs.triggerMaxBytes,
+  });
   const services: Services = {
     config,
     logger,

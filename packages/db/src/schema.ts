@@ -284,6 +284,17 @@ export interface McpRegistrySyncTable {
 export type RunStatus = "queued" | "running" | "succeeded" | "failed" | "filtered" | "duplicate" | "rejected";
 
 /** A run of a flow: its trigger data, each step's checkpoint, and its outcome. */
+/** One step of a run: its record, and its output once it ended (see packages/core/src/engine/records.ts). */
+export interface RunStepsTable {
+  run_id: string;
+  /** The step's name in the run's flow revision. */
+  name: string;
+  /** Status, attempts, error and timings, without the output. Written as JSON strings. */
+  record: ColumnType<Record<string, unknown>, string, string>;
+  /** Written once, in the write that ends the step; null until then. */
+  output: ColumnType<unknown, string | null, string | null>;
+}
+
 export interface RunsTable {
   /** A UUIDv7: ids sort in creation order. */
   id: string;
@@ -294,12 +305,7 @@ export interface RunsTable {
   status: RunStatus;
   /** Written as JSON strings. */
   trigger: ColumnType<unknown, string, string>;
-  /** Per step name, its record (see packages/core/src/engine/records.ts). */
-  steps: ColumnType<Record<string, unknown>, string | undefined, string>;
-  output: ColumnType<unknown, string | null | undefined, string | null>;
   error: string | null;
-  /** The `respond` step's status, headers and body. */
-  response: ColumnType<unknown, string | null | undefined, string | null>;
   replay_of: string | null;
   /** The webhook delivery that started it; unique per flow. */
   delivery_id: string | null;
@@ -338,6 +344,7 @@ export interface Database {
   storage_streams: StorageStreamsTable;
   storage_kv_buckets: StorageKvBucketsTable;
   runs: RunsTable;
+  run_steps: RunStepsTable;
   mcp_registry_servers: McpRegistryServersTable;
   mcp_registry_sync: McpRegistrySyncTable;
 }

@@ -82,15 +82,14 @@ async function failRun(store: RunStore, run: ClaimedRun, error: string): Promise
     id: run.id,
     holder: run.holder,
     status: "failed",
-    steps: run.steps,
+    steps: [],
     error,
-    response: run.response,
     release: true,
     finished: true,
     claim: run.claimed ? undefined : { startedAt: new Date() },
   });
   if (!written) return null;
-  return { kind: "finished", status: "failed", output: null, response: run.response ?? null, error };
+  return { kind: "finished", status: "failed", output: null, response: null, error };
 }
 
 /** The run an entry's delivery executes: from the entry on its first delivery when it carries it, else claimed. */
@@ -123,6 +122,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
     store,
     functions: createStepFunctions(services, modules ?? own),
     secrets: secretsReader(services),
+    outputMaxBytes: services.config.runs.stepOutputMaxBytes,
   };
   return {
     close: async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { DatabaseHandle } from "@platform/db";
 import { openTestDatabase } from "@platform/db/testing";
 import { STEP_OPTION_DEFAULTS } from "../flows/step-defaults.ts";
+import { readStepRecords } from "../runs/views.ts";
 import { executeRun, RunClaimedElsewhere, RunTakenOver } from "./executor.ts";
 import type { StepRecords } from "./records.ts";
 import type { LoadedStep } from "./revisions.ts";
@@ -43,8 +44,11 @@ describe("the run executor", () => {
     return id;
   }
 
-  const readRun = (id: string) =>
-    database.db.selectFrom("runs").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+  /** The run's row, with its step records as `GET /runs/{id}` reads them. */
+  const readRun = async (id: string) => ({
+    ...(await database.db.selectFrom("runs").selectAll().where("id", "=", id).executeTakeFirstOrThrow()),
+    steps: await readStepRecords(database.db, id),
+  });
 
   function functions(overrides: Partial<StepFunctions>): StepFunctions {
     const unused = unavailableStep("transform");
@@ -69,6 +73,7 @@ describe("the run executor", () => {
   });
 
   const noSecrets = async () => ({});
+  const OUTPUT_MAX_BYTES = 64 * 1024;
   const live = () => new AbortController().signal;
 
   test("a step failing twice is tried again after a growing, jittered backoff, and succeeds", async () => {
@@ -83,7 +88,7 @@ describe("the run executor", () => {
     if (!run) throw new Error("not claimed");
     const steps = [step("call", "http.request", { attempts: 3, backoff_ms: 40 })];
     const end = await executeRun(
-      { store, functions: functions({ "http.request": flaky }), secrets: noSecrets },
+      { store, functions: functions({ "http.request": flaky }), secrets: noSecrets, outputMaxBytes: OUTPUT_MAX_BYTES },
       run,
       steps,
       live(),
@@ -114,7 +119,7 @@ describe("the run executor", () => {
       step("never", "transform"),
     ];
     const end = await executeRun(
-      { store, functions: functions({ "http.request": hangs }), secrets: noSecrets },
+      { store, functions: functions({ "http.request": hangs }), secrets: noSecrets, outputMaxBytes: OUTPUT_MAX_BYTES },
       run,
       steps,
       live(),
@@ -144,7 +149,12 @@ describe("the run executor", () => {
     const run = await store.claim(runId, "e3", 1);
     if (!run) throw new Error("not claimed");
     const end = await executeRun(
-      { store, functions: functions({ "http.request": refuses }), secrets: noSecrets },
+      {
+        store,
+        functions: functions({ "http.request": refuses }),
+        secrets: noSecrets,
+        outputMaxBytes: OUTPUT_MAX_BYTES,
+      },
       run,
       [step("call", "http.request", { attempts: 5 })],
       live(),
@@ -159,7 +169,12 @@ describe("the run executor", () => {
       calls++;
       throw new Error("not yet");
     };
-    const deps = { store, functions: functions({ "http.request": fails }), secrets: noSecrets };
+    const deps = {
+      store,
+      functions: functions({ "http.request": fails }),
+      secrets: noSecrets,
+      outputMaxBytes: OUTPUT_MAX_BYTES,
+    };
     const runId = await queuedRun();
     const steps = [step("call", "http.request", { attempts: 3, backoff_ms: 60_000 })];
     const first = await store.claim(runId, "e4", 1);
@@ -187,7 +202,7 @@ describe("the run executor", () => {
     const again = await store.claim(runId, "e6", 2);
     expect(again?.holder).toBe("e6/2");
     // The first delivery's worker comes back: its writes are refused and it stops.
-    const stale = { store, functions: functions({}), secrets: noSecrets };
+    const stale = { store, functions: functions({}), secrets: noSecrets, outputMaxBytes: OUTPUT_MAX_BYTES };
     if (!held) throw new Error("not claimed");
     await expect(executeRun(stale, held, [step("t", "transform")], live())).rejects.toBeInstanceOf(RunTakenOver);
   });
@@ -197,11 +212,11 @@ describe("the run executor", () => {
 
   test("a run taken from its queueing entry, without reading its row, is claimed by its first write and runs to its end", async () => {
     const runId = await queuedRun({ n: 7 });
-    const deps = { store, functions: functions({}), secrets: noSecrets };
+    const deps = { store, functions: functions({}), secrets: noSecrets, outputMaxBytes: OUTPUT_MAX_BYTES };
     const end = await executeRun(deps, fresh(runId, "e20", { n: 7 }), [step("shape", "transform")], live());
     expect(end).toMatchObject({ kind: "finished", status: "succeeded", output: { from: 7 } });
     const row = await readRun(runId);
-    expect(row).toMatchObject({ status: "succeeded", held_by: null, output: { from: 7 } });
+    expect(row).toMatchObject({ status: "succeeded", held_by: null, steps: { shape: { output: { from: 7 } } } });
     expect(row.started_at?.getTime()).toBeGreaterThanOrEqual(row.created_at.getTime());
     expect(row.started_at?.getTime()).toBeLessThanOrEqual(row.finished_at?.getTime() ?? 0);
   });
@@ -214,7 +229,12 @@ describe("the run executor", () => {
       seen = await readRun(runId);
       return payload;
     };
-    const deps = { store, functions: functions({ "kv.put": effect }), secrets: noSecrets };
+    const deps = {
+      store,
+      functions: functions({ "kv.put": effect }),
+      secrets: noSecrets,
+      outputMaxBytes: OUTPUT_MAX_BYTES,
+    };
     const before = Date.now();
     await executeRun(deps, fresh(runId, "e21"), [step("put", "kv.put")], live(), (at) => claims.push(at));
     expect(seen).toMatchObject({ held_by: "e21/1", status: "running" });
@@ -227,7 +247,7 @@ describe("the run executor", () => {
   test("a run another delivery claimed first is not written by one taken from its entry", async () => {
     const runId = await queuedRun();
     expect((await store.claim(runId, "e22", 1))?.holder).toBe("e22/1");
-    const deps = { store, functions: functions({}), secrets: noSecrets };
+    const deps = { store, functions: functions({}), secrets: noSecrets, outputMaxBytes: OUTPUT_MAX_BYTES };
     await expect(executeRun(deps, fresh(runId, "e23"), [step("shape", "transform")], live())).rejects.toBeInstanceOf(
       RunClaimedElsewhere,
     );
@@ -247,7 +267,12 @@ describe("the run executor", () => {
       }
       return payload;
     };
-    const deps = { store, functions: functions({ "kv.put": effect }), secrets: noSecrets };
+    const deps = {
+      store,
+      functions: functions({ "kv.put": effect }),
+      secrets: noSecrets,
+      outputMaxBytes: OUTPUT_MAX_BYTES,
+    };
     const steps = [step("first", "kv.put"), step("second", "kv.put"), step("third", "kv.put")];
     const runId = await queuedRun({ n: 1 });
     const first = await store.claim(runId, "e8", 1);

@@ -8,7 +8,7 @@ import type { StepRecord, StepRecords } from "./records.ts";
 import type { LoadedStep } from "./revisions.ts";
 import { StepFailure } from "./step-failure.ts";
 import { isRetryable, type StepFunctions, type StepSubject } from "./step-functions.ts";
-import type { ClaimedRun, RunStore, RunWrite } from "./store.ts";
+import type { ClaimedRun, RunStore, RunWrite, StepChange } from "./store.ts";
 import { backoffDelay, IN_PROCESS_WAIT_MS, withTimeout } from "./timing.ts";
 
 /** What the executor needs besides the run. */
@@ -17,6 +17,8 @@ export interface ExecutorDeps {
   functions: StepFunctions;
   /** The values of the named secrets of an account; throws a failure naming a missing one. */
   secrets(accountId: string, keys: string[]): Promise<Record<string, string>>;
+  /** The largest output a step may answer, in bytes of JSON (STEP_OUTPUT_MAX_BYTES). */
+  outputMaxBytes: number;
 }
 
 /** How a run left the executor's hands. */
@@ -58,9 +60,10 @@ const countedFailures = (record: StepRecord) =>
  * succeeded are skipped (their outputs feed the templates), a waiting `delay` or a retry's
  * backoff either is over, is slept through when short, or parks the run again. Each step's
  * result is written before the next starts; an attempt of a step with outside effects is
- * recorded before it starts too, so a crash during it shows in the run. `onClaimed` hears
- * when the first write claimed a run that stays held (its lease starts then; `claimedAt` is
- * from before that write was sent).
+ * recorded before it starts too, so a crash during it shows in the run. Every write carries
+ * the record of the step at hand only, with its output when it has succeeded: an output is
+ * written once. `onClaimed` hears when the first write claimed a run that stays held (its
+ * lease starts then; `claimedAt` is from before that write was sent).
  */
 export async function executeRun(
   deps: ExecutorDeps,
@@ -71,13 +74,16 @@ export async function executeRun(
 ): Promise<RunEnd> {
   const records: StepRecords = { ...run.steps };
   const outputs: Record<string, unknown> = {};
-  let response: unknown = run.response ?? null;
+  let response: unknown = null;
+  /** The step being run: the one whose record every write carries. */
+  let current: StepChange | undefined;
   // A run not claimed yet is claimed by its first write.
   let claim = run.claimed ? undefined : { startedAt: new Date() };
 
   const write = async (change: Omit<RunWrite, "id" | "holder" | "steps" | "claim">) => {
     const claiming = claim;
-    if (!(await deps.store.write({ id: run.id, holder: run.holder, steps: records, ...change, claim: claiming }))) {
+    const steps = current ? [current] : [];
+    if (!(await deps.store.write({ id: run.id, holder: run.holder, steps, ...change, claim: claiming }))) {
       throw claiming
         ? new RunClaimedElsewhere(`run ${run.id} was claimed by another delivery`)
         : new RunTakenOver(`run ${run.id} was taken over by another delivery`);
@@ -85,14 +91,14 @@ export async function executeRun(
     claim = undefined;
     if (claiming && !change.release) onClaimed?.(claiming.startedAt.getTime());
   };
-  const checkpoint = () => write({ status: "running", response, release: false, finished: false });
+  const checkpoint = () => write({ status: "running", release: false, finished: false });
   const park = async (until: Date): Promise<RunEnd> => {
-    await write({ status: "running", response, wakeAt: until, release: true, finished: false });
+    await write({ status: "running", wakeAt: until, release: true, finished: false });
     return { kind: "parked", until };
   };
   const fail = async (step: LoadedStep, error: string): Promise<RunEnd> => {
     const message = `step "${step.name}" failed: ${error}`;
-    await write({ status: "failed", error: message, response, release: true, finished: true });
+    await write({ status: "failed", error: message, release: true, finished: true });
     return { kind: "finished", status: "failed", output: null, response, error: message };
   };
 
@@ -100,10 +106,12 @@ export async function executeRun(
     const existing = records[step.name];
     if (existing?.status === "succeeded") {
       outputs[step.name] = existing.output;
+      if (step.subject === "respond") response = existing.output ?? null;
       continue;
     }
     const record: StepRecord = existing ?? { status: "running", attempts: [], started_at: now() };
     records[step.name] = record;
+    current = { name: step.name, record };
     const last = index === steps.length - 1;
 
     // A wait recorded earlier (a delay, or a retry's backoff): over, short, or park again.
@@ -129,8 +137,24 @@ export async function executeRun(
   }
 
   const output = steps.length > 0 ? outputs[(steps.at(-1) as LoadedStep).name] : null;
-  await write({ status: "succeeded", output, response, error: null, release: true, finished: true });
+  await write({ status: "succeeded", error: null, release: true, finished: true });
   return { kind: "finished", status: "succeeded", output: output ?? null, response, error: null };
+}
+
+/** Why a step's output (as JSON) cannot be kept in its run, or undefined when it can. */
+function unstorableOutput(json: string, maxBytes: number): StepFailure | undefined {
+  // Characters are at most 3 bytes of UTF-8 (a 4-byte one is two characters): most outputs need no count.
+  const bytes = json.length * 3 <= maxBytes ? json.length : Buffer.byteLength(json);
+  if (bytes > maxBytes) {
+    return new StepFailure(
+      `the output is ${bytes.toLocaleString("en")} bytes of JSON; a step may answer at most ${maxBytes.toLocaleString("en")} (STEP_OUTPUT_MAX_BYTES)`,
+      false,
+    );
+  }
+  if (!isStorableJson(json)) {
+    return new StepFailure("the output holds text a run cannot store (a NUL character or a lone surrogate)", false);
+  }
+  return undefined;
 }
 
 type StepOutcome =
@@ -237,14 +261,8 @@ async function runAttempts(
             fn(payload, { ...context, signal: attemptSignal }),
           );
       const stored = output === undefined ? null : output;
-      if (!isStorableJson(JSON.stringify(stored))) {
-        error = new StepFailure(
-          "the output holds text a run cannot store (a NUL character or a lone surrogate)",
-          false,
-        );
-      } else {
-        return succeed(record, stored);
-      }
+      error = unstorableOutput(JSON.stringify(stored), deps.outputMaxBytes);
+      if (!error) return succeed(record, stored);
     } catch (thrown) {
       // The worker is stopping: leave the attempt open; the next delivery marks it interrupted.
       if (signal.aborted) throw thrown;

@@ -1,7 +1,7 @@
 import type { DatabaseHandle, RunStatus } from "@platform/db";
 import { sql } from "kysely";
 import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
-import type { StepRecords } from "./records.ts";
+import type { StepRecord, StepRecords } from "./records.ts";
 
 /** A run as the worker takes it over. */
 export interface ClaimedRun {
@@ -10,8 +10,8 @@ export interface ClaimedRun {
   flowId: string;
   revision: number;
   trigger: unknown;
+  /** The records of the steps it has begun, outputs of ended ones included. */
   steps: StepRecords;
-  response: unknown;
   waiter: string | null;
   /** `<entry id>/<delivery>`: the stream delivery that holds the run; every write names it. */
   holder: string;
@@ -32,14 +32,23 @@ export interface FreshRun {
   waiter: string | null;
 }
 
+/** A step whose record changed since the run's last write. */
+export interface StepChange {
+  name: string;
+  record: StepRecord;
+}
+
 /** A checkpoint, a park or the end of a run, written by its holder. */
 export interface RunWrite {
   id: string;
   holder: string;
   status: RunStatus;
-  steps: StepRecords;
-  output?: unknown;
-  response?: unknown;
+  /**
+   * The steps whose records changed since the last write, and only those: a record is
+   * written with its output when it has succeeded (a step ends once, so its output is
+   * written once), without it otherwise.
+   */
+  steps: StepChange[];
   error?: string | null;
   /** Parked until then (the waker queues it again). */
   wakeAt?: Date | null;
@@ -77,21 +86,26 @@ interface ClaimRow {
   flow_id: string;
   revision: number;
   trigger: unknown;
-  steps: StepRecords;
-  response: unknown;
+  steps: StepRecords | null;
   waiter: string | null;
   held_by: string;
 }
 
-const orNull = (value: unknown) => (value === undefined ? null : value);
+/** A step's row as the write sends it: its record without the output, and the output once it succeeded. */
+function stepRow({ name, record }: StepChange) {
+  const { output, ...rest } = record;
+  return { name, record: rest, output: record.status === "succeeded" ? (output ?? null) : null };
+}
 
 /**
  * The worker's reads and writes of run rows, each a group commit: the claims (and the
  * writes) of every run a process handles at one time go to the database as one statement.
- * A claim starts the holder's lease (`leaseMs`, see leases.ts). A write that claims (a fresh
- * run's first) goes with the others: it is taken only while still `queued` and held by
- * nobody, and its `started_at` is when the worker began it (within the row's acceptance and
- * the write).
+ * A claim starts the holder's lease (`leaseMs`, see leases.ts) and reads the run's step
+ * records back in the same statement. A write updates the run row and upserts the rows of
+ * the steps that changed (`run_steps`) in one statement, the steps only if the run row was
+ * still the holder's to write. A write that claims (a fresh run's first) goes with the
+ * others: it is taken only while still `queued` and held by nobody, and its `started_at`
+ * is when the worker began it (within the row's acceptance and the write).
  */
 export function createRunStore(database: DatabaseHandle, leaseMs: number): RunStore {
   const db = database.db;
@@ -99,15 +113,21 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
   const claim = groupCommit<{ id: string; entry: string; holder: string }, ClaimRow | null>(
     async (items) => {
       const { rows } = await sql<ClaimRow>`
-        update runs as r
-        set status = 'running', started_at = coalesce(r.started_at, now()), held_by = v.holder, wake_at = null,
-          lease_until = now() + ${leaseMs}::integer * interval '1 millisecond'
-        from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as v(id uuid, entry text, holder text)
-        where r.id = v.id and r.status in ('queued', 'running')
-          and (r.held_by is null or split_part(r.held_by, '/', 1) = v.entry)
-        returning r.id, r.account_id, r.flow_id, r.revision, r.trigger, r.steps, r.response, r.waiter, r.held_by`.execute(
-        db,
-      );
+        with claimed as (
+          update runs as r
+          set status = 'running', started_at = coalesce(r.started_at, now()), held_by = v.holder, wake_at = null,
+            lease_until = now() + ${leaseMs}::integer * interval '1 millisecond'
+          from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as v(id uuid, entry text, holder text)
+          where r.id = v.id and r.status in ('queued', 'running')
+            and (r.held_by is null or split_part(r.held_by, '/', 1) = v.entry)
+          returning r.id, r.account_id, r.flow_id, r.revision, r.trigger, r.waiter, r.held_by
+        )
+        select c.*, (
+          select jsonb_object_agg(
+            s.name, case when s.output is null then s.record else s.record || jsonb_build_object('output', s.output) end)
+          from run_steps as s where s.run_id = c.id
+        ) as steps
+        from claimed as c`.execute(db);
       // Two deliveries of one run in a batch: the row says which one took it.
       const byHolder = new Map(rows.map((row) => [row.held_by, row]));
       return items.map((item) => byHolder.get(item.holder) ?? null);
@@ -119,19 +139,26 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
   const write = groupCommit<{ holder: string; json: string }, boolean>(
     async (changes) => {
       const { rows } = await sql<{ holder: string }>`
-        update runs as r
-        set status = v.status, steps = v.steps, output = v.output, response = v.response, error = v.error,
-          wake_at = v.wake_at,
-          held_by = case when v.release then null else v.holder end,
-          started_at = case when v.claim then least(greatest(v.started_at, r.created_at), now()) else r.started_at end,
-          lease_until = case when v.claim then now() + ${leaseMs}::integer * interval '1 millisecond' else r.lease_until end,
-          finished_at = case when v.finished then now() else r.finished_at end
-        from jsonb_to_recordset(${`[${changes.map((change) => change.json).join(",")}]`}::jsonb) as v(
-          id uuid, holder text, status text, steps jsonb, output jsonb, response jsonb, error text,
-          wake_at timestamptz, release boolean, finished boolean, claim boolean, started_at timestamptz)
-        where r.id = v.id
-          and case when v.claim then r.status = 'queued' and r.held_by is null else r.held_by = v.holder end
-        returning v.holder`.execute(db);
+        with written as (
+          update runs as r
+          set status = v.status, error = v.error, wake_at = v.wake_at,
+            held_by = case when v.release then null else v.holder end,
+            started_at = case when v.claim then least(greatest(v.started_at, r.created_at), now()) else r.started_at end,
+            lease_until = case when v.claim then now() + ${leaseMs}::integer * interval '1 millisecond' else r.lease_until end,
+            finished_at = case when v.finished then now() else r.finished_at end
+          from jsonb_to_recordset(${`[${changes.map((change) => change.json).join(",")}]`}::jsonb) as v(
+            id uuid, holder text, status text, error text, wake_at timestamptz, release boolean, finished boolean,
+            claim boolean, started_at timestamptz, steps jsonb)
+          where r.id = v.id
+            and case when v.claim then r.status = 'queued' and r.held_by is null else r.held_by = v.holder end
+          returning r.id, v.holder, v.steps
+        ), steps as (
+          insert into run_steps (run_id, name, record, output)
+          select w.id, s.name, s.record, s.output
+          from written as w cross join lateral jsonb_to_recordset(w.steps) as s(name text, record jsonb, output jsonb)
+          on conflict (run_id, name) do update set record = excluded.record, output = excluded.output
+        )
+        select holder from written`.execute(db);
       const written = new Set(rows.map((row) => row.holder));
       return changes.map((change) => written.has(change.holder));
     },
@@ -154,23 +181,20 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
         revision: row.revision,
         trigger: row.trigger,
         steps: row.steps ?? {},
-        response: row.response,
         waiter: row.waiter,
         holder: row.held_by,
         claimed: true,
       };
     },
     fresh(run, entryId) {
-      return { ...run, steps: {}, response: null, holder: `${entryId}/1`, claimed: false };
+      return { ...run, steps: {}, holder: `${entryId}/1`, claimed: false };
     },
     write(change) {
       const json = JSON.stringify({
         id: change.id,
         holder: change.holder,
         status: change.status,
-        steps: change.steps,
-        output: orNull(change.output),
-        response: orNull(change.response),
+        steps: change.steps.map(stepRow),
         error: change.error ?? null,
         wake_at: change.wakeAt?.toISOString() ?? null,
         release: change.release,

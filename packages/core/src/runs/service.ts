@@ -7,7 +7,15 @@ import { DomainError } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import type { MetricsRecorder } from "../monitoring/recorder.ts";
 import { createRunStarter, newRunId, type StartedRun, type StartRunInput } from "./start.ts";
-import { type RunSummary, type RunView, runSummary, runView } from "./views.ts";
+import {
+  type RunDetail,
+  type RunSummary,
+  type RunView,
+  readStepRecords,
+  runResult,
+  runSummary,
+  runView,
+} from "./views.ts";
 
 /** How a run ended, as wait mode answers it. */
 export type RunOutcome =
@@ -53,6 +61,8 @@ export interface RunsDeps {
   broker: Broker;
   metrics: MetricsRecorder;
   logger: Logger;
+  /** The largest trigger data, in bytes of JSON (TRIGGER_MAX_BYTES). */
+  triggerMaxBytes: number;
 }
 
 const runNotFound = () => new DomainError("not_found", "run not found");
@@ -86,17 +96,27 @@ export function createRunsService(deps: RunsDeps): RunsService {
       : { status: "failed", runId: done.id, error: done.error ?? "the run failed" };
   }
 
-  /** The outcome from the row, for a notification too large to carry it (or one that was lost). */
+  /** The run's step records and its revision's steps. */
+  async function readDetail(row: { id: string; flow_id: string; revision: number }): Promise<RunDetail> {
+    const [records, revision] = await Promise.all([
+      readStepRecords(db, row.id),
+      db
+        .selectFrom("flow_revisions")
+        .select("steps")
+        .where("flow_id", "=", row.flow_id)
+        .where("revision", "=", row.revision)
+        .executeTakeFirst(),
+    ]);
+    const order = (revision?.steps ?? []).map((step) => ({ name: String(step.name), subject: String(step.subject) }));
+    return { records, order };
+  }
+
+  /** The outcome from the database, for a notification too large to carry it (or one that was lost). */
   async function readOutcome(accountId: string, runId: string): Promise<RunOutcome> {
     const row = await findRun(accountId, runId);
     if (!isFinal(row.status)) return { status: "timeout", runId };
-    return outcomeOf({
-      id: runId,
-      status: row.status === "succeeded" ? "succeeded" : "failed",
-      output: row.output,
-      response: row.response,
-      error: row.error,
-    });
+    const status = row.status === "succeeded" ? "succeeded" : "failed";
+    return outcomeOf({ id: runId, status, error: row.error, ...runResult(row.status, await readDetail(row)) });
   }
 
   return {
@@ -131,13 +151,7 @@ export function createRunsService(deps: RunsDeps): RunsService {
 
     async get(accountId, runId) {
       const row = await findRun(accountId, runId);
-      const revision = await db
-        .selectFrom("flow_revisions")
-        .select("steps")
-        .where("flow_id", "=", row.flow_id)
-        .where("revision", "=", row.revision)
-        .executeTakeFirst();
-      return runView(row, revision?.steps.map((step) => String(step.name)) ?? []);
+      return runView(row, await readDetail(row));
     },
 
     async list(accountId, flowId, query) {

@@ -82,6 +82,8 @@ export function createRunStarter(deps: {
   broker: Broker;
   metrics: MetricsRecorder;
   logger: Logger;
+  /** The largest trigger data, in bytes of JSON (TRIGGER_MAX_BYTES). */
+  triggerMaxBytes: number;
 }) {
   const db = deps.database.db;
 
@@ -137,6 +139,14 @@ export function createRunStarter(deps: {
     if (!UUID.test(input.flowId)) throw new DomainError("not_found", "flow not found");
     if (input.replayOf !== undefined && !UUID.test(input.replayOf)) throw new DomainError("not_found", "run not found");
     const trigger = JSON.stringify(input.trigger ?? null);
+    // Characters are at most 3 bytes of UTF-8: most trigger data needs no count.
+    const triggerBytes = trigger.length * 3 <= deps.triggerMaxBytes ? trigger.length : Buffer.byteLength(trigger);
+    if (triggerBytes > deps.triggerMaxBytes) {
+      throw new DomainError(
+        "payload_too_large",
+        `the trigger data is ${triggerBytes.toLocaleString("en")} bytes of JSON; a run may start with at most ${deps.triggerMaxBytes.toLocaleString("en")} (TRIGGER_MAX_BYTES)`,
+      );
+    }
     const json = `${JSON.stringify({
       id: input.id,
       account_id: input.accountId,

@@ -1,5 +1,5 @@
-import type { RunsTable } from "@platform/db";
-import type { Selectable } from "kysely";
+import type { Database, RunsTable } from "@platform/db";
+import type { Kysely, Selectable } from "kysely";
 import type { StepRecord, StepRecords } from "../engine/records.ts";
 
 type RunRow = Selectable<RunsTable>;
@@ -26,6 +26,53 @@ export interface RunView {
   finished_at: string | null;
   /** From acceptance to the end, in milliseconds; null until the run ends. */
   duration_ms: number | null;
+}
+
+/** A step of the run's flow revision, as the run's view needs it. */
+export interface RevisionStepRef {
+  name: string;
+  subject: string;
+}
+
+/** What a run holds beside its row: its steps' records (with the outputs of those that ended) and its revision's steps. */
+export interface RunDetail {
+  records: StepRecords;
+  /** The steps of the run's flow revision, in order (empty if the revision is gone). */
+  order: RevisionStepRef[];
+}
+
+/** The step records of a run, outputs of the steps that succeeded included. */
+export async function readStepRecords(db: Kysely<Database>, runId: string): Promise<StepRecords> {
+  const rows = await db
+    .selectFrom("run_steps")
+    .select(["name", "record", "output"])
+    .where("run_id", "=", runId)
+    .execute();
+  const records: StepRecords = {};
+  for (const row of rows) {
+    const record = row.record as unknown as StepRecord;
+    records[row.name] = record.status === "succeeded" ? { ...record, output: row.output ?? null } : record;
+  }
+  return records;
+}
+
+/**
+ * A run's output and its `respond` answer, read from its steps (they are stored once, in the
+ * step that produced them): the output of the last step of a run that succeeded, and the
+ * output of the last `respond` step that succeeded.
+ */
+export function runResult(
+  status: RunsTable["status"],
+  { records, order }: RunDetail,
+): { output: unknown; response: unknown } {
+  const last = order.at(-1);
+  const output = status === "succeeded" && last ? (records[last.name]?.output ?? null) : null;
+  let response: unknown = null;
+  for (const step of order) {
+    const record = records[step.name];
+    if (step.subject === "respond" && record?.status === "succeeded") response = record.output ?? null;
+  }
+  return { output, response };
 }
 
 /** A run in a listing: everything but its trigger data and steps. */
@@ -68,13 +115,14 @@ export function runSummary(row: SummaryRow): RunSummary {
   };
 }
 
-/** `stepOrder`: the step names of the run's flow revision, in order. */
-export function runView(row: RunRow, stepOrder: readonly string[]): RunView {
+export function runView(row: RunRow, detail: RunDetail): RunView {
   return {
     ...runSummary(row),
     trigger: row.trigger,
-    steps: stepViews((row.steps ?? {}) as StepRecords, stepOrder),
-    output: row.output ?? null,
-    response: row.response ?? null,
+    steps: stepViews(
+      detail.records,
+      detail.order.map((step) => step.name),
+    ),
+    ...runResult(row.status, detail),
   };
 }
