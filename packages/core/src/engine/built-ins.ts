@@ -107,6 +107,12 @@ export function createStepFunctions(deps: StorageDeps, modules: ModuleSteps = {}
 }
 
 /**
+ * Payload fields that hold a URL, per subject: a reference inside their text is percent-
+ * encoded where it lands, so data cannot change the URL's shape (see templates/payload.ts).
+ */
+export const URL_FIELDS: Partial<Record<string, readonly string[]>> = { "http.request": ["url"] };
+
+/**
  * Subjects whose attempts change nothing outside the run: re-running one after a crash is
  * harmless, so their attempts are not recorded before they start (which saves a write).
  * `js` is one: the sandbox reaches nothing outside its input and output.

@@ -2,8 +2,9 @@ import type { RunStatus } from "@platform/db";
 import { isStorableJson } from "../input-guard.ts";
 import { sleep } from "../sleep.ts";
 import { resolvePayload } from "../templates/index.ts";
-import { PURE_SUBJECTS } from "./built-ins.ts";
+import { PURE_SUBJECTS, URL_FIELDS } from "./built-ins.ts";
 import { delayUntil } from "./delay.ts";
+import { recordableErrorText } from "./error-text.ts";
 import type { StepRecord, StepRecords } from "./records.ts";
 import type { LoadedStep } from "./revisions.ts";
 import { StepFailure } from "./step-failure.ts";
@@ -49,6 +50,9 @@ const INTERRUPTED = "interrupted: the worker stopped during this attempt";
 
 const now = () => new Date().toISOString();
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** A failure as the run records it: redacted of the step's secrets, storable (see error-text.ts). */
+const errorText = (error: unknown, secrets?: Record<string, string>) => recordableErrorText(messageOf(error), secrets);
 
 /** Attempts that count against `options.attempts`: those a crash interrupted do not. */
 const countedFailures = (record: StepRecord) =>
@@ -197,8 +201,8 @@ async function runDelay(
       until = delayUntil(resolvePayload(step.payload, { trigger: run.trigger, steps: outputs }));
     } catch (error) {
       const attempt = record.attempts.at(-1);
-      if (attempt) Object.assign(attempt, { finished_at: now(), error: messageOf(error) });
-      return failRecord(record, messageOf(error));
+      if (attempt) Object.assign(attempt, { finished_at: now(), error: errorText(error) });
+      return failRecord(record, errorText(error));
     }
     record.status = "waiting";
     record.until = until.toISOString();
@@ -230,13 +234,20 @@ async function runAttempts(
   const instant = step.subject === "transform" || step.subject === "respond";
   for (;;) {
     let payload: unknown;
+    // Every value the step resolves is redacted from whatever failure text it leads to.
+    let secrets: Record<string, string> | undefined;
     try {
-      const secrets = step.secretKeys.length > 0 ? await deps.secrets(run.accountId, step.secretKeys) : undefined;
-      payload = resolvePayload(step.payload, { trigger: run.trigger, steps: outputs, secrets });
+      secrets = step.secretKeys.length > 0 ? await deps.secrets(run.accountId, step.secretKeys) : undefined;
+      payload = resolvePayload(
+        step.payload,
+        { trigger: run.trigger, steps: outputs, secrets },
+        { urlFields: URL_FIELDS[step.subject] },
+      );
     } catch (error) {
       if (!isRetryable(error) || countedFailures(record) + 1 >= step.options.attempts) {
-        record.attempts.push({ started_at: now(), finished_at: now(), error: messageOf(error) });
-        return failRecord(record, messageOf(error));
+        const text = errorText(error, secrets);
+        record.attempts.push({ started_at: now(), finished_at: now(), error: text });
+        return failRecord(record, text);
       }
       throw error;
     }
@@ -269,7 +280,7 @@ async function runAttempts(
       error = thrown;
     }
     attempt.finished_at = now();
-    attempt.error = messageOf(error);
+    attempt.error = errorText(error, secrets);
     const failed = countedFailures(record);
     if (!isRetryable(error) || failed >= step.options.attempts) return failRecord(record, attempt.error);
     const wait = backoffDelay(step.options.backoff_ms, failed);

@@ -11,7 +11,10 @@ export {
   type FieldPath,
   type FieldReference,
   inspectPayload,
+  type ResolveOptions,
   resolvePayload,
   type TemplateProblem,
   type TemplateScope,
+  UrlTemplateError,
 } from "./payload.ts";
+export { encodeUrlValue } from "./url-encoding.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { inspectPayload, resolvePayload, type TemplateScope } from "./index.ts";
+import { inspectPayload, resolvePayload, type TemplateScope, UrlTemplateError } from "./index.ts";
 
 const scope: TemplateScope = {
   trigger: {
@@ -148,5 +148,54 @@ describe("resolving a payload", () => {
 
   test("a malformed reference cannot be resolved", () => {
     expect(() => resolvePayload({ url: "{{trigger.id" }, scope)).toThrow("unclosed template reference");
+  });
+});
+
+describe("resolving a URL field", () => {
+  const urlScope: TemplateScope = {
+    trigger: {
+      params: { id: "..%2F..%2Fadmin" },
+      q: "x?api_key=attacker&",
+      next: "https://other.example/a?b=1",
+      dots: "..",
+    },
+    secrets: { key: "s3cr3t/&=+ é" },
+  };
+  const url = (text: string) =>
+    (resolvePayload({ url: text }, urlScope, { urlFields: ["url"] }) as { url: string }).url;
+
+  test("a value inside the text stays in its path segment or query value, whatever it holds", () => {
+    expect(url("https://api.example/items/{{trigger.params.id}}/detail")).toBe(
+      "https://api.example/items/..%252F..%252Fadmin/detail",
+    );
+    expect(url("https://api.example/search?q={{trigger.q}}&page=2")).toBe(
+      "https://api.example/search?q=x%3Fapi_key%3Dattacker%26&page=2",
+    );
+    expect(url("https://api.example/v1?key={{secrets.key}}")).toBe(
+      "https://api.example/v1?key=s3cr3t%2F%26%3D%2B%20%C3%A9",
+    );
+    const parsed = new URL(url("https://api.example/items/{{trigger.params.id}}?q={{trigger.q}}"));
+    expect(parsed.pathname).toBe("/items/..%252F..%252Fadmin");
+    expect([...parsed.searchParams.keys()]).toEqual(["q"]);
+  });
+
+  test("a URL that is exactly one reference is taken as it is, for the address guard to check", () => {
+    expect(url("{{trigger.next}}")).toBe("https://other.example/a?b=1");
+  });
+
+  test("a value that would make a whole path segment . or .. is refused; inside a segment or the query it is text", () => {
+    expect(() => url("https://api.example/items/{{trigger.dots}}/admin")).toThrow(UrlTemplateError);
+    expect(() => url("https://api.example/items/{{trigger.dots}}")).toThrow('would make the URL\'s path segment ".."');
+    expect(url("https://api.example/items/v{{trigger.dots}}")).toBe("https://api.example/items/v..");
+    expect(url("https://api.example/items?d={{trigger.dots}}")).toBe("https://api.example/items?d=..");
+  });
+
+  test("other fields and other payloads are resolved as before", () => {
+    expect(
+      resolvePayload({ url: "https://x/{{trigger.q}}", body: "{{trigger.q}}" }, urlScope, { urlFields: ["url"] }),
+    ).toEqual({ url: "https://x/x%3Fapi_key%3Dattacker%26", body: "x?api_key=attacker&" });
+    expect(resolvePayload({ url: "https://x/{{trigger.q}}" }, urlScope)).toEqual({
+      url: "https://x/x?api_key=attacker&",
+    });
   });
 });

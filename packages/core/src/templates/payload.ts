@@ -1,4 +1,5 @@
 import { parseTemplate, type TemplatePart, type TemplateReference, TemplateSyntaxError } from "./parse.ts";
+import { encodeUrlValue } from "./url-encoding.ts";
 
 /**
  * Payloads: JSON whose string values (at any depth, object keys excepted) may hold
@@ -77,27 +78,80 @@ function asText(value: unknown): string {
   return String(value);
 }
 
-function resolveString(text: string, scope: TemplateScope): unknown {
+function resolveString(text: string, scope: TemplateScope, url = false): unknown {
   const parts: TemplatePart[] = parseTemplate(text);
   const [only] = parts;
   // A string that is exactly one reference takes the value itself: an object stays an object.
   if (parts.length === 1 && only !== undefined && typeof only !== "string") return lookUp(scope, only) ?? null;
+  if (url) return resolveUrl(parts, scope);
   return parts.map((part) => (typeof part === "string" ? part : asText(lookUp(scope, part)))).join("");
+}
+
+/** A reference whose value would make a URL's path segment `.` or `..`, which URL parsing resolves away. */
+export class UrlTemplateError extends Error {
+  override name = "UrlTemplateError";
+}
+
+/**
+ * A URL with references in its text: each value is percent-encoded as RFC 6570 simple
+ * expansion does (all but `A-Za-z0-9-._~`), so data lands inside the path segment or query
+ * value where its reference stands and cannot add segments, parameters or a fragment
+ * (`..%2F..%2Fadmin` stays one segment, `x?api_key=attacker&` one value). A value that
+ * makes a whole path segment `.` or `..` is refused: URL parsing would still walk up.
+ */
+function resolveUrl(parts: TemplatePart[], scope: TemplateScope): string {
+  let url = "";
+  for (const [index, part] of parts.entries()) {
+    if (typeof part === "string") {
+      url += part;
+      continue;
+    }
+    const value = encodeUrlValue(asText(lookUp(scope, part)));
+    const next = parts[index + 1];
+    const inPath = !/[?#]/.test(url);
+    const wholeSegment =
+      url.endsWith("/") && (next === undefined || (typeof next === "string" && /^([/?#]|$)/.test(next)));
+    if (inPath && wholeSegment && (value === "." || value === "..")) {
+      throw new UrlTemplateError(`{{${part.expression}}} would make the URL's path segment "${value}"`);
+    }
+    url += value;
+  }
+  return url;
+}
+
+export interface ResolveOptions {
+  /** Top-level fields that hold a URL: references inside their text are encoded (see `resolveUrl`). */
+  urlFields?: readonly string[];
 }
 
 /**
  * The payload with every reference replaced by its value. A string that is exactly one
  * reference becomes the value (any JSON type; null when missing); references inside
  * longer text are written into it (strings as they are, numbers and booleans as
- * `String()` writes them, objects and arrays as JSON, missing or null values as nothing).
- * `\{{` becomes `{{`. Throws TemplateSyntaxError on a malformed reference, which
- * `inspectPayload` finds when the payload is saved.
+ * `String()` writes them, objects and arrays as JSON, missing or null values as nothing),
+ * percent-encoded in a URL field. `\{{` becomes `{{`. Throws TemplateSyntaxError on a
+ * malformed reference, which `inspectPayload` finds when the payload is saved.
  */
-export function resolvePayload(payload: unknown, scope: TemplateScope): unknown {
+export function resolvePayload(payload: unknown, scope: TemplateScope, options: ResolveOptions = {}): unknown {
+  const { urlFields } = options;
+  if (!urlFields || payload === null || typeof payload !== "object" || Array.isArray(payload)) {
+    return resolveValue(payload, scope);
+  }
+  return Object.fromEntries(
+    Object.entries(payload).map(([key, item]) => [
+      key,
+      typeof item === "string" && urlFields.includes(key)
+        ? resolveString(item, scope, true)
+        : resolveValue(item, scope),
+    ]),
+  );
+}
+
+function resolveValue(payload: unknown, scope: TemplateScope): unknown {
   if (typeof payload === "string") return resolveString(payload, scope);
-  if (Array.isArray(payload)) return payload.map((item) => resolvePayload(item, scope));
+  if (Array.isArray(payload)) return payload.map((item) => resolveValue(item, scope));
   if (payload !== null && typeof payload === "object") {
-    return Object.fromEntries(Object.entries(payload).map(([key, item]) => [key, resolvePayload(item, scope)]));
+    return Object.fromEntries(Object.entries(payload).map(([key, item]) => [key, resolveValue(item, scope)]));
   }
   return payload;
 }
