@@ -71,9 +71,15 @@ export const secretsKeySchema = z
 export const coreConfigSchema = z.object({
   /** The API's public address ({base_url}); links in responses are built from it. */
   PUBLIC_URL: z.url().default("http://localhost:3000"),
-  /** {webhook_url}; defaults to PUBLIC_URL + /webhooks. */
+  /**
+   * The public address of webhooks and gateways when they are served from a host of their
+   * own (`https://hooks.example.com`), apart from the API and the web app: the default base
+   * of WEBHOOK_BASE_URL and GATEWAY_BASE_URL instead of PUBLIC_URL.
+   */
+  INGRESS_URL: optionalUrl,
+  /** {webhook_url}; defaults to INGRESS_URL (or PUBLIC_URL) + /webhooks. */
   WEBHOOK_BASE_URL: optionalUrl,
-  /** Gateways' public base; a gateway's url is this + /<topic>. Defaults to PUBLIC_URL + /gw. */
+  /** Gateways' public base; a gateway's url is this + /<topic>. Defaults to INGRESS_URL (or PUBLIC_URL) + /gw. */
   GATEWAY_BASE_URL: optionalUrl,
   DATA_DIR: z.string().min(1).default("./data"),
   DATABASE_URL: optionalUrl,
@@ -296,10 +302,11 @@ const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, "");
 
 export function toCoreConfig(env: CoreEnv): CoreConfig {
   const publicUrl = withoutTrailingSlash(env.PUBLIC_URL);
+  const ingressUrl = env.INGRESS_URL ? withoutTrailingSlash(env.INGRESS_URL) : publicUrl;
   return {
     publicUrl,
-    webhookBaseUrl: withoutTrailingSlash(env.WEBHOOK_BASE_URL ?? `${publicUrl}/webhooks`),
-    gatewayBaseUrl: withoutTrailingSlash(env.GATEWAY_BASE_URL ?? `${publicUrl}/gw`),
+    webhookBaseUrl: withoutTrailingSlash(env.WEBHOOK_BASE_URL ?? `${ingressUrl}/webhooks`),
+    gatewayBaseUrl: withoutTrailingSlash(env.GATEWAY_BASE_URL ?? `${ingressUrl}/gw`),
     dataDir: env.DATA_DIR,
     databaseUrl: env.DATABASE_URL,
     redisUrl: env.REDIS_URL,

@@ -83,7 +83,7 @@ function startRunPaths(): ZodOpenApiPathsObject {
           "The JSON body is the trigger data, as a webhook's body fields would be (an empty body is `{}`). " +
           'Answers 200 `{message: "accepted", run_id}` once the run is recorded and queued. With `wait=true`, answers ' +
           "what the webhook's wait mode answers: the `respond` step's status, headers and body (a string body as text, " +
-          "anything else as JSON), else 200 with the last step's output; 500 `{error, run_id}` when the run fails; " +
+          "anything else as JSON, sandboxed: `Content-Security-Policy: sandbox`, `nosniff`), else 200 with the last step's output; 500 `{error, run_id}` when the run fails (the account's own call hears the error, redacted of secrets; webhooks and gateways answer `the flow failed`); " +
           "202 `{run_id}` when it is still running after WAIT_TIMEOUT_MS (default 30 s). A flow the account does not " +
           "have is 404 `flow not found`; a body that is not a JSON object is 400.",
         security: [{ bearerAuth: [] }, { apiKey: [] }],

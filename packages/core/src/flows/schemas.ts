@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { BUILT_IN_SUBJECTS } from "../built-in-functions.ts";
-import { NODE_OPTION_LIMITS, nodePayloadInput } from "../hub/nodes/schemas.ts";
+import { addSubjectPayloadIssues, NODE_OPTION_LIMITS, nodePayloadInput } from "../hub/nodes/schemas.ts";
 import { uuidParam } from "../schemas.ts";
 import {
   deliveryIdField,
@@ -119,6 +119,7 @@ const stepInput = z
       }
       return z.NEVER;
     }
+    addSubjectPayloadIssues(step.subject, payload.data, ctx);
     return {
       name: step.name,
       node_type: "function",

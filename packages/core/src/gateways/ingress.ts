@@ -12,7 +12,8 @@ import { buildRouteTable, type RouteTable } from "./routes.ts";
  * its result. In order: unknown or deleted gateway 404; inactive 503; no mapping 404;
  * over the limit 429 with Retry-After; a body the webhook ingress would refuse 400, 413
  * or 415, and a query or path parameter no run can store (`%00`) 400; then the run: the `respond` step's answer (else 200 with the last output),
- * 500 `{error, run_id}` when it failed, 504 `{error, run_id}` past the gateway's timeout
+ * 500 `{"error": "the flow failed", run_id}` when it failed (the caller holds no credential:
+ * the account reads why in the run), 504 `{error, run_id}` past the gateway's timeout
  * (the run goes on and keeps its record).
  */
 
@@ -149,7 +150,7 @@ export async function handleGatewayRequest(
         run_id: outcome.runId,
       });
     }
-    return outcomeResponse(outcome);
+    return outcomeResponse(outcome, "public");
   } catch (error) {
     return answerError(error, { area: "ingress", logger: deps.logger, requestId });
   }

@@ -4,6 +4,7 @@ import { findUnsafeInput } from "../input-guard.ts";
 import { readUtf8Text } from "../request-body.ts";
 import type { Services } from "../services.ts";
 import type { RunOutcome } from "./service.ts";
+import { refusedHeaderReason, sandboxTenantAnswer } from "./tenant-answers.ts";
 
 /** Headers a `respond` step may not set: the server frames the response itself. */
 const FRAMING_HEADERS = new Set(["content-length", "transfer-encoding", "connection", "keep-alive", "upgrade"]);
@@ -13,26 +14,46 @@ const NO_BODY = new Set([204, 205, 304]);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
+ * Who hears a run's outcome: the account itself (a run it started by hand), or anyone
+ * (webhooks and gateways, whose callers hold no credential of the account).
+ */
+export type Audience = "account" | "public";
+
+/** A JSON answer about a run, marked as the tenant's (see tenant-answers.ts). */
+function runAnswer(status: number, body: unknown): Response {
+  const answer = jsonAnswer(status, body);
+  sandboxTenantAnswer(answer.headers);
+  return answer;
+}
+
+/**
  * What wait mode answers (by hand here, for webhooks and gateways too): the `respond`
  * step's status, headers and body (a string body as text, anything else as JSON), else
- * 200 with the last step's output; 500 `{error, run_id}` for a failed run; 202
- * `{run_id}` for one still running when the wait was over.
+ * 200 with the last step's output; 500 `{error, run_id}` for a failed run, whose error
+ * only the account hears (anyone else hears that the flow failed, and the account reads
+ * why in the run); 202 `{run_id}` for one still running when the wait was over. Every
+ * answer is sandboxed, and the flow's headers that would act on the platform's origin
+ * (`Set-Cookie`, ...) are dropped, whatever revision holds them.
  */
-export function outcomeResponse(outcome: RunOutcome): Response {
+export function outcomeResponse(outcome: RunOutcome, audience: Audience): Response {
   switch (outcome.status) {
     case "failed":
-      return jsonAnswer(500, { error: outcome.error, run_id: outcome.runId });
+      return runAnswer(500, {
+        error: audience === "account" ? outcome.error : "the flow failed",
+        run_id: outcome.runId,
+      });
     case "timeout":
-      return jsonAnswer(202, { run_id: outcome.runId });
+      return runAnswer(202, { run_id: outcome.runId });
     case "duplicate":
       // A repeated delivery: the first run answered it; this one hears that run's id.
-      return jsonAnswer(200, { message: "accepted", run_id: outcome.runId });
+      return runAnswer(200, { message: "accepted", run_id: outcome.runId });
     case "succeeded": {
       const { status, headers, body } = outcome.response;
       const answer = new Headers({ "cache-control": "no-store" });
       for (const [name, value] of Object.entries(headers)) {
-        if (!FRAMING_HEADERS.has(name.toLowerCase())) answer.set(name, value);
+        if (!FRAMING_HEADERS.has(name.toLowerCase()) && !refusedHeaderReason(name)) answer.set(name, value);
       }
+      sandboxTenantAnswer(answer);
       if (NO_BODY.has(status)) return new Response(null, { status, headers: answer });
       const text = typeof body === "string";
       if (!answer.has("content-type")) {
@@ -95,7 +116,7 @@ export async function startRunByHand(
       const { runId } = await services.runs.start(start);
       return jsonAnswer(200, { message: "accepted", run_id: runId });
     }
-    return outcomeResponse(await services.runs.startAndWait(start, services.config.runs.waitTimeoutMs));
+    return outcomeResponse(await services.runs.startAndWait(start, services.config.runs.waitTimeoutMs), "account");
   } catch (error) {
     return answerError(error, { area: "runs", logger: services.logger, requestId: info.id });
   }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { BUILT_IN_SUBJECTS } from "../../built-in-functions.ts";
+import { respondPayloadProblems } from "../../runs/tenant-answers.ts";
 import { pathParam } from "../../schemas.ts";
 import { inspectPayload } from "../../templates/index.ts";
 
@@ -56,16 +57,31 @@ export const nodePayloadInput = z
       "Free-form JSON object. String values may hold template references `{{trigger.<path>}}`, `{{steps.<name>.<path>}}` and `{{secrets.<key>}}` (array elements as `items.0`; `\\{{` for a literal `{{`).",
   });
 
-export const nodeTemplateInput = z.object({
-  name: z.string().min(1, { error: "must not be empty" }).max(200, { error: "must be at most 200 characters" }),
-  description: z.string().max(2000, { error: "must be at most 2000 characters" }).default(""),
-  node_type: z.literal("function", { error: 'must be "function"' }),
-  subject: z
-    .enum(BUILT_IN_SUBJECTS, { error: `must be one of ${BUILT_IN_SUBJECTS.join(", ")}` })
-    .meta({ description: "The built-in function the node invokes." }),
-  payload: nodePayloadInput,
-  options: nodeOptionsInput,
-});
+/** Problems of a payload that depend on its subject (a `respond` step's refused headers), each under its field. */
+export function addSubjectPayloadIssues(
+  subject: string,
+  payload: Record<string, unknown>,
+  ctx: z.RefinementCtx,
+  at: (string | number)[] = [],
+): void {
+  if (subject !== "respond") return;
+  for (const problem of respondPayloadProblems(payload)) {
+    ctx.addIssue({ code: "custom", path: [...at, "payload", ...problem.field], message: problem.message });
+  }
+}
+
+export const nodeTemplateInput = z
+  .object({
+    name: z.string().min(1, { error: "must not be empty" }).max(200, { error: "must be at most 200 characters" }),
+    description: z.string().max(2000, { error: "must be at most 2000 characters" }).default(""),
+    node_type: z.literal("function", { error: 'must be "function"' }),
+    subject: z
+      .enum(BUILT_IN_SUBJECTS, { error: `must be one of ${BUILT_IN_SUBJECTS.join(", ")}` })
+      .meta({ description: "The built-in function the node invokes." }),
+    payload: nodePayloadInput,
+    options: nodeOptionsInput,
+  })
+  .superRefine((node, ctx) => addSubjectPayloadIssues(node.subject, node.payload, ctx));
 
 export type NodeTemplateInput = z.infer<typeof nodeTemplateInput>;
 

@@ -107,7 +107,7 @@ async function take(services: Services, flow: WebhookFlow, { request, webhookId 
     trigger.dedup_window_s > 0 ? webhookDeliveryId(trigger.service, parts, trigger.delivery_id_field) : null;
   const start = { ...run, deliveryId: deliveryId ?? undefined };
   if (trigger.response_mode === "wait") {
-    return outcomeResponse(await services.runs.startAndWait(start, config.runs.waitTimeoutMs));
+    return outcomeResponse(await services.runs.startAndWait(start, config.runs.waitTimeoutMs), "public");
   }
   const { runId } = await services.runs.start(start);
   return jsonAnswer(200, { message: "accepted", run_id: runId });

@@ -1,0 +1,243 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Server } from "bun";
+import { sql } from "kysely";
+import { bearer, signUp } from "./accounts-helpers.ts";
+import { runModes, startTestApi, type TestApi } from "./harness.ts";
+import { runUntil } from "./runs-helpers.ts";
+import type { Caller } from "./storage-helpers.ts";
+
+/**
+ * What a flow sends back, and the failures it records, on the platform's own origin: no
+ * secret in any error, no script or state for the origin, no URL reshaped by data.
+ */
+
+/** A secret with every character a URL, a form or JSON writes differently. */
+const TOKEN = 'tok/en?&=+ é"x';
+
+for (const { backend, redis, label, skip } of runModes()) {
+  describe.skipIf(Boolean(skip))(`tenant answers on ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {
+    let api: TestApi;
+    let owner: Caller;
+    let upstream: Server;
+    let base: string;
+    /** What the upstream was asked, newest last. */
+    const seen: { path: string; query: [string, string][] }[] = [];
+
+    beforeAll(async () => {
+      upstream = Bun.serve({
+        port: 0,
+        hostname: "127.0.0.1",
+        fetch(request) {
+          const url = new URL(request.url);
+          seen.push({ path: url.pathname, query: [...url.searchParams] });
+          if (url.pathname.startsWith("/echo")) {
+            // An upstream that repeats what it was sent, as error pages often do.
+            return new Response(`bad request ${request.url} auth=${request.headers.get("authorization")}`, {
+              status: 500,
+            });
+          }
+          if (url.pathname === "/loop") return Response.redirect(`${url.origin}/loop?n=${Math.random()}`, 302);
+          if (url.pathname === "/slow") return Bun.sleep(2000).then(() => new Response("late"));
+          return Response.json({ path: url.pathname, query: [...url.searchParams] });
+        },
+      });
+      base = `http://127.0.0.1:${upstream.port}`;
+      api = await startTestApi({
+        backend,
+        redis,
+        worker: true,
+        env: { HTTP_REQUEST_ALLOWED_NETWORKS: "127.0.0.1", WAIT_TIMEOUT_MS: "10000" },
+      });
+      const { auth } = await signUp(api, "tenant");
+      owner = { accountId: auth.account.id, headers: bearer(auth.auth_token) };
+      const put = await api.request("/secrets/token", {
+        method: "PUT",
+        headers: owner.headers,
+        json: { value: TOKEN },
+      });
+      expect(put.status).toBe(200);
+    }, 60_000);
+    afterAll(async () => {
+      await api?.stop();
+      upstream?.stop(true);
+    });
+
+    async function flow(steps: unknown[], trigger: Record<string, unknown> = {}) {
+      const created = await api.request("/flows", {
+        method: "POST",
+        headers: owner.headers,
+        json: { name: "tenant", trigger: { type: "webhook", ...trigger }, steps },
+      });
+      const body = (await created.json()) as { data: { id: string; webhook: { id: string } }; error?: string };
+      if (created.status !== 200) throw new Error(`POST /flows: ${created.status} ${body.error}`);
+      return body.data;
+    }
+
+    async function gateway(flowId: string, method: string, path: string) {
+      const subject = `g${crypto.randomUUID().slice(0, 8)}`;
+      await api.request("/gateway", { method: "POST", headers: owner.headers, json: { name: "g", subject } });
+      const mapped = await api.request(`/gateway/${subject}/mapping`, {
+        method: "POST",
+        headers: owner.headers,
+        json: { method, path, flow_id: flowId },
+      });
+      expect(mapped.status).toBe(200);
+      return subject;
+    }
+
+    const call = (url: string, options: Record<string, unknown> = {}) => ({
+      name: "call",
+      subject: "http.request",
+      payload: { url, headers: { authorization: "Bearer {{secrets.token}}" }, ...options },
+    });
+
+    describe("secrets in failures", () => {
+      const spellings = [
+        TOKEN,
+        encodeURIComponent(TOKEN),
+        new URLSearchParams({ v: TOKEN }).toString().slice(2),
+        JSON.stringify(TOKEN).slice(1, -1),
+      ];
+
+      test("every failure of an http.request step records [secret:token], never the value in any spelling", async () => {
+        const closed = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+        const refusedPort = closed.port;
+        closed.stop(true);
+        const cases = [
+          call(`${base}/echo/{{secrets.token}}?key={{secrets.token}}`),
+          call(`http://127.0.0.1:${refusedPort}/x/{{secrets.token}}`),
+          call(`${base}/slow?key={{secrets.token}}`, { timeout: 200 }),
+          call(`${base}/loop?key={{secrets.token}}`),
+        ];
+        for (const step of cases) {
+          const { id } = await flow([step]);
+          const started = await api.request(`/flows/${id}/runs`, { method: "POST", headers: owner.headers, json: {} });
+          const run = await runUntil(api, owner, ((await started.json()) as { run_id: string }).run_id);
+          expect(run.status).toBe("failed");
+          const text = JSON.stringify(run);
+          for (const spelling of spellings)
+            expect({ url: step.payload.url, spelling, leaked: text.includes(spelling) }).toEqual({
+              url: step.payload.url,
+              spelling,
+              leaked: false,
+            });
+          expect(run.error).toContain("[secret:token]");
+          expect(run.steps[0].attempts[0].error).toContain("[secret:token]");
+        }
+      });
+
+      test("callers without a credential hear that the flow failed; the account hears why, redacted", async () => {
+        const failing = await flow([call(`${base}/echo/{{secrets.token}}`)], { response_mode: "wait" });
+        const subject = await gateway(failing.id, "POST", "/fail");
+        for (const path of [`/gw/${subject}/fail`, `/webhooks/${failing.webhook.id}`]) {
+          const answered = await api.request(path, { method: "POST", json: {} });
+          const body = (await answered.json()) as { error: string; run_id: string };
+          expect({ path, status: answered.status, error: body.error }).toEqual({
+            path,
+            status: 500,
+            error: "the flow failed",
+          });
+          const run = await runUntil(api, owner, body.run_id);
+          expect(run.error).toStartWith('step "call" failed: http.request: GET');
+        }
+        const byHand = await api.request(`/flows/${failing.id}/runs?wait=true`, {
+          method: "POST",
+          headers: owner.headers,
+          json: {},
+        });
+        const detail = (await byHand.json()) as { error: string };
+        expect(byHand.status).toBe(500);
+        expect(detail.error).toContain("answered 500");
+        expect(detail.error).toContain("[secret:token]");
+        expect(detail.error).not.toContain("tok/en");
+      });
+    });
+
+    test("data in an http.request URL stays in its path segment and query value", async () => {
+      const relay = await flow([
+        call(`${base}/items/{{trigger.params.id}}?q={{trigger.query.q}}`),
+        { name: "answer", subject: "respond", payload: { body: "{{steps.call.body}}" } },
+      ]);
+      const subject = await gateway(relay.id, "GET", "/items/:id");
+      const answered = await api.request(
+        `/gw/${subject}/items/..%2F..%2Fadmin?q=${encodeURIComponent("x?api_key=attacker&")}`,
+      );
+      expect(answered.status).toBe(200);
+      expect(await answered.json()).toEqual({ path: "/items/..%2F..%2Fadmin", query: [["q", "x?api_key=attacker&"]] });
+
+      // A value that is a whole segment of dots would still walk up once the URL is parsed.
+      const dots = await flow([call(`${base}/items/{{trigger.query.id}}/secret`)]);
+      const upward = await gateway(dots.id, "GET", "/up");
+      expect((await api.request(`/gw/${upward}/up?id=..`)).status).toBe(500);
+      const runs = await api.request(`/flows/${dots.id}/runs?status=failed`, { headers: owner.headers });
+      const [failed] = ((await runs.json()) as { data: { error: string }[] }).data;
+      expect(failed?.error).toBe('step "call" failed: {{trigger.query.id}} would make the URL\'s path segment ".."');
+      expect(seen.some((request) => request.path === "/admin" || request.path === "/")).toBe(false);
+    });
+
+    describe("answers sent for a flow", () => {
+      const page = {
+        name: "page",
+        subject: "respond",
+        payload: {
+          status: 200,
+          headers: { "content-type": "text/html", "content-security-policy": "default-src 'self'", "x-flow": "1" },
+          body: "<script>fetch('/accounts/api-keys')</script>",
+        },
+      };
+
+      test("are sandboxed: CSP sandbox (beside the flow's own policy) and nosniff, on gateways and webhooks", async () => {
+        const html = await flow([page], { response_mode: "wait" });
+        const subject = await gateway(html.id, "GET", "/page");
+        for (const answered of [
+          await api.request(`/gw/${subject}/page`),
+          await api.request(`/webhooks/${html.webhook.id}`, { method: "POST", json: {} }),
+          await api.request(`/flows/${html.id}/runs?wait=true`, { method: "POST", headers: owner.headers, json: {} }),
+        ]) {
+          expect(answered.status).toBe(200);
+          expect(answered.headers.get("content-type")).toBe("text/html");
+          expect(answered.headers.get("content-security-policy")).toBe("default-src 'self', sandbox");
+          expect(answered.headers.get("x-content-type-options")).toBe("nosniff");
+          expect(answered.headers.get("x-flow")).toBe("1");
+        }
+      });
+
+      test("cannot set state for the platform's origin: refused at save, dropped when an older revision sends it", async () => {
+        for (const name of ["Set-Cookie", "service-worker-allowed", "Clear-Site-Data", "Strict-Transport-Security"]) {
+          const step = { ...page, payload: { ...page.payload, headers: { [name]: "x" } } };
+          const refused = await api.request("/flows", {
+            method: "POST",
+            headers: owner.headers,
+            json: { name: "cookie", steps: [step] },
+          });
+          expect(refused.status).toBe(400);
+          expect(((await refused.json()) as { error: string }).error).toStartWith(
+            `invalid input: steps.0.payload.headers.${name}: a flow's answer may not send ${name}`,
+          );
+          const node = await api.request("/hub/nodes", {
+            method: "POST",
+            headers: owner.headers,
+            json: {
+              collection: "c",
+              data: { name: "n", node_type: "function", subject: "respond", payload: step.payload },
+            },
+          });
+          expect(node.status).toBe(400);
+        }
+
+        // A revision saved before the rule, holding Set-Cookie: it runs, and the header is not sent.
+        const old = await flow([page], { response_mode: "wait" });
+        const withCookie = [
+          { ...page, payload: { ...page.payload, headers: { "set-cookie": "sid=1; Path=/", "x-flow": "1" } } },
+        ];
+        await sql`update flow_revisions set steps = ${JSON.stringify(
+          withCookie.map((step) => ({ ...step, options: { timeout: 30000, attempts: 1, backoff_ms: 1000 } })),
+        )}::jsonb where flow_id = ${old.id}::uuid`.execute(api.services.db);
+        const answered = await api.request(`/webhooks/${old.webhook.id}`, { method: "POST", json: {} });
+        expect(answered.status).toBe(200);
+        expect(answered.headers.get("set-cookie")).toBeNull();
+        expect(answered.headers.get("x-flow")).toBe("1");
+      });
+    });
+  });
+}
