@@ -18,7 +18,7 @@ for (const { backend, redis, label, skip } of runModes()) {
   describe.skipIf(Boolean(skip))(`tenant answers on ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {
     let api: TestApi;
     let owner: Caller;
-    let upstream: Server;
+    let upstream: Server<undefined>;
     let base: string;
     /** What the upstream was asked, newest last. */
     const seen: { path: string; query: [string, string][] }[] = [];
