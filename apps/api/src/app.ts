@@ -61,7 +61,7 @@ export function createApp({ services, router, openapi, metrics }: AppDependencie
   const trpc = createTrpcHandler({ router, logger });
   const contextOf = (request: Request) => {
     const meta = requestMeta(request);
-    return createContext(services, { ...meta, headers: request.headers });
+    return createContext(services, { ...meta, method: request.method, headers: request.headers });
   };
   const openapiJson = JSON.stringify(openapi);
 

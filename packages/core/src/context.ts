@@ -7,6 +7,8 @@ export interface RequestInfo {
   ip: string;
   /** The path as the client addressed it (`/hub/agent/...`), used by API-key path restrictions. */
   path: string;
+  /** The request's method (a HEAD reaches the routes as GET). */
+  method: string;
   headers: Headers;
 }
 
@@ -19,6 +21,8 @@ export interface Principal {
   role: Role;
   /** Set when the caller used an API key rather than an access token. */
   apiKeyId?: string;
+  /** The key's `allowed_paths` (null: unrestricted); absent for an access token. */
+  allowedPaths?: readonly string[] | null;
   /** The sign-in session of an access token (absent for an API key). */
   sessionId?: string;
 }

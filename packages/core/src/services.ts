@@ -1,6 +1,7 @@
 import type { Database, DatabaseHandle } from "@platform/db";
 import type { Kysely } from "kysely";
 import type { AccountsDeps } from "./accounts/deps.ts";
+import type { AccessTarget } from "./accounts/path-patterns.ts";
 import type { Broker } from "./broker/port.ts";
 import type { CoreConfig } from "./config.ts";
 import type { Credential, Principal } from "./context.ts";
@@ -11,8 +12,8 @@ import type { RunsService } from "./runs/service.ts";
 import type { Sealer } from "./sealing.ts";
 import type { DefinitionCache } from "./storage/definition-cache.ts";
 
-/** Verifies a credential for a path; throws DomainError `unauthorized` or `forbidden`. */
-export type Authenticator = (credential: Credential, target: { path: string }) => Promise<Principal>;
+/** Verifies a credential for a request (its method and path); throws DomainError `unauthorized` or `forbidden`. */
+export type Authenticator = (credential: Credential, target: AccessTarget) => Promise<Principal>;
 
 /** Everything a procedure may use, built once per process by `createServices`. */
 export interface Services {

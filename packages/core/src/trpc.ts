@@ -82,10 +82,11 @@ async function refuseUnsafeInput(getRawInput: () => Promise<unknown>): Promise<v
   if (problem) throw new DomainError("validation_error", `invalid input: ${problem}`);
 }
 
-/** The path an API key's restrictions are matched against: over tRPC, the procedure's REST path. */
-const authTarget = (ctx: Context, meta: OpenApiMeta | undefined) => ({
-  path: meta?.openapi && ctx.request.path.startsWith("/trpc") ? meta.openapi.path : ctx.request.path,
-});
+/** The method and path an API key's restrictions are matched against: over tRPC, the procedure's REST ones. */
+const authTarget = (ctx: Context, meta: OpenApiMeta | undefined) =>
+  meta?.openapi && ctx.request.path.startsWith("/trpc")
+    ? { method: meta.openapi.method, path: meta.openapi.path }
+    : { method: ctx.request.method, path: ctx.request.path };
 
 // Each builder is one middleware: tRPC copies a call's options at every level, a cost every request pays.
 

@@ -4,7 +4,7 @@ import type { Authenticator } from "../services.ts";
 import { resolveApiKey } from "./api-keys.ts";
 import type { AccountsDeps } from "./deps.ts";
 import { hashOpaqueToken } from "./opaque-tokens.ts";
-import { pathAllowed } from "./path-patterns.ts";
+import { type AccessTarget, requestAllowed } from "./path-patterns.ts";
 
 const invalidCredential = () => new DomainError("unauthorized", "invalid credential");
 
@@ -48,7 +48,7 @@ export function createAuthenticator(deps: Pick<AccountsDeps, "db" | "accessToken
     return principal;
   }
 
-  async function apiKey(key: string, path: string): Promise<Principal> {
+  async function apiKey(key: string, target: AccessTarget): Promise<Principal> {
     const keyHash = hashOpaqueToken(key);
     let resolved = authCache.apiKey(keyHash);
     if (!resolved) {
@@ -57,14 +57,14 @@ export function createAuthenticator(deps: Pick<AccountsDeps, "db" | "accessToken
       if (!resolved) throw invalidCredential();
       authCache.rememberApiKey(ticket, keyHash, resolved);
     }
-    if (resolved.allowedPaths && !pathAllowed(resolved.allowedPaths, path)) {
+    if (resolved.allowedPaths && !requestAllowed(resolved.allowedPaths, target)) {
       throw new DomainError("forbidden", "this API key is not allowed on this path");
     }
-    return resolved.principal;
+    return { ...resolved.principal, allowedPaths: resolved.allowedPaths };
   }
 
-  return async (credential: Credential, target: { path: string }): Promise<Principal> => {
+  return async (credential: Credential, target: AccessTarget): Promise<Principal> => {
     if (!credential) throw new DomainError("unauthorized", "missing credential");
-    return credential.scheme === "bearer" ? bearer(credential.token) : apiKey(credential.key, target.path);
+    return credential.scheme === "bearer" ? bearer(credential.token) : apiKey(credential.key, target);
   };
 }

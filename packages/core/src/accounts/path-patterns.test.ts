@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { pathAllowed } from "./path-patterns.ts";
+import { namesOperation, parseAllowedPath, pathAllowed, requestAllowed, uncoveredEntry } from "./path-patterns.ts";
 
 describe("API key path patterns", () => {
   test("a literal pattern allows exactly its path", () => {
@@ -62,5 +62,48 @@ describe("API key path patterns", () => {
     expect(pathAllowed(["/accounts/users"], "/accounts/users")).toBe(true);
     // A path a client sends has its braces encoded: that is a value, not a template.
     expect(pathAllowed(["/secrets/{key}"], "/secrets/%7Bkey%7D")).toBe(true);
+  });
+});
+
+describe("API key entries with methods", () => {
+  test("an entry is methods and a pattern, or a pattern for every method; HEAD counts as GET", () => {
+    expect(parseAllowedPath("GET,PUT /storage/kv/orders/*")).toEqual({
+      methods: new Set(["GET", "PUT"]),
+      pattern: "/storage/kv/orders/*",
+    });
+    expect(parseAllowedPath("/secrets/db")).toEqual({ methods: null, pattern: "/secrets/db" });
+    expect(parseAllowedPath("FETCH /x")).toBe("names FETCH, not one of GET, POST, PUT, PATCH, DELETE");
+    for (const bad of ["get /x", "GET  /x", "GET,/x", "/x/*/y", "GET x"])
+      expect(typeof parseAllowedPath(bad)).toBe("string");
+    const entries = ["GET /accounts/users", "GET,PUT /storage/kv/orders/*", "/secrets/db"];
+    expect(requestAllowed(entries, { method: "GET", path: "/accounts/users" })).toBe(true);
+    expect(requestAllowed(entries, { method: "HEAD", path: "/accounts/users" })).toBe(true);
+    expect(requestAllowed(entries, { method: "POST", path: "/accounts/users" })).toBe(false);
+    expect(requestAllowed(entries, { method: "PUT", path: "/storage/kv/orders/keys/1" })).toBe(true);
+    expect(requestAllowed(entries, { method: "DELETE", path: "/storage/kv/orders/keys/1" })).toBe(false);
+    expect(requestAllowed(entries, { method: "DELETE", path: "/secrets/db" })).toBe(true);
+  });
+
+  test("an operation is named only by its method and its own path, * standing for its parameter", () => {
+    const invite = { method: "POST", template: "/accounts/users" };
+    const removeKey = { method: "DELETE", template: "/accounts/api-keys/{id}" };
+    expect(namesOperation(["POST /accounts/users"], invite)).toBe(true);
+    expect(namesOperation(["POST,GET /accounts/users"], invite)).toBe(true);
+    expect(namesOperation(["/accounts/users"], invite)).toBe(false);
+    expect(namesOperation(["POST /accounts/*"], invite)).toBe(false);
+    expect(namesOperation(["GET /accounts/users"], invite)).toBe(false);
+    expect(namesOperation(["DELETE /accounts/api-keys/*"], removeKey)).toBe(true);
+    expect(namesOperation(["DELETE /accounts/*"], removeKey)).toBe(false);
+    expect(namesOperation(["DELETE /accounts/api-keys/01ab"], removeKey)).toBe(false);
+  });
+
+  test("a wanted entry is covered by a held one with every method and path of it", () => {
+    const held = ["GET,PUT /storage/kv/orders/*", "/secrets/app-*", "/hub/agent*"];
+    expect(uncoveredEntry(["GET /storage/kv/orders/keys/*", "PUT /storage/kv/orders/keys/1"], held)).toBeUndefined();
+    expect(uncoveredEntry(["DELETE /secrets/app-x", "/secrets/app-*", "GET /hub/agent/chat"], held)).toBeUndefined();
+    expect(uncoveredEntry(["/storage/kv/orders/*"], held)).toBe("/storage/kv/orders/*");
+    expect(uncoveredEntry(["GET /storage/kv/*"], held)).toBe("GET /storage/kv/*");
+    expect(uncoveredEntry(["GET /secrets/*"], held)).toBe("GET /secrets/*");
+    expect(uncoveredEntry(["GET /hub/agent/x"], ["/hub/*"])).toBe("GET /hub/agent/x");
   });
 });

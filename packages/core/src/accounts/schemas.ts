@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { uuidParam } from "../schemas.ts";
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "./passwords.ts";
+import { parseAllowedPath } from "./path-patterns.ts";
 
 // ---- Resources of the spec -------------------------------------------------------------
 
@@ -264,12 +265,19 @@ export const userEntry = z
   })
   .meta({ id: "AccountUser" });
 
-/** A path pattern of an API key: starts with `/`, may end with `*` (a prefix match), no `*` elsewhere. */
+/**
+ * An entry of an API key's `allowed_paths`: a path pattern (starting with `/`, ending with
+ * `*` for a prefix, no `*` elsewhere) for every method, or methods before it:
+ * `GET,PUT /storage/kv/orders/*`.
+ */
 const pathPattern = z
   .string()
   .min(1)
   .max(500)
-  .regex(/^\/[^*]*\*?$/, { error: "must start with / and may only end with *" });
+  .superRefine((entry, ctx) => {
+    const read = parseAllowedPath(entry);
+    if (typeof read === "string") ctx.addIssue({ code: "custom", message: read });
+  });
 
 export const createApiKeyInput = z.object({
   name: z.string().trim().min(1).max(200),

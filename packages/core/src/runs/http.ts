@@ -108,7 +108,7 @@ export async function startRunByHand(
     const url = new URL(request.url);
     const trigger = await readTrigger(request);
     const credential: Credential = parseCredential(request.headers);
-    const principal = await services.authenticate(credential, { path: info.path });
+    const principal = await services.authenticate(credential, { method: "POST", path: info.path });
     if (!UUID.test(flowId)) throw new DomainError("validation_error", "invalid input: id: must be a UUID");
     const wait = readWait(url);
     const start = { accountId: principal.accountId, flowId, trigger };

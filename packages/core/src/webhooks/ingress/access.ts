@@ -34,7 +34,7 @@ export async function checkAccess(
     const key = delivery.headers.get("x-api-key")?.trim() || delivery.queryApiKey;
     if (!key) return { ok: false, message: "missing API key: send it in X-Api-Key or the api_key query parameter" };
     const principal = await deps
-      .authenticate({ scheme: "api_key", key }, { path: delivery.path })
+      .authenticate({ scheme: "api_key", key }, { method: "POST", path: delivery.path })
       .catch((error: unknown) => (error instanceof DomainError && error.code === "forbidden" ? error : null));
     // A key of the account restricted to other paths is told so, rather than called invalid.
     if (principal instanceof DomainError) return { ok: false, message: principal.message };
