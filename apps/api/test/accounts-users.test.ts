@@ -194,10 +194,13 @@ for (const { backend, skip } of databaseBackends()) {
         expect(prices.status).toBe(403);
         expect(await readBody(prices)).toEqual({ error: "this API key is not allowed on this path" });
 
-        // Even on an allowed path, a restricted key cannot mint itself a broader one.
+        // Even on an allowed path, a key cannot mint keys unless its paths name that, with the method.
         const escalate = await createKey(headers, { name: "broader" });
         expect(escalate.status).toBe(403);
-        expect(await readBody(escalate)).toEqual({ error: "a restricted API key cannot create API keys" });
+        expect(await readBody(escalate)).toEqual({
+          error:
+            'account administration needs a signed-in user, or an API key whose allowed_paths name "POST /accounts/api-keys"',
+        });
       });
 
       test("a trailing slash, which routing ignores, does not carry a restricted key past its pattern", async () => {
@@ -253,8 +256,13 @@ for (const { backend, skip } of databaseBackends()) {
         expect((await readBody(trpc)).error.message).toBe("this API key is not allowed on this path");
         expect((await listUsers({ "x-api-key": victim.key })).status).toBe(200);
 
-        // A pattern that allows every id allows the call.
-        const deleter = await create("deleter", ["/accounts/api-keys/*"]);
+        // A pattern that allows every id reaches the call; deleting a key administers the account,
+        // so only one that names the operation with its method may make it.
+        const reaching = await create("reaching", ["/accounts/api-keys/*"]);
+        const unnamed = await deleteOverTrpc(reaching.key);
+        expect(unnamed.status).toBe(403);
+        expect((await readBody(unnamed)).error.message).toStartWith("account administration needs a signed-in user");
+        const deleter = await create("deleter", ["DELETE /accounts/api-keys/*"]);
         expect((await deleteOverTrpc(deleter.key)).status).toBe(200);
         expect((await listUsers({ "x-api-key": victim.key })).status).toBe(401);
       });
@@ -272,7 +280,7 @@ for (const { backend, skip } of databaseBackends()) {
         ]);
         // No /hub/agent route exists yet, so the check is asked of the server's authenticator directly.
         const reach = (key: string, path: string) =>
-          api.services.authenticate({ scheme: "api_key", key }, { path }).then(
+          api.services.authenticate({ scheme: "api_key", key }, { method: "GET", path }).then(
             (principal) => principal.accountId,
             (error: { code: string }) => error.code,
           );
@@ -320,6 +328,117 @@ for (const { backend, skip } of databaseBackends()) {
           headers: bearer(owner.auth.auth_token),
         });
         expect(ownerDeletesMembers.status).toBe(200);
+      });
+
+      describe("administration: no credential mints one that reaches further than itself", () => {
+        const keyOf = async (token: string, allowed_paths?: string[]) =>
+          (await readBody(await createKey(bearer(token), { name: "k", allowed_paths }))).data as {
+            id: string;
+            key: string;
+          };
+        const inviteWith = (headers: Record<string, string>, role: string) =>
+          api.request("/accounts/users", { method: "POST", headers, json: { email: uniqueEmail("by-key"), role } });
+
+        test("the README's key on /accounts/users cannot invite an admin and take the account over", async () => {
+          const owner = await signUp(api, "takeover");
+          await api.request("/secrets/db", {
+            method: "PUT",
+            headers: bearer(owner.auth.auth_token),
+            json: { value: "s3cret" },
+          });
+          const { key } = await keyOf(owner.auth.auth_token, ["/accounts/users"]);
+          const attempt = await inviteWith({ "x-api-key": key }, "admin");
+          expect(attempt.status).toBe(403);
+          expect(await readBody(attempt)).toEqual({
+            error:
+              'account administration needs a signed-in user, or an API key whose allowed_paths name "POST /accounts/users"',
+          });
+          // It still reads what it was made for.
+          expect((await listUsers({ "x-api-key": key })).status).toBe(200);
+        });
+
+        test("methods restrict a key: GET /accounts/users reads the users and nothing else, over REST and tRPC", async () => {
+          const owner = await signUp(api, "methods");
+          const { key } = await keyOf(owner.auth.auth_token, ["GET /accounts/users", "GET,PUT /secrets/app-*"]);
+          const headers = { "x-api-key": key };
+          expect((await listUsers(headers)).status).toBe(200);
+          expect((await inviteWith(headers, "member")).status).toBe(403);
+          const trpcInvite = await api.request("/trpc/accounts.users.create", {
+            method: "POST",
+            headers,
+            json: { email: uniqueEmail("trpc"), role: "member" },
+          });
+          expect(trpcInvite.status).toBe(403);
+          expect((await api.request("/trpc/accounts.users.list", { headers })).status).toBe(200);
+          const put = await api.request("/secrets/app-token", { method: "PUT", headers, json: { value: "v" } });
+          expect(put.status).toBe(200);
+          expect((await api.request("/secrets/app-token", { headers })).status).toBe(200);
+          expect((await api.request("/secrets/app-token", { method: "DELETE", headers })).status).toBe(403);
+          // HEAD is read as GET.
+          expect((await api.request("/secrets/app-token", { method: "HEAD", headers })).status).toBe(200);
+        });
+
+        test("a key that names POST /accounts/users invites members, never admins", async () => {
+          const owner = await signUp(api, "inviter");
+          const { key } = await keyOf(owner.auth.auth_token, ["POST /accounts/users"]);
+          const member = await inviteWith({ "x-api-key": key }, "member");
+          expect(member.status).toBe(200);
+          const admin = await inviteWith({ "x-api-key": key }, "admin");
+          expect(admin.status).toBe(403);
+          expect(await readBody(admin)).toEqual({ error: "an API key may invite members only, not admins" });
+          // A wider pattern allows the path, but does not name the operation.
+          const wide = await keyOf(owner.auth.auth_token, ["POST /accounts/*"]);
+          expect((await inviteWith({ "x-api-key": wide.key }, "member")).status).toBe(403);
+        });
+
+        test("an unrestricted key acts as its creator, but administers nothing; a signed-in admin does", async () => {
+          const owner = await signUp(api, "unrestricted");
+          const { key, id } = await keyOf(owner.auth.auth_token);
+          const headers = { "x-api-key": key };
+          expect((await inviteWith(headers, "member")).status).toBe(403);
+          expect((await createKey(headers, { name: "child", allowed_paths: ["GET /accounts/users"] })).status).toBe(
+            403,
+          );
+          expect((await api.request(`/accounts/api-keys/${id}`, { method: "DELETE", headers })).status).toBe(403);
+          expect((await inviteWith(bearer(owner.auth.auth_token), "admin")).status).toBe(200);
+        });
+
+        test("a key made by a key is at least as restricted as its maker", async () => {
+          const owner = await signUp(api, "maker");
+          const maker = await keyOf(owner.auth.auth_token, ["POST /accounts/api-keys", "GET,PUT /storage/kv/orders/*"]);
+          const headers = { "x-api-key": maker.key };
+          const within = await createKey(headers, { name: "reader", allowed_paths: ["GET /storage/kv/orders/keys/*"] });
+          expect(within.status).toBe(200);
+          // Its own reach, the right to make keys included, is within it.
+          const twin = await createKey(headers, { name: "twin", allowed_paths: ["POST /accounts/api-keys"] });
+          expect(twin.status).toBe(200);
+          for (const [allowed_paths, wider] of [
+            [undefined, undefined],
+            [["/storage/kv/orders/*"], "/storage/kv/orders/*"],
+            [["GET,DELETE /storage/kv/orders/*"], "GET,DELETE /storage/kv/orders/*"],
+            [["GET /storage/kv/*"], "GET /storage/kv/*"],
+            [["POST /accounts/users"], "POST /accounts/users"],
+          ] as const) {
+            const answered = await createKey(headers, { name: "wider", allowed_paths });
+            expect({ allowed_paths, status: answered.status, body: await readBody(answered) }).toEqual({
+              allowed_paths,
+              status: 403,
+              body: {
+                error: wider
+                  ? `"${wider}" reaches further than this API key's own allowed_paths`
+                  : "an API key can only create keys restricted to its own paths",
+              },
+            });
+          }
+        });
+
+        test("allowed_paths entries are checked: methods are named in capitals, one space before the path", async () => {
+          const owner = await signUp(api, "entries");
+          for (const entry of ["get /x", "GET  /x", "FETCH /x", "GET,/x", "GET /x/*/y"]) {
+            const answered = await createKey(bearer(owner.auth.auth_token), { name: "k", allowed_paths: [entry] });
+            expect({ entry, status: answered.status }).toEqual({ entry, status: 400 });
+          }
+        });
       });
 
       test("one account never sees or touches another's users or keys", async () => {

@@ -1,10 +1,10 @@
 import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
 import { isUniqueViolation } from "../database-errors.ts";
-import { DomainError } from "../errors.ts";
+import { DomainError, isDomainError } from "../errors.ts";
 import type { AccountsDeps } from "./deps.ts";
 import { hashPassword } from "./passwords.ts";
-import { admitSignup } from "./rate-limits.ts";
+import { admitSignup, signInGuard } from "./rate-limits.ts";
 import type { AccountView } from "./schemas.ts";
 import { type Member, type SessionTokens, startSession } from "./sessions.ts";
 
@@ -40,13 +40,18 @@ export async function accountView(db: Kysely<Database>, accountId: string): Prom
 
 /**
  * Creates an account with its root user (the owner) and signs that user in. The email
- * must not belong to any user yet (409).
+ * must not belong to any user yet (409). Since that answer tells whether an email has a
+ * user, it counts as a failed sign-in of that email from that address (the sign-in limits
+ * then refuse the pair and the address with 429, as they refuse password guessing), and
+ * every sign-up counts against the address besides.
  */
 export async function signUp(
   deps: AccountsDeps,
   input: SignupInput,
   ip: string,
 ): Promise<{ member: Member; tokens: SessionTokens }> {
+  const guard = signInGuard(deps, "login", { email: input.email, ip });
+  await guard.admit();
   await admitSignup(deps.broker, deps.config.loginLimits, ip);
   const passwordHash = await hashPassword(input.password);
   const member = { accountId: Bun.randomUUIDv7(), userId: Bun.randomUUIDv7() };
@@ -78,8 +83,10 @@ export async function signUp(
         .execute();
     });
   } catch (error) {
-    if (isUniqueViolation(error)) throw emailTaken();
-    throw error;
+    const taken = isUniqueViolation(error) || (isDomainError(error) && error.code === "conflict");
+    if (!taken) throw error;
+    await guard.failed();
+    throw emailTaken();
   }
   return { member, tokens: await startSession(deps, member) };
 }

@@ -2,9 +2,11 @@ import type { Database, Role } from "@platform/db";
 import type { Kysely } from "kysely";
 import type { Principal } from "../context.ts";
 import { DomainError } from "../errors.ts";
+import { ADMINISTRATION, requireAdministration } from "./administration.ts";
 import type { VerifiedApiKey } from "./auth-cache.ts";
 import type { AccountsDeps } from "./deps.ts";
 import { hashOpaqueToken, newOpaqueToken } from "./opaque-tokens.ts";
+import { uncoveredEntry } from "./path-patterns.ts";
 import { isAdmin } from "./permissions.ts";
 
 /**
@@ -27,17 +29,18 @@ export async function createApiKey(
   principal: Principal,
   input: CreateApiKeyInput,
 ): Promise<{ id: string; name: string; key: string; allowed_paths: string[] | null }> {
-  if (principal.apiKeyId) {
-    const own = await deps.db
-      .selectFrom("api_keys")
-      .select("allowed_paths")
-      .where("id", "=", principal.apiKeyId)
-      .where("account_id", "=", principal.accountId)
-      .executeTakeFirst();
-    if (own?.allowed_paths) throw new DomainError("forbidden", "a restricted API key cannot create API keys");
+  requireAdministration(principal, ADMINISTRATION.createApiKey);
+  const allowedPaths = input.allowed_paths ? [...new Set(input.allowed_paths)] : null;
+  if (principal.apiKeyId !== undefined) {
+    // A key made by a key reaches no further than it: restricted, within the maker's entries.
+    if (!allowedPaths)
+      throw new DomainError("forbidden", "an API key can only create keys restricted to its own paths");
+    const wider = uncoveredEntry(allowedPaths, principal.allowedPaths ?? []);
+    if (wider !== undefined) {
+      throw new DomainError("forbidden", `"${wider}" reaches further than this API key's own allowed_paths`);
+    }
   }
   const key = newOpaqueToken(API_KEY_PREFIX);
-  const allowedPaths = input.allowed_paths ? [...new Set(input.allowed_paths)] : null;
   const id = Bun.randomUUIDv7();
   await deps.db
     .insertInto("api_keys")
@@ -76,6 +79,7 @@ export async function listApiKeys(
 
 /** Deletes a key the caller can see (see `listApiKeys`); 404 otherwise. */
 export async function deleteApiKey(deps: AccountsDeps, principal: Principal, id: string): Promise<void> {
+  requireAdministration(principal, ADMINISTRATION.deleteApiKey);
   let query = deps.db.deleteFrom("api_keys").where("account_id", "=", principal.accountId).where("id", "=", id);
   if (!isAdmin(principal)) query = query.where("created_by", "=", principal.userId);
   const deleted = await query.returning("id").executeTakeFirst();

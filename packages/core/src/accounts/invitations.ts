@@ -4,6 +4,7 @@ import type { Principal } from "../context.ts";
 import { isUniqueViolation } from "../database-errors.ts";
 import { DomainError } from "../errors.ts";
 import { accountView, defaultDisplayName } from "./accounts.ts";
+import { ADMINISTRATION, requireAdministration, requireInvitableRole } from "./administration.ts";
 import type { AccountsDeps } from "./deps.ts";
 import { authResultFor, badCredentials, enrolledMethods } from "./login.ts";
 import { createMfaChallenge } from "./mfa-challenges.ts";
@@ -56,6 +57,8 @@ export async function inviteUser(
   input: { email: string; role: InvitedRole },
 ): Promise<InvitationIssued> {
   requireAdmin(principal, "invite users");
+  requireAdministration(principal, ADMINISTRATION.invite);
+  requireInvitableRole(principal, input.role);
   if (await findMember(deps.db, principal.accountId, input.email)) {
     throw new DomainError("conflict", "this user is already a member of the account");
   }

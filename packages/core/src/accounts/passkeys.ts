@@ -14,6 +14,7 @@ import type { z } from "zod";
 import type { Principal } from "../context.ts";
 import { isUniqueViolation } from "../database-errors.ts";
 import { DomainError } from "../errors.ts";
+import { ADMINISTRATION, requireAdministration } from "./administration.ts";
 import type { AccountsDeps } from "./deps.ts";
 import { type PendingMfa, setWebAuthnChallenge } from "./mfa-challenges.ts";
 import { isAdmin } from "./permissions.ts";
@@ -197,6 +198,7 @@ export async function removeAllPasskeys(deps: AccountsDeps, principal: Principal
   else {
     if (!isAdmin(principal))
       throw new DomainError("forbidden", "only owners and admins can remove another user's passkeys");
+    requireAdministration(principal, ADMINISTRATION.removeOthersPasskeys);
     if (target.role === "owner") throw new DomainError("forbidden", "only the owner can remove the owner's passkeys");
     // Passkeys belong to the user, not the account: one account's admin must not weaken
     // the sign-in of someone who also belongs to another account.

@@ -2,6 +2,7 @@ import type { Database, Role } from "@platform/db";
 import type { Kysely } from "kysely";
 import type { Principal } from "../context.ts";
 import { DomainError } from "../errors.ts";
+import { ADMINISTRATION, requireAdministration } from "./administration.ts";
 import type { AccountsDeps } from "./deps.ts";
 import { pendingInvitations, revokeInvitation } from "./invitations.ts";
 import { requireAdmin } from "./permissions.ts";
@@ -62,6 +63,7 @@ export async function listUsers(deps: AccountsDeps, principal: Principal): Promi
  */
 export async function removeUser(deps: AccountsDeps, principal: Principal, email: string): Promise<void> {
   requireAdmin(principal, "remove users");
+  requireAdministration(principal, ADMINISTRATION.removeUser);
   const target = await findMember(deps.db, principal.accountId, email);
   if (!target) {
     if (await revokeInvitation(deps.db, principal.accountId, email)) return;

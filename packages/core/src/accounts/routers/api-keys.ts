@@ -14,7 +14,7 @@ export const apiKeysRouter = router({
         path: "/accounts/api-keys",
         tags,
         summary: "Create an API key",
-        description: `The key acts as its creator, with the creator's role, and stops working if the creator leaves the account. \`key\` is shown only in this answer; send it as \`X-Api-Key\`. \`allowed_paths\` restricts it to matching paths (a literal path, or a prefix ending in \`*\`); paths under \`/hub/agent\` need a pattern that names them. A trailing slash is ignored and an encoded slash (\`%2F\`) stays part of its segment. Over tRPC the procedure's path is matched, and a parameter in it (\`{id}\`) only by a prefix pattern that ends before it. A restricted key cannot create keys.`,
+        description: `The key acts as its creator, with the creator's role, and stops working if the creator leaves the account. \`key\` is shown only in this answer; send it as \`X-Api-Key\`. \`allowed_paths\` restricts it: each entry is methods and a path pattern (\`GET /accounts/users\`, \`GET,PUT /storage/kv/orders/*\`; methods GET, POST, PUT, PATCH, DELETE, HEAD counting as GET), or a bare pattern for every method; a pattern is a literal path, or a prefix ending in \`*\`. Paths under \`/hub/agent\` need a pattern that names them. A trailing slash is ignored and an encoded slash (\`%2F\`) stays part of its segment. Over tRPC the procedure's path and method are matched, and a parameter in the path (\`{id}\`) only by a prefix pattern that ends before it. Account administration: a signed-in user, or a key whose entries name \`POST /accounts/api-keys\`; a key creates only keys whose every entry is within its own (403 naming the first that is not).`,
         protect: true,
         errorResponses: withCredential,
       },
@@ -44,7 +44,8 @@ export const apiKeysRouter = router({
         path: "/accounts/api-keys/{id}",
         tags,
         summary: "Delete an API key",
-        description: "Owners and admins may delete any key of the account; members the keys they created.",
+        description:
+          "Owners and admins may delete any key of the account; members the keys they created. Account administration: a signed-in user, or a key whose entries name `DELETE /accounts/api-keys/*` (or the key's own path) with the method.",
         protect: true,
         errorResponses: { ...withCredential, 404: "No such key" },
       },

@@ -76,7 +76,7 @@ export const passkeysRouter = router({
         path: "/accounts/all-passkeys",
         tags,
         summary: "Remove all passkeys of a user",
-        description: `Removes every passkey of the user \`email\` of the caller's account. Allowed to that user, with a Bearer token from a recent sign-in (see \`POST /accounts/reauthenticate\`), and to owners and admins for anyone but the owner and users who also belong to another account.`,
+        description: `Removes every passkey of the user \`email\` of the caller's account. Allowed to that user, with a Bearer token from a recent sign-in (see \`POST /accounts/reauthenticate\`), and to owners and admins for anyone but the owner and users who also belong to another account (account administration: a signed-in owner or admin, or an API key whose \`allowed_paths\` name \`DELETE /accounts/all-passkeys\`).`,
         protect: true,
         errorResponses: { ...withCredential, 404: "No such user in this account" },
       },

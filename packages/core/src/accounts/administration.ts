@@ -1,0 +1,39 @@
+import type { Principal } from "../context.ts";
+import { DomainError } from "../errors.ts";
+import { type NamedOperation, namesOperation } from "./path-patterns.ts";
+
+/**
+ * Account administration: the operations that mint or take away access to an account. A
+ * credential can never mint one that reaches further than itself, so these need a
+ * signed-in user (with the role each asks for), or an API key made for them: one whose
+ * `allowed_paths` name the operation explicitly, with its method (see `namesOperation`).
+ * An unrestricted key names nothing: it acts as its creator everywhere else, not here.
+ */
+export const ADMINISTRATION = {
+  invite: { method: "POST", template: "/accounts/users" },
+  removeUser: { method: "DELETE", template: "/accounts/remove-user" },
+  createApiKey: { method: "POST", template: "/accounts/api-keys" },
+  deleteApiKey: { method: "DELETE", template: "/accounts/api-keys/{id}" },
+  removeOthersPasskeys: { method: "DELETE", template: "/accounts/all-passkeys" },
+} as const satisfies Record<string, NamedOperation>;
+
+/** How an entry names an operation: its method and path, `*` for a parameter. */
+const entryFor = (operation: NamedOperation) =>
+  `${operation.method} ${operation.template.replace(/\{[^}]*\}.*$/, "*")}`;
+
+/** Throws 403 unless the caller may administer the account by this operation (its role is checked apart). */
+export function requireAdministration(principal: Principal, operation: NamedOperation): void {
+  if (principal.apiKeyId === undefined) return;
+  if (principal.allowedPaths && namesOperation(principal.allowedPaths, operation)) return;
+  throw new DomainError(
+    "forbidden",
+    `account administration needs a signed-in user, or an API key whose allowed_paths name "${entryFor(operation)}"`,
+  );
+}
+
+/** An API key invites members only: administrators are made by people. */
+export function requireInvitableRole(principal: Principal, role: string): void {
+  if (principal.apiKeyId !== undefined && role !== "member") {
+    throw new DomainError("forbidden", `an API key may invite members only, not ${role}s`);
+  }
+}
