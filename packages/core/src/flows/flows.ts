@@ -2,8 +2,10 @@ import { randomBytes } from "node:crypto";
 import type { Database } from "@platform/db";
 import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
 import type { CoreConfig } from "../config.ts";
+import type { Principal } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { openSealed, type Sealer } from "../sealing.ts";
+import { requireSecretReads, secretReferences } from "../secrets/references.ts";
 import type { DefinitionCache } from "../storage/definition-cache.ts";
 import { signingSecretProblem } from "../webhooks/index.ts";
 import { insertRevision } from "./revisions.ts";
@@ -58,8 +60,23 @@ function definitionColumns(input: FlowInput) {
   };
 }
 
-export async function createFlow(deps: FlowsDeps, accountId: string, input: FlowInput): Promise<Flow> {
-  const steps = await resolveSteps(deps.db, accountId, input.steps);
+/**
+ * The steps a save stores, resolved and checked (see `resolveSteps`); saving a reference to a
+ * secret, inline or in a node template the flow copies, is using it: the caller must be
+ * allowed to read it.
+ */
+async function stepsToSave(deps: FlowsDeps, principal: Principal, input: FlowInput) {
+  const steps = await resolveSteps(deps.db, principal.accountId, input.steps);
+  requireSecretReads(
+    principal,
+    steps.flatMap((step, index) => secretReferences(step.payload, `steps.${index}.payload`)),
+  );
+  return steps;
+}
+
+export async function createFlow(deps: FlowsDeps, principal: Principal, input: FlowInput): Promise<Flow> {
+  const accountId = principal.accountId;
+  const steps = await stepsToSave(deps, principal, input);
   const id = Bun.randomUUIDv7();
   const secret = input.trigger.signingSecret;
   const row = await deps.db.transaction().execute(async (trx) => {
@@ -151,8 +168,9 @@ async function lockFlow(trx: Transaction<Database>, accountId: string, id: strin
  * writes it as the next revision. A flow that keeps signature access keeps its stored
  * secret when the update sends none. The webhook stays.
  */
-export async function updateFlow(deps: FlowsDeps, accountId: string, id: string, input: FlowInput): Promise<Flow> {
-  const steps = await resolveSteps(deps.db, accountId, input.steps);
+export async function updateFlow(deps: FlowsDeps, principal: Principal, id: string, input: FlowInput): Promise<Flow> {
+  const accountId = principal.accountId;
+  const steps = await stepsToSave(deps, principal, input);
   const row = await deps.db.transaction().execute(async (trx) => {
     const current = await lockFlow(trx, accountId, id);
     const revision = current.revision + 1;

@@ -10,7 +10,7 @@ const saveRules = [
   "Body: `name` (1-200 characters), `description` (at most 2000, default empty), `active` (default true), `trigger`, `steps` (1-100).",
   "`trigger`: `type` `webhook` (the only one), `events` (empty = every event), `response_mode` `acknowledge` (default) or `wait`, `access` `public` (default), `api_key` or `signature`; with `signature`, `service` (`stripe`, `github`, `slack`, `shopify`, `twilio`, `standard`, `custom`) and `signing_secret` (write-only, sealed at rest; Stripe and Standard Webhooks secrets must have their provider's format); `custom` takes `hmac` `{header, algorithm, encoding, prefix?, timestamp_header?, tolerance_s?}`. `delivery_id_field`: a body path holding the delivery id, for services that define none. Unknown trigger fields are refused.",
   '`steps`: each `{name, node: "nodes.<id>"}` (a node template of this account, copied into the revision as it is when the flow is saved) or `{name, node_type: "function", subject, payload, options}`; inline `options` default to timeout 30000 ms, attempts 1, backoff_ms 1000 (node templates keep their own).',
-  "400s name the field: an unknown subject, a node reference to no node of the account, a duplicate step name, a `{{steps.<name>}}` naming no earlier step (itself or a later one included), a malformed template. `{{secrets.<key>}}` is resolved when the step runs, so a secret may be written after the flow.",
+  "400s name the field: an unknown subject, a node reference to no node of the account, a duplicate step name, a `{{steps.<name>}}` naming no earlier step (itself or a later one included), a malformed template. `{{secrets.<key>}}` is resolved when the step runs, so a secret may be written after the flow; saving such a reference (inline, or in a node template the flow copies) needs the right to read that secret, so an API key must be allowed `GET /secrets/<key>`, else 403 naming it.",
   "Every save writes a new immutable revision (`revision` counts from 1); runs keep the revision they were accepted under.",
 ].join("\n\n");
 
@@ -33,7 +33,7 @@ export const flowsRouter = router({
     .input(createFlowInput)
     .output(flowOutput)
     .mutation(async ({ ctx, input }) => ({
-      data: await createFlow(ctx.services, ctx.principal.accountId, input),
+      data: await createFlow(ctx.services, ctx.principal, input),
     })),
 
   list: authedProcedure
@@ -84,7 +84,7 @@ export const flowsRouter = router({
     .output(flowOutput)
     .mutation(async ({ ctx, input }) => {
       const { id, ...definition } = input;
-      return { data: await updateFlow(ctx.services, ctx.principal.accountId, id, definition) };
+      return { data: await updateFlow(ctx.services, ctx.principal, id, definition) };
     }),
 
   delete: authedProcedure

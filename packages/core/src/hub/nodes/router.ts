@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { messageResponse, success, withCredential } from "../../schemas.ts";
+import { requireSecretReads, secretReferences } from "../../secrets/references.ts";
 import { authedProcedure, router } from "../../trpc.ts";
 import { createNode, deleteNode, getNode, listNodes, updateNode } from "./nodes.ts";
 import {
@@ -13,7 +14,7 @@ import {
 } from "./schemas.ts";
 
 const tags = ["hub"];
-const dataRules = `\`data\`: \`name\` (1-200 characters), \`description\` (at most 2000, default empty), \`node_type\` (\`function\`), \`subject\` (a built-in function: \`http.request\`, \`kv.get\`, \`kv.put\`, \`stream.publish\`, \`transform\`, \`respond\`, \`delay\`, \`js\`), \`payload\` (a JSON object of at most 64 KiB; template references are checked here, and a malformed one is a 400 naming its field, e.g. \`data.payload.url: unclosed template reference\`), \`options\` (\`timeout\` ms 1-900000, default 30000; \`attempts\` 1-20, default 3; \`backoff_ms\` 1-3600000, default 1000; unknown options are refused).`;
+const dataRules = `\`data\`: \`name\` (1-200 characters), \`description\` (at most 2000, default empty), \`node_type\` (\`function\`), \`subject\` (a built-in function: \`http.request\`, \`kv.get\`, \`kv.put\`, \`stream.publish\`, \`transform\`, \`respond\`, \`delay\`, \`js\`), \`payload\` (a JSON object of at most 64 KiB; template references are checked here, and a malformed one is a 400 naming its field, e.g. \`data.payload.url: unclosed template reference\`; saving a \`{{secrets.<key>}}\` reference needs the right to read that secret, so an API key must be allowed \`GET /secrets/<key>\`, else 403), \`options\` (\`timeout\` ms 1-900000, default 30000; \`attempts\` 1-20, default 3; \`backoff_ms\` 1-3600000, default 1000; unknown options are refused).`;
 const idRule =
   "An id that is not a UUID is 400 `invalid input: id: must be a UUID`; a UUID the account has no node with is 404 `node not found`.";
 
@@ -33,6 +34,7 @@ export const nodesRouter = router({
     .input(createNodeInput)
     .output(createNodeOutput)
     .mutation(async ({ ctx, input }) => {
+      requireSecretReads(ctx.principal, secretReferences(input.data.payload, "data.payload"));
       const created = await createNode(ctx.services.db, ctx.principal.accountId, input.collection, input.data);
       const { subject, collection, data, modified } = created;
       return { subject, collection, data, type: "created" as const, modified };
@@ -86,10 +88,13 @@ export const nodesRouter = router({
     })
     .input(updateNodeInput)
     .output(updateNodeOutput)
-    .mutation(async ({ ctx, input }) => ({
-      ...(await updateNode(ctx.services.db, ctx.principal.accountId, input.id, input)),
-      type: "updated" as const,
-    })),
+    .mutation(async ({ ctx, input }) => {
+      requireSecretReads(ctx.principal, secretReferences(input.data.payload, "data.payload"));
+      return {
+        ...(await updateNode(ctx.services.db, ctx.principal.accountId, input.id, input)),
+        type: "updated" as const,
+      };
+    }),
 
   delete: authedProcedure
     .meta({
