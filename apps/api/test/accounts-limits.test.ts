@@ -80,6 +80,25 @@ for (const { backend, redis, label, skip } of brokerVariants()) {
         expect((await signInFrom(api, attacker, other.email, PASSWORD)).status).toBe(200);
       });
 
+      test("sign-ups that find an email taken count as failed sign-ins of that email from that address", async () => {
+        const victim = await signUp(api, "taken");
+        const prober = freshLoopbackAddress();
+        const probe = () =>
+          postFrom(api, prober, "/accounts/signup", { email: victim.email, password: PASSWORD, account_name: "probe" });
+        for (let attempt = 0; attempt < 3; attempt++) expect((await probe()).status).toBe(409);
+        // The pair is spent: sign-up no longer says whether the email is taken, and neither does sign-in.
+        await expectRateLimited(await probe());
+        await expectRateLimited(await signInFrom(api, prober, victim.email, WRONG));
+        // The address may still sign up a new email, and the owner signs in from elsewhere.
+        const fresh = await postFrom(api, prober, "/accounts/signup", {
+          email: uniqueEmail("fresh"),
+          password: PASSWORD,
+          account_name: "fresh",
+        });
+        expect(fresh.status).toBe(200);
+        expect((await signInFrom(api, freshLoopbackAddress(), victim.email, PASSWORD)).status).toBe(200);
+      });
+
       test("successful sign-ins never count towards a limit", async () => {
         const user = await signUp(api, "pair-often");
         const address = freshLoopbackAddress();
