@@ -275,7 +275,7 @@ walk_through() {
   request GET "$base/accounts/payment/prices" -H "authorization: Bearer $TOKEN"
   expect 200 '"id":"price_free"'
   ok "prices with the access token"
-  json_post "$base/accounts/api-keys" '{"name":"ci","allowed_paths":["/accounts/users"]}' -H "authorization: Bearer $TOKEN"
+  json_post "$base/accounts/api-keys" '{"name":"ci","allowed_paths":["GET /accounts/users"]}' -H "authorization: Bearer $TOKEN"
   expect 200 '"key":"wfk_'
   key=$(json d.data.key)
   request GET "$base/accounts/users" -H "x-api-key: $key"
