@@ -1,5 +1,5 @@
 import { DomainError } from "../errors.ts";
-import { MAX_NOTIFICATION_BYTES, type ReadGroupOptions, type TrimOptions } from "./port.ts";
+import { MAX_NOTIFICATION_BYTES, type ReadGroupOptions, type StreamQuota, type TrimOptions } from "./port.ts";
 
 /** Longest scope, stream, group, consumer, bucket, key, counter or channel name the broker accepts. */
 export const MAX_NAME_LENGTH = 1024;
@@ -60,4 +60,19 @@ export function groupReadOptions(options: ReadGroupOptions): { count: number; bl
 export function assertTrimOptions(options: TrimOptions): void {
   if (options.maxLength !== undefined) assertInteger("maxLength", options.maxLength, 0);
   if (options.maxAgeMs !== undefined) assertInteger("maxAgeMs", options.maxAgeMs, 0);
+}
+
+/** Rejects quotas that are not whole numbers of at least 0. */
+export function assertQuota(quota: StreamQuota): void {
+  if (quota.maxBytes !== undefined) assertInteger("maxBytes", quota.maxBytes, 0);
+  if (quota.maxEntries !== undefined) assertInteger("maxEntries", quota.maxEntries, 0);
+}
+
+/** A windowed take's arguments, checked the same way by every adapter; answers the window in ms. */
+export function assertTake(limit: number, windowSeconds: number, count: number): number {
+  assertInteger("limit", limit, 1);
+  assertInteger("count", count, 0, 1_000_000);
+  const windowMs = Math.round(windowSeconds * 1000);
+  assertInteger("windowSeconds in milliseconds", windowMs, 1);
+  return windowMs;
 }

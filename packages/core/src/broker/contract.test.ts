@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DomainError } from "../errors.ts";
-import type { Broker, DeliveredEntry } from "./port.ts";
+import { type Broker, type DeliveredEntry, QuotaExceeded } from "./port.ts";
 import { brokerBackends, eventually, randomScope, type TestBroker } from "./test-backends.ts";
 
 /**
@@ -668,6 +668,110 @@ for (const backend of brokerBackends()) {
           expect((await broker.allow(scope, "k", 2, 3)).allowed).toBe(true);
           // With a limit of 1 a slot frees up when the newer call leaves, about 3 s from now.
           expect(await broker.allow(scope, "k", 1, 3)).toEqual({ allowed: false, retryAfterSeconds: 3 });
+        });
+      });
+
+      describe("what a scope keeps, and quotas on it", () => {
+        const quotaError = async (promise: Promise<unknown>) => {
+          try {
+            await promise;
+          } catch (error) {
+            if (error instanceof QuotaExceeded) return { quota: error.quota, used: error.used, limit: error.limit };
+            throw error;
+          }
+          throw new Error("expected a quota refusal");
+        };
+
+        test("KV bytes count each key's name and value, as written, replaced, deleted and expired", async () => {
+          const scope = randomScope();
+          expect(await broker.usage(scope)).toEqual({ kvBytes: 0, streamBytes: 0 });
+          await broker.kvPut(scope, "b", "k1", "0123456789");
+          await broker.kvPut(scope, "b", "k2", "abc", { ttlSeconds: 0.2 });
+          expect((await broker.usage(scope)).kvBytes).toBe(2 + 10 + 2 + 3);
+          await broker.kvPut(scope, "b", "k1", "01234");
+          expect((await broker.usage(scope)).kvBytes).toBe(2 + 5 + 2 + 3);
+          await broker.kvDelete(scope, "b", "k1");
+          expect((await broker.usage(scope)).kvBytes).toBe(2 + 3);
+          // An expired key counts until it is removed: at the latest by a write under quota.
+          await Bun.sleep(300);
+          await broker.kvPut(scope, "b", "k3", "x", { maxBytes: 1000 });
+          expect((await broker.usage(scope)).kvBytes).toBe(2 + 1);
+          await broker.kvPut(scope, "other", "k4", "yy");
+          expect((await broker.usage(scope)).kvBytes).toBe(3 + 4);
+          await broker.kvDeleteBucket(scope, "b");
+          expect((await broker.usage(scope)).kvBytes).toBe(4);
+        });
+
+        test("a KV write past maxBytes writes nothing; one within it, or one that shrinks a value, is written", async () => {
+          const scope = randomScope();
+          await broker.kvPut(scope, "b", "k", "12345678", { maxBytes: 10 });
+          expect(await quotaError(broker.kvPut(scope, "b", "j", "1", { maxBytes: 10 }))).toEqual({
+            quota: "bytes",
+            used: 9,
+            limit: 10,
+          });
+          expect(await broker.kvGet(scope, "b", "j")).toBeNull();
+          await broker.kvPut(scope, "b", "k", "1234", { maxBytes: 10 });
+          const written = await broker.kvCompareAndSet(scope, "b", "j", "1", 0, { maxBytes: 10 });
+          expect(written.ok).toBe(true);
+          expect((await broker.usage(scope)).kvBytes).toBe(5 + 2);
+        });
+
+        test("stream bytes count numbered entries' payloads, as appended, trimmed and deleted", async () => {
+          const scope = randomScope();
+          await broker.appendNumbered(scope, "s", "0123456789");
+          await broker.appendNumbered(scope, "s", "abc", { maxLength: 5 });
+          expect((await broker.usage(scope)).streamBytes).toBe(13);
+          await broker.appendNumbered(scope, "s", "xy", { maxLength: 2 });
+          expect((await broker.usage(scope)).streamBytes).toBe(3 + 2);
+          await broker.trim(scope, "s", { maxLength: 1 });
+          expect((await broker.usage(scope)).streamBytes).toBe(2);
+          await broker.appendNumbered(scope, "t", "12345");
+          await Bun.sleep(5); // Older than now by the backend's clock, in whole milliseconds on Redis.
+          await broker.trim(scope, "t", { maxAgeMs: 0 });
+          expect((await broker.usage(scope)).streamBytes).toBe(2);
+          await broker.deleteStream(scope, "s");
+          expect((await broker.usage(scope)).streamBytes).toBe(0);
+        });
+
+        test("an append past maxEntries or maxBytes writes nothing", async () => {
+          const scope = randomScope();
+          await broker.appendNumbered(scope, "s", "1234", {}, { maxEntries: 2, maxBytes: 10 });
+          await broker.appendNumbered(scope, "s", "5678", {}, { maxEntries: 2, maxBytes: 10 });
+          expect(await quotaError(broker.appendNumbered(scope, "s", "9", {}, { maxEntries: 2 }))).toEqual({
+            quota: "entries",
+            used: 2,
+            limit: 2,
+          });
+          expect(await quotaError(broker.appendNumbered(scope, "t", "123", {}, { maxBytes: 10 }))).toEqual({
+            quota: "bytes",
+            used: 8,
+            limit: 10,
+          });
+          expect((await broker.readNumbered(scope, "s")).map((entry) => entry.payload)).toEqual(["1234", "5678"]);
+          expect(await broker.length(scope, "t")).toBe(0);
+          expect((await broker.usage(scope)).streamBytes).toBe(8);
+        });
+      });
+
+      describe("windowed counts", () => {
+        test("grant up to the limit in a window, the rest with a wait; reading takes nothing", async () => {
+          const scope = randomScope();
+          expect(await broker.take(scope, "k", 5, 60, 3)).toEqual({ granted: 3, used: 3, retryAfterSeconds: 0 });
+          expect(await broker.take(scope, "k", 5, 60, 4)).toMatchObject({ granted: 2, used: 5 });
+          const refused = await broker.take(scope, "k", 5, 60, 1);
+          expect(refused.granted).toBe(0);
+          expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+          expect(refused.retryAfterSeconds).toBeLessThanOrEqual(120);
+          expect(await broker.take(scope, "k", 5, 60, 0)).toEqual({ granted: 0, used: 5, retryAfterSeconds: 0 });
+          expect((await broker.take(scope, "other", 5, 60, 1)).granted).toBe(1);
+        });
+
+        test("a window that has passed no longer counts", async () => {
+          const scope = randomScope();
+          expect((await broker.take(scope, "k", 2, 0.2, 2)).granted).toBe(2);
+          await Bun.sleep(450);
+          expect((await broker.take(scope, "k", 2, 0.2, 2)).granted).toBe(2);
         });
       });
 

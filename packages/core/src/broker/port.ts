@@ -95,6 +95,38 @@ export interface ReadNumberedOptions {
   limit?: number;
 }
 
+/**
+ * The most a write may bring its scope to: KV bytes (keys and values of every bucket),
+ * or numbered-stream bytes (payloads) and entries of the stream written. A write that
+ * would pass one writes nothing and rejects with `QuotaExceeded`.
+ */
+export interface StreamQuota {
+  /** Most bytes of payload the scope's numbered streams keep together. */
+  maxBytes?: number;
+  /** Most entries the stream keeps (checked before the append's own trim). */
+  maxEntries?: number;
+}
+
+/** What a scope keeps: bytes of KV keys and values, bytes of numbered-stream payloads. */
+export interface StorageUsage {
+  kvBytes: number;
+  streamBytes: number;
+}
+
+/** A write refused by its quota; nothing was written. */
+export class QuotaExceeded extends Error {
+  override name = "QuotaExceeded";
+  constructor(
+    /** Which quota: bytes of the scope's storage, or entries of the stream. */
+    readonly quota: "bytes" | "entries",
+    /** The scope's (or stream's) use before the write. */
+    readonly used: number,
+    readonly limit: number,
+  ) {
+    super(`the write would pass the ${quota} quota (${used} used of ${limit})`);
+  }
+}
+
 export interface ReadRangeOptions {
   /** Only entries after this id (exclusive); from the start of the stream when omitted. */
   after?: string;
@@ -185,7 +217,13 @@ export interface StreamPort {
    * `appendNumbered` on one stream (on Redis the second kind fails). Every other stream
    * method works on numbered streams too.
    */
-  appendNumbered(scope: Scope, stream: string, payload: string, trim?: TrimOptions): Promise<number>;
+  appendNumbered(
+    scope: Scope,
+    stream: string,
+    payload: string,
+    trim?: TrimOptions,
+    quota?: StreamQuota,
+  ): Promise<number>;
   /** Entries of a numbered stream, oldest first, by number. */
   readNumbered(scope: Scope, stream: string, options?: ReadNumberedOptions): Promise<NumberedEntry[]>;
 }
@@ -202,6 +240,8 @@ export interface KvEntry {
 export interface KvPutOptions {
   /** The key expires this many seconds after the write (no expiry when omitted). */
   ttlSeconds?: number;
+  /** The most bytes the scope's KV keys and values may come to with this write (see `StreamQuota`). */
+  maxBytes?: number;
 }
 
 /** The live value a write replaced or a delete removed. */
@@ -262,6 +302,16 @@ export interface RateLimitDecision {
   retryAfterSeconds: number;
 }
 
+/** What a windowed count granted. */
+export interface WindowGrant {
+  /** How many of the calls asked for were granted (the first ones). */
+  granted: number;
+  /** The count in the sliding window, this grant included. */
+  used: number;
+  /** 0 when everything asked for was granted; otherwise whole seconds (at least 1) until another call may be. */
+  retryAfterSeconds: number;
+}
+
 export interface CounterPort {
   /** Adds `by` (default 1) to a named counter and returns the new total. */
   increment(scope: Scope, name: string, by?: number): Promise<number>;
@@ -272,6 +322,16 @@ export interface CounterPort {
    * `windowSeconds` window. Exact under concurrency; a denied call does not use a slot.
    */
   allow(scope: Scope, key: string, limit: number, windowSeconds: number): Promise<RateLimitDecision>;
+  /**
+   * A sliding window approximated from two fixed ones (the previous window's count weighted
+   * by how much of it still overlaps, plus the current one's): grants up to `count` calls
+   * for `key`, so that the window's count stays within `limit`, in one step. Cheap for
+   * limits of thousands per second, where `allow` keeps a record per call. `count` 0 reads
+   * the count without taking.
+   */
+  take(scope: Scope, key: string, limit: number, windowSeconds: number, count: number): Promise<WindowGrant>;
+  /** What the scope keeps, counted as it is written and removed (trims, expiries and deletes included). */
+  usage(scope: Scope): Promise<StorageUsage>;
 }
 
 export type Unsubscribe = () => Promise<void>;

@@ -17,6 +17,7 @@ import * as m20261123090000 from "./20261123090000_delivery_ids_by_age.ts";
 import * as m20261123120000 from "./20261123120000_run_leases.ts";
 import * as m20261125010000 from "./20261125010000_gateway_subjects_any_case.ts";
 import * as m20261125020000 from "./20261125020000_run_steps.ts";
+import * as m20261125030000 from "./20261125030000_broker_usage.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -41,4 +42,5 @@ export const migrations: Record<string, Migration> = {
   "20261123120000_run_leases": m20261123120000,
   "20261125010000_gateway_subjects_any_case": m20261125010000,
   "20261125020000_run_steps": m20261125020000,
+  "20261125030000_broker_usage": m20261125030000,
 };

@@ -1,8 +1,9 @@
 import type { DatabaseHandle } from "@platform/db";
 import { sql } from "kysely";
-import { assertInteger, assertNames, retryAfterSeconds } from "../arguments.ts";
+import { assertInteger, assertNames, assertTake, retryAfterSeconds } from "../arguments.ts";
 import type { CounterPort } from "../port.ts";
 import { guarded } from "./failures.ts";
+import type { QuotaGate } from "./quotas.ts";
 
 /**
  * Counters as upserts. The limiter keeps, per key, the times of the calls it allowed
@@ -10,7 +11,7 @@ import { guarded } from "./failures.ts";
  * it creates the row), decides, and writes back in one short transaction, so concurrent
  * callers are decided one after another: exact.
  */
-export function postgresCounters(handle: DatabaseHandle): CounterPort {
+export function postgresCounters(handle: DatabaseHandle, quotas: QuotaGate): CounterPort {
   const db = handle.db;
   return {
     async increment(scope, name, by = 1) {
@@ -66,6 +67,28 @@ export function postgresCounters(handle: DatabaseHandle): CounterPort {
           return { allowed: true, retryAfterSeconds: 0 };
         }),
       );
+    },
+
+    async take(scope, key, limit, windowSeconds, count) {
+      assertNames({ scope, key });
+      const windowMs = assertTake(limit, windowSeconds, count);
+      const result = await guarded(() =>
+        sql<{ granted: string; used: string; wait_ms: string }>`
+          select granted::text, used::text, wait_ms::text
+          from broker_take(${scope}, ${key}, ${limit}, ${windowMs}, ${count})`.execute(db),
+      );
+      const row = result.rows[0];
+      const granted = Number(row?.granted ?? 0);
+      return {
+        granted,
+        used: Number(row?.used ?? 0),
+        retryAfterSeconds: granted < count ? retryAfterSeconds(Number(row?.wait_ms ?? 1000)) : 0,
+      };
+    },
+
+    async usage(scope) {
+      assertNames({ scope });
+      return guarded(() => quotas.usage(scope));
     },
   };
 }

@@ -1,4 +1,5 @@
 import { DomainError } from "../../errors.ts";
+import { QuotaExceeded } from "../port.ts";
 
 /** SQLSTATE classes that mean "the database is not there", not "the query is wrong". */
 const OUTAGE_STATES = /^(08|57P|53)/;
@@ -6,10 +7,11 @@ const OUTAGE_STATES = /^(08|57P|53)/;
 /**
  * Maps a failed query to the broker's errors: a lost or refused connection (a Node
  * socket error, a pool timeout, a closed PGlite, SQLSTATE 08xxx/57Pxx/53xxx) becomes
- * `unavailable`; any other database error is a bug and keeps its own message.
+ * `unavailable`; any other database error is a bug and keeps its own message. A refusal
+ * (a DomainError, a quota) is what it is.
  */
 export function toBrokerError(error: unknown): Error {
-  if (error instanceof DomainError) return error;
+  if (error instanceof DomainError || error instanceof QuotaExceeded) return error;
   const code =
     typeof error === "object" && error !== null && "code" in error ? (error as { code: unknown }).code : undefined;
   const isSqlState = typeof code === "string" && /^[0-9A-Z]{5}$/.test(code);

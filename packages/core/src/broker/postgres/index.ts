@@ -6,6 +6,7 @@ import { postgresCounters } from "./counters.ts";
 import { guarded } from "./failures.ts";
 import { postgresKv } from "./kv.ts";
 import { NOTIFICATIONS_CHANNEL, postgresNotifications } from "./notifications.ts";
+import { createQuotaGate } from "./quotas.ts";
 import { postgresStreams } from "./streams.ts";
 import { startSweeper } from "./sweeper.ts";
 import { TopicListener } from "./wakeups.ts";
@@ -19,11 +20,12 @@ export function createPostgresBroker(database: DatabaseHandle, logger?: Logger):
   const appends = new TopicListener(database, APPENDS_CHANNEL, logger);
   const notifications = new TopicListener(database, NOTIFICATIONS_CHANNEL, logger);
   const sweeper = startSweeper(database, logger);
+  const quotas = createQuotaGate(database);
   return {
     kind: "postgres",
-    ...postgresStreams(database, appends, () => closed),
-    ...postgresKv(database),
-    ...postgresCounters(database),
+    ...postgresStreams(database, appends, () => closed, quotas),
+    ...postgresKv(database, quotas),
+    ...postgresCounters(database, quotas),
     ...postgresNotifications(database, notifications),
     async ping() {
       await guarded(() => database.ping());

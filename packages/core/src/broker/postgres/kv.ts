@@ -1,8 +1,9 @@
 import type { DatabaseHandle } from "@platform/db";
 import { type RawBuilder, sql } from "kysely";
 import { assertInteger, assertName, assertNames, assertNonNegative } from "../arguments.ts";
-import type { KvPort, KvPrevious, KvPutOptions } from "../port.ts";
+import type { CompareAndSetResult, KvPort, KvPrevious, KvPutOptions } from "../port.ts";
 import { guarded } from "./failures.ts";
+import type { QuotaGate } from "./quotas.ts";
 
 /** Milliseconds until expiry, 0 for none. */
 function ttlMs(options: KvPutOptions | undefined): number {
@@ -49,7 +50,7 @@ const MAX_PUT_ATTEMPTS = 10;
  * version), so a concurrent writer cannot slip in between what is reported and what is
  * overwritten.
  */
-export function postgresKv(handle: DatabaseHandle): KvPort {
+export function postgresKv(handle: DatabaseHandle, quotas: QuotaGate): KvPort {
   const db = handle.db;
 
   async function currentRevision(scope: string, bucket: string, key: string): Promise<number> {
@@ -80,25 +81,55 @@ export function postgresKv(handle: DatabaseHandle): KvPort {
         old.expires_at is not null as expiring`.execute(db);
   }
 
+  /** Writes only when the key is at `expectedRevision` (0: absent or expired). */
+  async function compareAndSet(
+    scope: string,
+    bucket: string,
+    key: string,
+    value: string,
+    expectedRevision: number,
+    ms: number,
+  ): Promise<CompareAndSetResult> {
+    if (expectedRevision === 0) {
+      const created = await sql<{ revision: number }>`
+        insert into broker_kv as kv (scope, bucket, key, value, revision, modified_at, expires_at)
+        values (${scope}, ${bucket}, ${key}, ${value}, nextval('broker_kv_revision'), clock_timestamp(), ${expiresAt(ms)})
+        on conflict (scope, bucket, key) do update
+        set value = excluded.value, revision = excluded.revision, modified_at = excluded.modified_at, expires_at = excluded.expires_at
+        where kv.expires_at is not null and kv.expires_at <= clock_timestamp()
+        returning revision`.execute(db);
+      const row = created.rows[0];
+      if (row) return { ok: true, revision: Number(row.revision), previous: null };
+    } else {
+      const condition = sql`kv.revision = ${expectedRevision} and (kv.expires_at is null or kv.expires_at > clock_timestamp())`;
+      const row = (await overwrite(scope, bucket, key, value, ms, condition)).rows[0];
+      if (row) return { ok: true, revision: Number(row.revision), previous: previousOf(row) };
+    }
+    return { ok: false, revision: await currentRevision(scope, bucket, key) };
+  }
+
   return {
     async kvPut(scope, bucket, key, value, options) {
       assertNames({ scope, bucket, key });
       const ms = ttlMs(options);
-      return guarded(async () => {
-        for (let attempt = 1; ; attempt++) {
-          const inserted = await sql<{ revision: number }>`
+      if (options?.maxBytes !== undefined) assertInteger("maxBytes", options.maxBytes, 0);
+      return guarded(() =>
+        quotas.kv(scope, bucket, key, value, options?.maxBytes, async () => {
+          for (let attempt = 1; ; attempt++) {
+            const inserted = await sql<{ revision: number }>`
             insert into broker_kv (scope, bucket, key, value, revision, modified_at, expires_at)
             values (${scope}, ${bucket}, ${key}, ${value}, nextval('broker_kv_revision'), clock_timestamp(), ${expiresAt(ms)})
             on conflict (scope, bucket, key) do nothing
             returning revision`.execute(db);
-          const created = inserted.rows[0];
-          if (created) return { revision: Number(created.revision), previous: null };
-          const updated = (await overwrite(scope, bucket, key, value, ms, sql`true`)).rows[0];
-          if (updated) return { revision: Number(updated.revision), previous: previousOf(updated) };
-          // The row was deleted between the two statements: the insert can go ahead now.
-          if (attempt >= MAX_PUT_ATTEMPTS) throw new Error("a KV put lost every race with deletes of its key");
-        }
-      });
+            const created = inserted.rows[0];
+            if (created) return { revision: Number(created.revision), previous: null };
+            const updated = (await overwrite(scope, bucket, key, value, ms, sql`true`)).rows[0];
+            if (updated) return { revision: Number(updated.revision), previous: previousOf(updated) };
+            // The row was deleted between the two statements: the insert can go ahead now.
+            if (attempt >= MAX_PUT_ATTEMPTS) throw new Error("a KV put lost every race with deletes of its key");
+          }
+        }),
+      );
     },
 
     async kvGet(scope, bucket, key) {
@@ -149,25 +180,12 @@ export function postgresKv(handle: DatabaseHandle): KvPort {
       assertNames({ scope, bucket, key });
       assertInteger("expectedRevision", expectedRevision, 0);
       const ms = ttlMs(options);
-      if (expectedRevision === 0) {
-        const created = await guarded(() =>
-          sql<{ revision: number }>`
-            insert into broker_kv as kv (scope, bucket, key, value, revision, modified_at, expires_at)
-            values (${scope}, ${bucket}, ${key}, ${value}, nextval('broker_kv_revision'), clock_timestamp(), ${expiresAt(ms)})
-            on conflict (scope, bucket, key) do update
-            set value = excluded.value, revision = excluded.revision, modified_at = excluded.modified_at, expires_at = excluded.expires_at
-            where kv.expires_at is not null and kv.expires_at <= clock_timestamp()
-            returning revision`.execute(db),
-        );
-        const row = created.rows[0];
-        if (row) return { ok: true, revision: Number(row.revision), previous: null };
-      } else {
-        const condition = sql`kv.revision = ${expectedRevision} and (kv.expires_at is null or kv.expires_at > clock_timestamp())`;
-        const updated = await guarded(() => overwrite(scope, bucket, key, value, ms, condition));
-        const row = updated.rows[0];
-        if (row) return { ok: true, revision: Number(row.revision), previous: previousOf(row) };
-      }
-      return { ok: false, revision: await guarded(() => currentRevision(scope, bucket, key)) };
+      if (options?.maxBytes !== undefined) assertInteger("maxBytes", options.maxBytes, 0);
+      return guarded(() =>
+        quotas.kv(scope, bucket, key, value, options?.maxBytes, () =>
+          compareAndSet(scope, bucket, key, value, expectedRevision, ms),
+        ),
+      );
     },
 
     async kvDeleteBucket(scope, bucket) {

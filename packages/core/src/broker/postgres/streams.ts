@@ -6,6 +6,7 @@ import {
   assertName,
   assertNames,
   assertNonNegative,
+  assertQuota,
   assertTrimOptions,
   groupReadOptions,
   MAX_IDLE_MS,
@@ -13,6 +14,7 @@ import {
 import type { DeliveredEntry, StreamEntry, StreamPort, TrimOptions } from "../port.ts";
 import { AppendBatches } from "./append-batches.ts";
 import { guarded, parseEntryId, parseEntryIds } from "./failures.ts";
+import type { QuotaGate } from "./quotas.ts";
 import { type TopicListener, topicOf, watchTopic } from "./wakeups.ts";
 
 /** Longest a blocked reader sleeps between checks, in case a notification was lost (listener reconnect). */
@@ -45,7 +47,12 @@ const groupMissing = () => new DomainError("not_found", "the consumer group does
  * - a claim is one UPDATE whose WHERE re-checks the idle deadline on the row it locked;
  * - no transaction is held while waiting: a blocking read polls, woken early by LISTEN/NOTIFY.
  */
-export function postgresStreams(handle: DatabaseHandle, appended: TopicListener, isClosed: () => boolean): StreamPort {
+export function postgresStreams(
+  handle: DatabaseHandle,
+  appended: TopicListener,
+  isClosed: () => boolean,
+  quotas: QuotaGate,
+): StreamPort {
   const appends = new AppendBatches(handle);
   const db = handle.db;
 
@@ -342,12 +349,17 @@ export function postgresStreams(handle: DatabaseHandle, appended: TopicListener,
     },
 
     // Entry ids here are already the stream's own numbers, handed out from `last_id`.
-    async appendNumbered(scope, stream, payload, options) {
+    async appendNumbered(scope, stream, payload, options, quota = {}) {
       assertNames({ scope, stream });
       if (options) assertTrimOptions(options);
-      const seq = Number(await appends.append(scope, stream, payload));
-      if (options) await trim(scope, stream, options);
-      return seq;
+      assertQuota(quota);
+      return guarded(() =>
+        quotas.stream(scope, stream, payload, quota, async () => {
+          const seq = Number(await appends.append(scope, stream, payload));
+          if (options) await trim(scope, stream, options);
+          return seq;
+        }),
+      );
     },
 
     async readNumbered(scope, stream, options = {}) {

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
-import { assertInteger, assertNames, retryAfterSeconds } from "../arguments.ts";
+import { assertInteger, assertNames, assertTake, retryAfterSeconds } from "../arguments.ts";
 import type { CounterPort } from "../port.ts";
 import { guarded } from "./client.ts";
-import { counterKey, rateLimitKey } from "./keys.ts";
-import { RATE_LIMIT, runScript } from "./scripts.ts";
+import { counterKey, rateLimitKey, usageKey, windowKey } from "./keys.ts";
+import { RATE_LIMIT, runScript, TAKE } from "./scripts.ts";
 
 /** Counters with INCRBY; the sliding-window limiter as one Lua script over a sorted set. */
 export function redisCounters(client: Redis): CounterPort {
@@ -32,6 +32,25 @@ export function redisCounters(client: Redis): CounterPort {
       return Number(allowed) === 1
         ? { allowed: true, retryAfterSeconds: 0 }
         : { allowed: false, retryAfterSeconds: retryAfterSeconds(Number(waitMs)) };
+    },
+
+    async take(scope, key, limit, windowSeconds, count) {
+      assertNames({ scope, key });
+      const windowMs = assertTake(limit, windowSeconds, count);
+      const [granted, used, waitMs] = (await guarded(() =>
+        runScript(client, TAKE, [windowKey(scope, key)], [limit, windowMs, count]),
+      )) as [number, number, number];
+      return {
+        granted: Number(granted),
+        used: Number(used),
+        retryAfterSeconds: Number(granted) < count ? retryAfterSeconds(Number(waitMs)) : 0,
+      };
+    },
+
+    async usage(scope) {
+      assertNames({ scope });
+      const [kv, streams] = await guarded(() => client.hmget(usageKey(scope), "kv", "streams"));
+      return { kvBytes: Number(kv ?? 0), streamBytes: Number(streams ?? 0) };
     },
   };
 }

@@ -24,6 +24,12 @@ export function bucketKeys(scope: string, bucket: string) {
 
 export const counterKey = (scope: string, name: string) => `${tag(scope)}:counter:${part(name)}`;
 
+/** What a scope keeps, in bytes: fields `kv` and `streams` (numbered streams' payloads). */
+export const usageKey = (scope: string) => `${tag(scope)}:usage`;
+
+/** A two-window count (see TAKE). */
+export const windowKey = (scope: string, key: string) => `${tag(scope)}:window:${part(key)}`;
+
 export const rateLimitKey = (scope: string, key: string) => `${tag(scope)}:ratelimit:${part(key)}`;
 
 export const channelName = (scope: string, channel: string) => `${tag(scope)}:channel:${part(channel)}`;

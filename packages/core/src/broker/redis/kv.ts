@@ -1,8 +1,8 @@
 import type { Redis } from "ioredis";
 import { assertInteger, assertName, assertNames, assertNonNegative } from "../arguments.ts";
-import type { KvPort, KvPrevious, KvPutOptions } from "../port.ts";
+import { type KvPort, type KvPrevious, type KvPutOptions, QuotaExceeded } from "../port.ts";
 import { guarded } from "./client.ts";
-import { bucketKeys } from "./keys.ts";
+import { bucketKeys, usageKey } from "./keys.ts";
 import { KV_DELETE, KV_DELETE_BUCKET, KV_GET, KV_KEYS, KV_WRITE, type LuaScript, runScript } from "./scripts.ts";
 
 function ttlMs(options: KvPutOptions | undefined): number {
@@ -31,19 +31,41 @@ export function redisKv(client: Redis): KvPort {
   const run = (script: LuaScript, scope: string, bucket: string, args: (string | number)[]) => {
     const keys = bucketKeys(scope, bucket);
     return guarded(() =>
-      runScript(client, script, [keys.values, keys.meta, keys.index, keys.expiry, keys.revision], args),
+      runScript(
+        client,
+        script,
+        [keys.values, keys.meta, keys.index, keys.expiry, keys.revision, usageKey(scope)],
+        args,
+      ),
     );
   };
+
+  /** A write, refused by its quota (`QuotaExceeded`) when the script says so. */
+  async function write(
+    scope: string,
+    bucket: string,
+    key: string,
+    value: string,
+    options: KvPutOptions | undefined,
+    expected: number | "",
+  ) {
+    const maxBytes = options?.maxBytes ?? "";
+    if (maxBytes !== "") assertInteger("maxBytes", maxBytes, 0);
+    const reply = (await run(KV_WRITE, scope, bucket, [key, value, ttlMs(options), expected, maxBytes])) as [
+      number,
+      number,
+      number,
+    ];
+    const [written, revision, previous] = reply.map(Number) as [number, number, number];
+    if (written === -1) throw new QuotaExceeded("bytes", revision, maxBytes as number);
+    return { written: written === 1, revision, previous };
+  }
 
   return {
     async kvPut(scope, bucket, key, value, options) {
       assertNames({ scope, bucket, key });
-      const [, revision, previous] = (await run(KV_WRITE, scope, bucket, [key, value, ttlMs(options), ""])) as [
-        number,
-        number,
-        number,
-      ];
-      return { revision: Number(revision), previous: toPrevious(previous) };
+      const { revision, previous } = await write(scope, bucket, key, value, options, "");
+      return { revision, previous: toPrevious(previous) };
     },
 
     async kvGet(scope, bucket, key) {
@@ -74,14 +96,9 @@ export function redisKv(client: Redis): KvPort {
     async kvCompareAndSet(scope, bucket, key, value, expectedRevision, options) {
       assertNames({ scope, bucket, key });
       assertInteger("expectedRevision", expectedRevision, 0);
-      const [written, revision, previous] = (await run(KV_WRITE, scope, bucket, [
-        key,
-        value,
-        ttlMs(options),
-        expectedRevision,
-      ])) as [number, number, number];
-      if (Number(written) !== 1) return { ok: false, revision: Number(revision) };
-      return { ok: true, revision: Number(revision), previous: toPrevious(previous) };
+      const { written, revision, previous } = await write(scope, bucket, key, value, options, expectedRevision);
+      if (!written) return { ok: false, revision };
+      return { ok: true, revision, previous: toPrevious(previous) };
     },
 
     async kvDeleteBucket(scope, bucket) {

@@ -75,7 +75,7 @@ return held
 `);
 
 /**
- * `trim_stream(key, max_len, max_age)`: removes the oldest entries beyond `max_len` and
+ * `trim_stream(key, usage, max_len, max_age)`: removes the oldest entries beyond `max_len` and
  * older than `max_age` ms by the server's clock ('' for either: no such limit), then drops
  * every entry no longer in the stream from every group's pending list, as the PostgreSQL
  * adapter does (XTRIM leaves them there: they would still be counted, touched and
@@ -111,24 +111,55 @@ local function first_young_numbered(key, oldest, cutoff)
   end
   return redis.call('XRANGE', key, '0-' .. young, '+', 'COUNT', 1)[1][1]
 end
-local function trim_stream(key, max_len, max_age)
+-- Bytes of payload of the numbered entries among the \`count\` oldest (all: XLEN), or before
+-- \`stop\` (an id, excluded), read 1,000 at a time: what a trim or a delete takes off the
+-- scope's \`streams\` usage. Every entry is counted once, when it goes.
+local function payload_bytes(key, count, stop)
+  local bytes, start = 0, '-'
+  local upper = stop and ('(' .. stop) or '+'
+  while count == nil or count > 0 do
+    local batch = redis.call('XRANGE', key, start, upper, 'COUNT', count and math.min(count, 1000) or 1000)
+    if #batch == 0 then break end
+    for _, entry in ipairs(batch) do
+      if seq_of(entry) then
+        local fields = entry[2]
+        for i = 1, #fields, 2 do
+          if fields[i] == 'p' then bytes = bytes + #fields[i + 1] end
+        end
+      end
+    end
+    if count then count = count - #batch end
+    start = '(' .. batch[#batch][1]
+  end
+  return bytes
+end
+local function trim_stream(key, usage, max_len, max_age)
   if redis.call('EXISTS', key) == 0 then return 0 end
-  local removed = 0
-  if max_len ~= '' then removed = removed + redis.call('XTRIM', key, 'MAXLEN', '=', max_len) end
+  local removed, bytes = 0, 0
+  if max_len ~= '' then
+    local excess = redis.call('XLEN', key) - tonumber(max_len)
+    if excess > 0 then
+      bytes = bytes + payload_bytes(key, excess, nil)
+      removed = removed + redis.call('XTRIM', key, 'MAXLEN', '=', max_len)
+    end
+  end
   if max_age ~= '' then
     local cutoff = now - tonumber(max_age)
     local oldest = redis.call('XRANGE', key, '-', '+', 'COUNT', 1)[1]
     if oldest and seq_of(oldest) and time_of(oldest) < cutoff then
       local young = first_young_numbered(key, oldest, cutoff)
       if young then
+        bytes = bytes + payload_bytes(key, nil, young)
         removed = removed + redis.call('XTRIM', key, 'MINID', young)
       else
+        bytes = bytes + payload_bytes(key, nil, nil)
         removed = removed + redis.call('XTRIM', key, 'MAXLEN', '=', 0)
       end
     elseif oldest and not seq_of(oldest) then
       removed = removed + redis.call('XTRIM', key, 'MINID', string.format('%d-0', math.max(0, cutoff)))
     end
   end
+  if bytes > 0 then redis.call('HINCRBY', usage, 'streams', -bytes) end
   if removed == 0 then return 0 end
   local first = redis.call('XRANGE', key, '-', '+', 'COUNT', 1)[1]
   local gone_before = first and ('(' .. first[1]) or '+'
@@ -149,20 +180,77 @@ local function trim_stream(key, max_len, max_age)
 end
 `;
 
-/** KEYS: stream. ARGV: max length, max age in ms ('' for either: none). Returns how many entries were removed. */
+/**
+ * KEYS: stream, the scope's usage. ARGV: max length, max age in ms ('' for either: none).
+ * Returns how many entries were removed.
+ */
 export const TRIM = lua(`${TRIM_PRELUDE}
-return trim_stream(KEYS[1], ARGV[1], ARGV[2])
+return trim_stream(KEYS[1], KEYS[2], ARGV[1], ARGV[2])
 `);
 
 /**
  * Appends to a numbered stream: Redis itself numbers `0-*` ids 0-1, 0-2, ... (it keeps the
  * last id when entries are trimmed), and the time goes in field `t`. Then trims as TRIM does.
- * KEYS: stream. ARGV: payload, max length, max age in ms. Returns the new entry's id.
+ * The payload's bytes go on the scope's \`streams\` usage; the append is refused first when
+ * the stream holds max entries already, or the usage would pass max bytes.
+ * KEYS: stream, the scope's usage. ARGV: payload, max length, max age in ms, max entries,
+ * max bytes ('' for any: none). Returns {1, id}, or {0, 'entries' | 'bytes', used}.
  */
 export const APPEND_NUMBERED = lua(`${TRIM_PRELUDE}
+if ARGV[4] ~= '' then
+  local length = redis.call('XLEN', KEYS[1])
+  if length >= tonumber(ARGV[4]) then return { 0, 'entries', length } end
+end
+if ARGV[5] ~= '' then
+  local used = tonumber(redis.call('HGET', KEYS[2], 'streams') or '0')
+  if used + #ARGV[1] > tonumber(ARGV[5]) then return { 0, 'bytes', used } end
+end
 local id = redis.call('XADD', KEYS[1], '0-*', 'p', ARGV[1], 't', now)
-trim_stream(KEYS[1], ARGV[2], ARGV[3])
-return id
+redis.call('HINCRBY', KEYS[2], 'streams', #ARGV[1])
+trim_stream(KEYS[1], KEYS[2], ARGV[2], ARGV[3])
+return { 1, id }
+`);
+
+/** Deletes a stream, taking its numbered entries' bytes off the scope's usage. KEYS: stream, usage. Returns 1 if it existed. */
+export const DELETE_STREAM = lua(`${TRIM_PRELUDE}
+local oldest = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)[1]
+if oldest and seq_of(oldest) then
+  local bytes = payload_bytes(KEYS[1], nil, nil)
+  if bytes > 0 then redis.call('HINCRBY', KEYS[2], 'streams', -bytes) end
+end
+return redis.call('DEL', KEYS[1])
+`);
+
+/**
+ * A sliding window approximated from two fixed ones: the hash holds the current window's
+ * number (\`i\`) and count (\`c\`) and the previous window's count (\`p\`); the window's count
+ * is \`p\` weighted by how much of the previous window still overlaps, plus \`c\`.
+ * KEYS: the window's hash. ARGV: limit, windowMs, count (0: only read).
+ * Returns {granted, used (rounded), waitMs until one more call fits}.
+ */
+export const TAKE = lua(`${NOW_MS}
+local limit, window, count = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local idx = math.floor(now / window)
+local frac = (now - idx * window) / window
+local state = redis.call('HMGET', KEYS[1], 'i', 'c', 'p')
+local i, c, p = tonumber(state[1]), tonumber(state[2]) or 0, tonumber(state[3]) or 0
+if i == nil then c, p = 0, 0 elseif i == idx - 1 then p, c = c, 0 elseif i ~= idx then p, c = 0, 0 end
+local used = p * (1 - frac) + c
+local granted = math.max(0, math.min(count, math.floor(limit - used)))
+c = c + granted
+if count > 0 then
+  redis.call('HSET', KEYS[1], 'i', idx, 'c', c, 'p', p)
+  redis.call('PEXPIRE', KEYS[1], window * 2)
+end
+local wait = 0
+if granted < count then
+  if p > 0 and c <= limit - 1 then
+    wait = (1 - (limit - 1 - c) / p - frac) * window
+  else
+    wait = (idx + 1) * window - now + math.max(0, 1 - (limit - 1) / math.max(c, 1)) * window
+  end
+end
+return { granted, math.floor(used + granted + 0.5), math.ceil(wait) }
 `);
 
 /**
@@ -191,8 +279,17 @@ return { 0, tonumber(freeing[2]) + window - now }
  * at once and removed lazily: up to 100 per write, and whenever a listing meets them.
  */
 const KV_PRELUDE = `${NOW_MS}
-local values, meta, index, expiry, revision = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local values, meta, index, expiry, revision, usage = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+-- Bytes a key keeps (its name and value): what it counts for on the scope's \`kv\` usage.
+local function kept(key)
+  local size = redis.call('HSTRLEN', values, key)
+  if size == 0 then return 0 end
+  return size + #key
+end
 local function forget(keys)
+  local bytes = 0
+  for _, key in ipairs(keys) do bytes = bytes + kept(key) end
+  if bytes > 0 then redis.call('HINCRBY', usage, 'kv', -bytes) end
   redis.call('HDEL', values, unpack(keys))
   redis.call('HDEL', meta, unpack(keys))
   redis.call('ZREM', index, unpack(keys))
@@ -220,8 +317,9 @@ end
 `;
 
 /**
- * ARGV: key, value, ttlMs (0: none), expected revision ('' for an unconditional put).
- * Returns {written, revision, previous} (previous as the prelude's `previous`).
+ * ARGV: key, value, ttlMs (0: none), expected revision ('' for an unconditional put), max
+ * bytes of the scope's \`kv\` usage ('' for none). Returns {written, revision, previous}
+ * (previous as the prelude's \`previous\`), or {-1, used, 0} when the write would pass max bytes.
  */
 export const KV_WRITE = lua(`${KV_PRELUDE}
 purge_expired()
@@ -230,6 +328,12 @@ if ARGV[4] ~= '' then
   local current = live(key) or 0
   if current ~= tonumber(ARGV[4]) then return { 0, current, 0 } end
 end
+local growth = #key + #ARGV[2] - kept(key)
+if ARGV[5] ~= '' then
+  local used = tonumber(redis.call('HGET', usage, 'kv') or '0')
+  if used + growth > tonumber(ARGV[5]) then return { -1, used, 0 } end
+end
+redis.call('HINCRBY', usage, 'kv', growth)
 local replaced = previous(key)
 local rev = redis.call('INCR', revision)
 local ttl = tonumber(ARGV[3])
@@ -290,12 +394,14 @@ return found
  * Returns {live keys, live keys with a TTL}.
  */
 export const KV_DELETE_BUCKET = lua(`${KV_PRELUDE}
-local count, expiring = 0, 0
+local count, expiring, bytes = 0, 0, 0
 for _, key in ipairs(redis.call('HKEYS', meta)) do
   local found = previous(key)
   if found > 0 then count = count + 1 end
   if found == 2 then expiring = expiring + 1 end
+  bytes = bytes + kept(key)
 end
+if bytes > 0 then redis.call('HINCRBY', usage, 'kv', -bytes) end
 redis.call('DEL', values, meta, index, expiry)
 return { count, expiring }
 `);

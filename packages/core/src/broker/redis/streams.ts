@@ -5,17 +5,19 @@ import {
   assertName,
   assertNames,
   assertNonNegative,
+  assertQuota,
   assertTrimOptions,
   groupReadOptions,
   MAX_IDLE_MS,
 } from "../arguments.ts";
-import type { DeliveredEntry, NumberedEntry, StreamEntry, StreamPort } from "../port.ts";
+import { type DeliveredEntry, type NumberedEntry, QuotaExceeded, type StreamEntry, type StreamPort } from "../port.ts";
 import type { BlockingClientPool } from "./blocking-pool.ts";
 import { guarded, toBrokerError } from "./client.ts";
-import { streamKey } from "./keys.ts";
+import { streamKey, usageKey } from "./keys.ts";
 import {
   APPEND_NUMBERED,
   CLAIM_IDLE,
+  DELETE_STREAM,
   GROUP_CONSUMERS,
   REMOVE_IDLE_CONSUMERS,
   runScript,
@@ -188,7 +190,12 @@ export function redisStreams(client: Redis, blocking: BlockingClientPool): Strea
       assertNames({ scope, stream });
       assertTrimOptions(options);
       const removed = await guarded(() =>
-        runScript(client, TRIM, [streamKey(scope, stream)], [options.maxLength ?? "", options.maxAgeMs ?? ""]),
+        runScript(
+          client,
+          TRIM,
+          [streamKey(scope, stream), usageKey(scope)],
+          [options.maxLength ?? "", options.maxAgeMs ?? ""],
+        ),
       );
       return Number(removed);
     },
@@ -207,21 +214,28 @@ export function redisStreams(client: Redis, blocking: BlockingClientPool): Strea
 
     async deleteStream(scope, stream) {
       assertNames({ scope, stream });
-      return (await guarded(() => client.del(streamKey(scope, stream)))) > 0;
+      const deleted = await guarded(() =>
+        runScript(client, DELETE_STREAM, [streamKey(scope, stream), usageKey(scope)], []),
+      );
+      return Number(deleted) > 0;
     },
 
-    async appendNumbered(scope, stream, payload, options = {}) {
+    async appendNumbered(scope, stream, payload, options = {}, quota = {}) {
       assertNames({ scope, stream });
       assertTrimOptions(options);
-      const id = await guarded(() =>
+      assertQuota(quota);
+      const reply = (await guarded(() =>
         runScript(
           client,
           APPEND_NUMBERED,
-          [streamKey(scope, stream)],
-          [payload, options.maxLength ?? "", options.maxAgeMs ?? ""],
+          [streamKey(scope, stream), usageKey(scope)],
+          [payload, options.maxLength ?? "", options.maxAgeMs ?? "", quota.maxEntries ?? "", quota.maxBytes ?? ""],
         ),
-      );
-      return seqOf(String(id));
+      )) as [number, string, number?];
+      if (Number(reply[0]) === 1) return seqOf(String(reply[1]));
+      const exceeded = reply[1] === "entries" ? "entries" : "bytes";
+      const limit = (exceeded === "entries" ? quota.maxEntries : quota.maxBytes) ?? 0;
+      throw new QuotaExceeded(exceeded, Number(reply[2]), limit);
     },
 
     async readNumbered(scope, stream, options = {}) {
