@@ -119,6 +119,8 @@ export const coreConfigSchema = z.object({
   WEBAUTHN_ORIGINS: z.string().min(1).optional(),
   /** A JSON file holding the price catalog (an array of Price objects); built-in defaults when unset. */
   PRICES_FILE: z.string().min(1).optional(),
+  /** A JSON file of per-plan limits (`{"free": {"kv_bytes": 104857600}}`, over the defaults); defaults for every plan when unset. */
+  PLAN_LIMITS_FILE: z.string().min(1).optional(),
   /** Failed sign-ins (or second factors) of one email from one client address before that pair gets 429. */
   LOGIN_FAILURES_PER_PAIR: z.coerce.number().int().min(1).default(10),
   /** Failed sign-ins from one client address, over all emails, before the address gets 429 (also: sign-ups per address). */
@@ -296,6 +298,8 @@ export interface CoreConfig {
   runs: RunsConfig;
   steps: StepsConfig;
   registry: RegistryConfig;
+  /** Per-plan limits (PLAN_LIMITS_FILE); the defaults when absent. */
+  planLimitsFile?: string;
 }
 
 const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, "");
@@ -314,6 +318,7 @@ export function toCoreConfig(env: CoreEnv): CoreConfig {
     secretsKey: env.SECRETS_KEY,
     logLevel: env.LOG_LEVEL,
     metricsRequireAuth: env.METRICS_REQUIRE_AUTH,
+    planLimitsFile: env.PLAN_LIMITS_FILE,
     auth: {
       accessTokenTtlSeconds: env.ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTtlSeconds: env.REFRESH_TOKEN_TTL_SECONDS,

@@ -5,6 +5,8 @@ import { createAccountsDeps } from "./accounts/deps.ts";
 import { createBroker } from "./broker/index.ts";
 import type { CoreConfig } from "./config.ts";
 import { createRegistry } from "./hub/registry/service.ts";
+import { createAccountLimits } from "./limits/account-limits.ts";
+import { loadPlanLimits } from "./limits/plans.ts";
 import type { Logger } from "./logger.ts";
 import { createMetricsRecorder } from "./monitoring/recorder.ts";
 import { createRunsService } from "./runs/service.ts";
@@ -39,6 +41,7 @@ export async function createServices(
   database: DatabaseHandle,
 ): Promise<ServicesHandle> {
   const sealer = createSealer(await loadSecretsKeys(config.secretsKey, config.dataDir));
+  const plans = await loadPlanLimits(config.planLimitsFile);
   const broker = await createBroker({
     redisUrl: config.redisUrl,
     database,
@@ -79,12 +82,14 @@ export async function createServices(
   }
   const authenticate = createAuthenticator(accounts);
   const metrics = createMetricsRecorder({ broker, logger: logger.child({ component: "metrics" }) });
+  const limits = createAccountLimits({ db: database.db, broker, plans });
   const runs = createRunsService({
     database,
     db: database.db,
     broker,
     metrics,
     logger,
+    limits,
     triggerMaxBytes: config.runs.triggerMaxBytes,
   });
   const services: Services = {
@@ -100,11 +105,13 @@ export async function createServices(
     storageDefinitions,
     runs,
     registry,
+    limits,
   };
   return {
     services,
     async close() {
       await runs.close();
+      limits.close();
       await metrics.close();
       accounts.mailer?.close();
       await storageDefinitions.close();

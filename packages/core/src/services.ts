@@ -6,6 +6,7 @@ import type { Broker } from "./broker/port.ts";
 import type { CoreConfig } from "./config.ts";
 import type { Credential, Principal } from "./context.ts";
 import type { Registry } from "./hub/registry/service.ts";
+import type { AccountLimits } from "./limits/account-limits.ts";
 import type { Logger } from "./logger.ts";
 import type { MetricsRecorder } from "./monitoring/recorder.ts";
 import type { RunsService } from "./runs/service.ts";
@@ -35,4 +36,6 @@ export interface Services {
   runs: RunsService;
   /** The public MCP registry's mirror: its sync and the endpoint's reads. */
   registry: Registry;
+  /** Each account's plan and its limits on what accounts share (storage bytes, rates). */
+  limits: AccountLimits;
 }

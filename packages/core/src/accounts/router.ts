@@ -6,6 +6,7 @@ import { passwordRouter } from "./routers/password.ts";
 import { pricesRouter } from "./routers/prices.ts";
 import { signInProcedures } from "./routers/sign-in.ts";
 import { totpRouter } from "./routers/totp.ts";
+import { usageRouter } from "./routers/usage.ts";
 import { usersRouter } from "./routers/users.ts";
 
 /** `accounts.*`: each group of procedures, with its OpenAPI meta and schemas, lives in `routers/`. */
@@ -18,4 +19,5 @@ export const accountsRouter = router({
   password: passwordRouter,
   apiKeys: apiKeysRouter,
   prices: pricesRouter,
+  usage: usageRouter,
 });

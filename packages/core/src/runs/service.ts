@@ -4,6 +4,7 @@ import type { Broker } from "../broker/port.ts";
 import { isFinal, type RespondOutput } from "../engine/records.ts";
 import { createRunWaiters, type RunDone } from "../engine/waiting.ts";
 import { DomainError } from "../errors.ts";
+import type { AccountLimits } from "../limits/account-limits.ts";
 import type { Logger } from "../logger.ts";
 import type { MetricsRecorder } from "../monitoring/recorder.ts";
 import { createRunStarter, newRunId, type StartedRun, type StartRunInput } from "./start.ts";
@@ -63,6 +64,8 @@ export interface RunsDeps {
   logger: Logger;
   /** The largest trigger data, in bytes of JSON (TRIGGER_MAX_BYTES). */
   triggerMaxBytes: number;
+  /** Accounts' plans: runs started per minute. */
+  limits: AccountLimits;
 }
 
 const runNotFound = () => new DomainError("not_found", "run not found");

@@ -6,6 +6,7 @@ import { RUN_STREAM } from "../engine/consumer.ts";
 import { DomainError } from "../errors.ts";
 import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import { isStorableJson } from "../input-guard.ts";
+import type { AccountLimits } from "../limits/account-limits.ts";
 import type { Logger } from "../logger.ts";
 import type { MetricsRecorder } from "../monitoring/recorder.ts";
 
@@ -84,6 +85,8 @@ export function createRunStarter(deps: {
   logger: Logger;
   /** The largest trigger data, in bytes of JSON (TRIGGER_MAX_BYTES). */
   triggerMaxBytes: number;
+  /** Accounts' plans: runs started per minute. */
+  limits: AccountLimits;
 }) {
   const db = deps.database.db;
 
@@ -159,6 +162,7 @@ export function createRunStarter(deps: {
     if (!isStorableJson(json)) {
       throw new DomainError("validation_error", "invalid input: the trigger data holds text that cannot be stored");
     }
+    await deps.limits.spend(input.accountId, "runs_per_minute");
     const row = { json, trigger, input };
     const inserted = await insert(row).catch((error: unknown) => {
       // Written alone (see groupCommit), and still refused: this start's data is at fault, not the database.

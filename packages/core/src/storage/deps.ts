@@ -5,7 +5,7 @@ import type { Services } from "../services.ts";
  * What the storage services work with: stream and bucket definitions in the database (and
  * kept in each process), contents in the Broker.
  */
-export type StorageDeps = Pick<Services, "db" | "broker" | "metrics" | "storageDefinitions">;
+export type StorageDeps = Pick<Services, "db" | "broker" | "metrics" | "storageDefinitions" | "limits">;
 
 /** The largest message body or KV value, as JSON text in UTF-8: 1 MiB. */
 export const MAX_JSON_BYTES = 1024 * 1024;

@@ -1,5 +1,6 @@
 import type { KvPrevious } from "../../broker/port.ts";
 import { DomainError } from "../../errors.ts";
+import { quotaError } from "../../limits/account-limits.ts";
 import { boundedJson, type StorageDeps, unixSeconds } from "../deps.ts";
 import { findBucket } from "./buckets.ts";
 
@@ -36,15 +37,23 @@ export async function putKey(
   input: PutKeyInput,
 ): Promise<number> {
   const value = boundedJson("value", input.value);
-  const bucket = await findBucket(deps, accountId, bucketName);
-  const options = input.ttl_s === undefined ? undefined : { ttlSeconds: input.ttl_s };
+  const [bucket, { plan, limits }] = await Promise.all([
+    findBucket(deps, accountId, bucketName),
+    deps.limits.of(accountId),
+  ]);
+  const options = { ttlSeconds: input.ttl_s, maxBytes: limits.kv_bytes };
   const written = { expiring: input.ttl_s !== undefined };
+  const refused = (error: unknown) => {
+    throw quotaError(error, "kv_bytes", plan);
+  };
   if (input.revision === undefined) {
-    const { revision, previous } = await deps.broker.kvPut(accountId, bucket.id, key, value, options);
+    const { revision, previous } = await deps.broker.kvPut(accountId, bucket.id, key, value, options).catch(refused);
     deps.metrics.count(accountId, "kv.keys", counted(written) - counted(previous));
     return revision;
   }
-  const result = await deps.broker.kvCompareAndSet(accountId, bucket.id, key, value, input.revision, options);
+  const result = await deps.broker
+    .kvCompareAndSet(accountId, bucket.id, key, value, input.revision, options)
+    .catch(refused);
   if (!result.ok) {
     throw new DomainError("conflict", `the key is at revision ${result.revision}, not ${input.revision}`, {
       headers: { [CURRENT_REVISION_HEADER]: String(result.revision) },

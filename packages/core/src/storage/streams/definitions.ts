@@ -33,6 +33,14 @@ export async function putStream(
   name: string,
   settings: StreamSettings,
 ): Promise<void> {
+  const { plan, limits } = await deps.limits.of(accountId);
+  if (settings.max_messages !== null && settings.max_messages > limits.stream_messages) {
+    throw new DomainError(
+      "conflict",
+      `max_messages may be at most ${limits.stream_messages.toLocaleString("en")} on the ${plan} plan (stream_messages)`,
+      { details: { limit: { name: "stream_messages", limit: limits.stream_messages, plan } } },
+    );
+  }
   const row = await deps.db
     .insertInto("storage_streams")
     .values({ account_id: accountId, name, id: Bun.randomUUIDv7(), ...settings })

@@ -1,5 +1,6 @@
-import type { NumberedEntry } from "../../broker/port.ts";
+import { type NumberedEntry, QuotaExceeded } from "../../broker/port.ts";
 import { DomainError } from "../../errors.ts";
+import { quotaError } from "../../limits/account-limits.ts";
 import { boundedJson, type StorageDeps } from "../deps.ts";
 import { findStream, retentionOf } from "./definitions.ts";
 import { subjectMatcher } from "./subjects.ts";
@@ -60,13 +61,21 @@ export async function publish(
     throw new DomainError("validation_error", "invalid input: stream: must be the stream named in the path");
   }
   const bodyJson = boundedJson("body", input.body);
-  const stream = await findStream(deps, accountId, name);
-  const seq = await deps.broker.appendNumbered(
-    accountId,
-    stream.id,
-    encode(input.subject, bodyJson),
-    retentionOf(stream),
-  );
+  const [stream, { plan, limits }] = await Promise.all([findStream(deps, accountId, name), deps.limits.of(accountId)]);
+  // A stream whose max_messages is within the plan's limit is trimmed below it: no count to check.
+  const keeps = stream.max_messages !== null && stream.max_messages <= limits.stream_messages;
+  const seq = await deps.broker
+    .appendNumbered(accountId, stream.id, encode(input.subject, bodyJson), retentionOf(stream), {
+      maxBytes: limits.stream_bytes,
+      maxEntries: keeps ? undefined : limits.stream_messages,
+    })
+    .catch((error: unknown) => {
+      throw quotaError(
+        error,
+        error instanceof QuotaExceeded && error.quota === "entries" ? "stream_messages" : "stream_bytes",
+        plan,
+      );
+    });
   deps.metrics.countStream(accountId, "stream.messages", name);
   deps.metrics.countStream(accountId, "stream.bytes", name, Buffer.byteLength(bodyJson));
   return seq;

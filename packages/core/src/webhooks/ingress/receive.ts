@@ -27,7 +27,8 @@ const WEBHOOK_ID = /^[0-9a-f]{32}$/;
  * `POST {webhook_url}/<webhook_id>`: a delivery from an external service, taken through
  * every check before a run starts (architecture, "A webhook's life"):
  *
- * 1. only POST (405); a live, active flow with that webhook id (404);
+ * 1. only POST (405); a live, active flow with that webhook id (404); within the account's
+ *    deliveries per second per flow (429 with Retry-After);
  * 2. the body read up to WEBHOOK_MAX_BYTES (413), kept raw for the signature;
  * 3. access: public, an API key of the flow's account, or the service's signature (401,
  *    counted in `webhooks.rejected`, nothing recorded or started);
@@ -63,6 +64,8 @@ export async function receiveWebhook(services: Services, delivery: IncomingDeliv
 
 async function take(services: Services, flow: WebhookFlow, { request, webhookId }: IncomingDelivery) {
   const { config, metrics } = services;
+  // Before the body is read: a flood costs its sender a 429, not the platform a parse.
+  await services.limits.spend(flow.accountId, "webhook_deliveries_per_second", flow.flowId);
   const rawBody = await readWebhookBody(request, config.webhooks.maxBytes);
   const receivedAt = new Date();
   const url = new URL(request.url);

@@ -1,0 +1,91 @@
+import type { Services } from "../services.ts";
+import { LIMITS, type LimitName } from "./plans.ts";
+
+/** One limit of an account's plan and how much of it is used now. */
+export interface LimitUsage {
+  name: LimitName;
+  limit: number;
+  used: number;
+  unit: (typeof LIMITS)[LimitName]["unit"];
+  /** What the limit is counted over: the account, each stream, or each flow. */
+  per: (typeof LIMITS)[LimitName]["per"];
+  /** For a limit per stream or flow: the one nearest its limit (the fullest stream, the busiest webhook). */
+  of?: string;
+}
+
+/** Streams or flows looked at for a per-stream or per-flow use: an account with more shows its first ones. */
+const MOST_LOOKED_AT = 1000;
+
+/**
+ * An account's plan, each of its limits and the use now: bytes kept (as the Broker counts
+ * them), the fullest stream's messages, the runs started in the last minute and the
+ * busiest webhook's deliveries in the last second (sliding windows).
+ */
+export async function accountUsage(
+  services: Pick<Services, "db" | "broker" | "limits">,
+  accountId: string,
+): Promise<{ plan: string; limits: LimitUsage[] }> {
+  const { db, broker, limits } = services;
+  const [{ plan, limits: plan_limits }, kept, streams, flows, runs] = await Promise.all([
+    limits.of(accountId),
+    broker.usage(accountId),
+    db
+      .selectFrom("storage_streams")
+      .select(["id", "name"])
+      .where("account_id", "=", accountId)
+      .orderBy("name")
+      .limit(MOST_LOOKED_AT)
+      .execute(),
+    db
+      .selectFrom("flows")
+      .select("id")
+      .where("account_id", "=", accountId)
+      .where("deleted_at", "is", null)
+      .orderBy("id")
+      .limit(MOST_LOOKED_AT)
+      .execute(),
+    limits.current(accountId, "runs_per_minute"),
+  ]);
+  const fullest = await largest(
+    streams,
+    (stream) => broker.length(accountId, stream.id),
+    (stream) => stream.name,
+  );
+  const busiest = await largest(
+    flows,
+    (flow) => limits.current(accountId, "webhook_deliveries_per_second", flow.id),
+    (flow) => flow.id,
+  );
+  const entry = (name: LimitName, used: number, of?: string): LimitUsage => ({
+    name,
+    limit: plan_limits[name],
+    used,
+    unit: LIMITS[name].unit,
+    per: LIMITS[name].per,
+    ...(of === undefined ? {} : { of }),
+  });
+  return {
+    plan,
+    limits: [
+      entry("stream_bytes", kept.streamBytes),
+      entry("kv_bytes", kept.kvBytes),
+      entry("stream_messages", fullest.value, fullest.of),
+      entry("runs_per_minute", runs),
+      entry("webhook_deliveries_per_second", busiest.value, busiest.of),
+    ],
+  };
+}
+
+/** The item with the largest value, and the value (0 and no item when there are none). */
+async function largest<T>(
+  items: T[],
+  valueOf: (item: T) => Promise<number>,
+  nameOf: (item: T) => string,
+): Promise<{ value: number; of?: string }> {
+  const values = await Promise.all(items.map(valueOf));
+  let best: { value: number; of?: string } = { value: 0 };
+  for (const [index, value] of values.entries()) {
+    if (value > best.value) best = { value, of: nameOf(items[index] as T) };
+  }
+  return best;
+}
