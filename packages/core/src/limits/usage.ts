@@ -79,10 +79,10 @@ export async function accountUsage(
 /** The item with the largest value, and the value (0 and no item when there are none). */
 async function largest<T>(
   items: T[],
-  valueOf: (item: T) => Promise<number>,
+  measure: (item: T) => Promise<number>,
   nameOf: (item: T) => string,
 ): Promise<{ value: number; of?: string }> {
-  const values = await Promise.all(items.map(valueOf));
+  const values = await Promise.all(items.map(measure));
   let best: { value: number; of?: string } = { value: 0 };
   for (const [index, value] of values.entries()) {
     if (value > best.value) best = { value, of: nameOf(items[index] as T) };
