@@ -163,6 +163,19 @@ for (const { backend, redis, label, skip } of runModes()) {
       await expectAnswer(get("ashop"), 404, MISSING);
     });
 
+    test("concurrent creates of one subject, in any case: one gateway each time, the others 409, never a 500", async () => {
+      for (let round = 0; round < 10; round++) {
+        const subject = `race-${round}`;
+        const answers = await Promise.all(
+          [subject, subject, subject.toUpperCase(), subject, subject, subject.toUpperCase(), subject, subject].map(
+            (wanted, n) => create({ name: "racer", subject: wanted }, n % 2 === 0 ? undefined : other),
+          ),
+        );
+        const statuses = answers.map((answer) => answer.status).sort();
+        expect(statuses).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
+      }
+    });
+
     test("a deleted gateway is gone for reads, lists and changes; its subject stays reserved for its account", async () => {
       const flowId = await createFlow(api, owner);
       expect((await create({ name: "short-lived", subject: "temp-gw" })).status).toBe(200);

@@ -17,9 +17,16 @@ export async function up(db: Kysely<any>): Promise<void> {
       select id, row_number() over (partition by lower(subject) order by created_at, id) as rank from gateways
     ) as ranked
     where ranked.id = g.id and ranked.rank > 1`.execute(db);
+  // One unique index, so that a create's ON CONFLICT has one arbiter: with two, concurrent
+  // creates of one subject could fail on the index the upsert did not name.
   await sql`create unique index gateways_subject_any_case on gateways (lower(subject))`.execute(db);
+  await sql`alter table gateways drop constraint gateways_subject_key`.execute(db);
+  // Requests find their gateway by the subject as written.
+  await sql`create index gateways_subject on gateways (subject)`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await sql`drop index if exists gateways_subject`.execute(db);
+  await sql`alter table gateways add constraint gateways_subject_key unique (subject)`.execute(db);
   await sql`drop index if exists gateways_subject_any_case`.execute(db);
 }
