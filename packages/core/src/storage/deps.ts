@@ -1,4 +1,3 @@
-import { DomainError } from "../errors.ts";
 import type { Services } from "../services.ts";
 
 /**
@@ -6,21 +5,3 @@ import type { Services } from "../services.ts";
  * kept in each process), contents in the Broker.
  */
 export type StorageDeps = Pick<Services, "db" | "broker" | "metrics" | "storageDefinitions" | "limits">;
-
-/** The largest message body or KV value, as JSON text in UTF-8: 1 MiB. */
-export const MAX_JSON_BYTES = 1024 * 1024;
-
-/** The JSON text of a message body or value; 413 when it is over `MAX_JSON_BYTES`. */
-export function boundedJson(what: string, value: unknown): string {
-  const text = JSON.stringify(value);
-  if (Buffer.byteLength(text) > MAX_JSON_BYTES) {
-    throw new DomainError("payload_too_large", `${what} is over ${MAX_JSON_BYTES} bytes of JSON`);
-  }
-  return text;
-}
-
-/** The longest retention age and TTL: ten years, in seconds. */
-export const MAX_DURATION_S = 10 * 365 * 24 * 3600;
-
-/** Seconds since the epoch, as the spec gives `modified`. */
-export const unixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);

@@ -1,7 +1,9 @@
 import type { KvPrevious } from "../../broker/port.ts";
 import { DomainError } from "../../errors.ts";
 import { quotaError } from "../../limits/account-limits.ts";
-import { boundedJson, type StorageDeps, unixSeconds } from "../deps.ts";
+import { unixSeconds } from "../../time.ts";
+import type { StorageDeps } from "../deps.ts";
+import { boundedJson } from "../limits.ts";
 import { findBucket } from "./buckets.ts";
 
 /**

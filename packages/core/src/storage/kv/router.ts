@@ -1,7 +1,8 @@
 import { messageResponse, success } from "../../schemas.ts";
-import { authedProcedure, router } from "../../trpc.ts";
-import { MAX_JSON_BYTES, unixSeconds } from "../deps.ts";
+import { unixSeconds } from "../../time.ts";
+import { operations, router } from "../../trpc.ts";
 import { storageErrors } from "../errors.ts";
+import { MAX_JSON_BYTES } from "../limits.ts";
 import { KEY_RULE } from "../names.ts";
 import { deleteBucket, findBucket, putBucket } from "./buckets.ts";
 import { deleteKey, getKey, listKeys, putKey } from "./keys.ts";
@@ -17,23 +18,19 @@ import {
   putKeyResult,
 } from "./schemas.ts";
 
-const tags = ["storage"];
+const op = operations(["storage"]);
 
 const keysRouter = router({
-  put: authedProcedure
-    .meta({
-      openapi: {
-        method: "PUT",
-        path: "/storage/kv/{bucket}/keys/{key}",
-        tags,
-        summary: "Write a key",
-        description: `Writes \`value\` (any JSON, up to ${MAX_JSON_BYTES} bytes as JSON: 413 \`payload_too_large\` beyond) under the key, in a bucket that must exist (\`PUT /storage/kv/{bucket}\` first; 404 \`not_found\` otherwise). Keys: ${KEY_RULE}. \`ttl_s\`: seconds until the key expires. \`revision\`: compare-and-set (0 = only if absent), 409 \`conflict\` when the key is at another revision, which \`X-Current-Revision\` names. Answers the new revision. The \`kv.keys\` metric counts keys written without a TTL.`,
-        protect: true,
-        errorResponses: {
-          ...storageErrors,
-          409: "`conflict`: the key is not at `revision` (see `X-Current-Revision`)",
-          413: "`payload_too_large`: value over 1 MiB of JSON",
-        },
+  put: op
+    .authed({
+      method: "PUT",
+      path: "/storage/kv/{bucket}/keys/{key}",
+      summary: "Write a key",
+      description: `Writes \`value\` (any JSON, up to ${MAX_JSON_BYTES} bytes as JSON: 413 \`payload_too_large\` beyond) under the key, in a bucket that must exist (\`PUT /storage/kv/{bucket}\` first; 404 \`not_found\` otherwise). Keys: ${KEY_RULE}. \`ttl_s\`: seconds until the key expires. \`revision\`: compare-and-set (0 = only if absent), 409 \`conflict\` when the key is at another revision, which \`X-Current-Revision\` names. Answers the new revision. The \`kv.keys\` metric counts keys written without a TTL.`,
+      errorResponses: {
+        ...storageErrors,
+        409: "`conflict`: the key is not at `revision` (see `X-Current-Revision`)",
+        413: "`payload_too_large`: value over 1 MiB of JSON",
       },
     })
     .input(putKeyInput)
@@ -43,33 +40,25 @@ const keysRouter = router({
       return { ...success, revision: await putKey(ctx.services, ctx.principal.accountId, name, key, write) };
     }),
 
-  get: authedProcedure
-    .meta({
-      openapi: {
-        method: "GET",
-        path: "/storage/kv/{bucket}/keys/{key}",
-        tags,
-        summary: "Read a key",
-        description: `The key's value as written, its revision and \`modified\` (Unix seconds). An expired key is \`not_found\`.`,
-        protect: true,
-        errorResponses: storageErrors,
-      },
+  get: op
+    .authed({
+      method: "GET",
+      path: "/storage/kv/{bucket}/keys/{key}",
+      summary: "Read a key",
+      description: `The key's value as written, its revision and \`modified\` (Unix seconds). An expired key is \`not_found\`.`,
+      errorResponses: storageErrors,
     })
     .input(keyInput)
     .output(keyEntry)
     .query(({ ctx, input }) => getKey(ctx.services, ctx.principal.accountId, input.bucket, input.key)),
 
-  delete: authedProcedure
-    .meta({
-      openapi: {
-        method: "DELETE",
-        path: "/storage/kv/{bucket}/keys/{key}",
-        tags,
-        summary: "Delete a key",
-        description: `404 \`not_found\` when the key does not exist or has expired.`,
-        protect: true,
-        errorResponses: storageErrors,
-      },
+  delete: op
+    .authed({
+      method: "DELETE",
+      path: "/storage/kv/{bucket}/keys/{key}",
+      summary: "Delete a key",
+      description: `404 \`not_found\` when the key does not exist or has expired.`,
+      errorResponses: storageErrors,
     })
     .input(keyInput)
     .output(messageResponse)
@@ -78,17 +67,13 @@ const keysRouter = router({
       return success;
     }),
 
-  list: authedProcedure
-    .meta({
-      openapi: {
-        method: "GET",
-        path: "/storage/kv/{bucket}/keys",
-        tags,
-        summary: "List a bucket's keys",
-        description: `Live keys in byte order, optionally only those starting with \`prefix\`, at most \`limit\` per page. Pass \`next\` back as \`cursor\`; \`next\` is null on the last page.`,
-        protect: true,
-        errorResponses: storageErrors,
-      },
+  list: op
+    .authed({
+      method: "GET",
+      path: "/storage/kv/{bucket}/keys",
+      summary: "List a bucket's keys",
+      description: `Live keys in byte order, optionally only those starting with \`prefix\`, at most \`limit\` per page. Pass \`next\` back as \`cursor\`; \`next\` is null on the last page.`,
+      errorResponses: storageErrors,
     })
     .input(listKeysInput)
     .output(keysPage)
@@ -99,17 +84,13 @@ const keysRouter = router({
 });
 
 export const kvRouter = router({
-  put: authedProcedure
-    .meta({
-      openapi: {
-        method: "PUT",
-        path: "/storage/kv/{bucket}",
-        tags,
-        summary: "Create a key-value bucket or update its description",
-        description: `A bucket must exist before keys are written to it. Bucket names are unique per account.`,
-        protect: true,
-        errorResponses: storageErrors,
-      },
+  put: op
+    .authed({
+      method: "PUT",
+      path: "/storage/kv/{bucket}",
+      summary: "Create a key-value bucket or update its description",
+      description: `A bucket must exist before keys are written to it. Bucket names are unique per account.`,
+      errorResponses: storageErrors,
     })
     .input(putBucketInput)
     .output(messageResponse)
@@ -118,17 +99,13 @@ export const kvRouter = router({
       return success;
     }),
 
-  get: authedProcedure
-    .meta({
-      openapi: {
-        method: "GET",
-        path: "/storage/kv/{bucket}",
-        tags,
-        summary: "Read a bucket",
-        description: `Its name, description, and \`created\` and \`modified\` in Unix seconds.`,
-        protect: true,
-        errorResponses: storageErrors,
-      },
+  get: op
+    .authed({
+      method: "GET",
+      path: "/storage/kv/{bucket}",
+      summary: "Read a bucket",
+      description: `Its name, description, and \`created\` and \`modified\` in Unix seconds.`,
+      errorResponses: storageErrors,
     })
     .input(bucketInput)
     .output(bucket)
@@ -142,17 +119,13 @@ export const kvRouter = router({
       };
     }),
 
-  delete: authedProcedure
-    .meta({
-      openapi: {
-        method: "DELETE",
-        path: "/storage/kv/{bucket}",
-        tags,
-        summary: "Delete a bucket and its keys",
-        description: `A bucket created again under the same name starts empty.`,
-        protect: true,
-        errorResponses: storageErrors,
-      },
+  delete: op
+    .authed({
+      method: "DELETE",
+      path: "/storage/kv/{bucket}",
+      summary: "Delete a bucket and its keys",
+      description: `A bucket created again under the same name starts empty.`,
+      errorResponses: storageErrors,
     })
     .input(bucketInput)
     .output(messageResponse)

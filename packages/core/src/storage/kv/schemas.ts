@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { bodyInteger } from "../../schemas.ts";
-import { MAX_DURATION_S } from "../deps.ts";
+import { MAX_DURATION_S } from "../limits.ts";
 import { keyPathParam, keyText, namePathParam } from "../names.ts";
 
 const bucketName = namePathParam("Name of the bucket:");

@@ -1,7 +1,8 @@
 import { type NumberedEntry, QuotaExceeded } from "../../broker/port.ts";
 import { DomainError } from "../../errors.ts";
 import { quotaError } from "../../limits/account-limits.ts";
-import { boundedJson, type StorageDeps } from "../deps.ts";
+import type { StorageDeps } from "../deps.ts";
+import { boundedJson } from "../limits.ts";
 import { findStream, retentionOf } from "./definitions.ts";
 import { subjectMatcher } from "./subjects.ts";
 

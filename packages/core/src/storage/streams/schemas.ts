@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { bodyInteger } from "../../schemas.ts";
-import { MAX_DURATION_S } from "../deps.ts";
+import { MAX_DURATION_S } from "../limits.ts";
 import { namePathParam } from "../names.ts";
 import { MAX_READ_LIMIT } from "./messages.ts";
 import { filterProblem, MAX_SUBJECT_LENGTH, SUBJECT_RULE, subjectProblem } from "./subjects.ts";
