@@ -1,4 +1,4 @@
-import { type CoreConfig, coreConfigSchema, parseEnv, toCoreConfig } from "@platform/core";
+import { type CoreConfig, coreConfigSchema, messageOf, parseEnv, toCoreConfig } from "@platform/core";
 
 /**
  * The configuration an operator's command (`secrets:reseal`, `accounts:reset-link`) reads
@@ -9,7 +9,7 @@ export function commandConfig(): CoreConfig {
   try {
     return toCoreConfig(parseEnv(coreConfigSchema, process.env));
   } catch (error) {
-    console.error(error instanceof Error ? error.message : String(error));
+    console.error(messageOf(error));
     process.exit(2);
   }
 }

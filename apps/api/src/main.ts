@@ -1,7 +1,7 @@
 import {
-  ConfigError,
   createLogger,
   createServices,
+  messageOf,
   openConfiguredDatabase,
   platformConsumers,
   platformJobs,
@@ -14,7 +14,7 @@ function loadConfigOrExit(): ApiConfig {
   try {
     return loadApiConfig(process.env, readRunMode(Bun.argv.slice(2)));
   } catch (error) {
-    console.error(error instanceof ConfigError || error instanceof Error ? error.message : String(error));
+    console.error(messageOf(error));
     process.exit(2);
   }
 }
@@ -24,7 +24,7 @@ const logger = createLogger({ level: config.core.logLevel, name: "api" });
 
 /** Start-up failures (database unreachable, data directory in use) end in one line, not a stack. */
 function exitOnStartupFailure(error: unknown): never {
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = messageOf(error);
   logger.fatal({ err: error }, "start-up failed");
   console.error(`api failed to start: ${reason}`);
   process.exit(1);

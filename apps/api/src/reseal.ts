@@ -8,7 +8,7 @@
  * Reads DATABASE_URL (or the PGlite files in DATA_DIR: stop the embedded server first)
  * and SECRETS_KEY (or the key generated into DATA_DIR), as the API does.
  */
-import { createSealer, loadSecretsKeys, openConfiguredDatabase, resealAll } from "@platform/core";
+import { createSealer, loadSecretsKeys, messageOf, openConfiguredDatabase, resealAll } from "@platform/core";
 import { commandConfig } from "./command-config.ts";
 
 const BATCH_SIZE = 500;
@@ -32,6 +32,6 @@ try {
     await database.close();
   }
 } catch (error) {
-  console.error(`reseal failed: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(`reseal failed: ${messageOf(error)}`);
   process.exitCode = 1;
 }

@@ -8,7 +8,7 @@
  * Reads DATABASE_URL (or the PGlite files in DATA_DIR: stop the embedded server first),
  * APP_URL and PUBLIC_URL, as the API does.
  */
-import { createResetLink, openConfiguredDatabase } from "@platform/core";
+import { createResetLink, messageOf, openConfiguredDatabase } from "@platform/core";
 import { commandConfig } from "./command-config.ts";
 
 const email = process.argv[2]?.trim().toLowerCase();
@@ -34,6 +34,6 @@ try {
     await database.close();
   }
 } catch (error) {
-  console.error(`reset-link failed: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(`reset-link failed: ${messageOf(error)}`);
   process.exitCode = 1;
 }

@@ -1,6 +1,7 @@
 import {
   createLogger,
   createServices,
+  messageOf,
   openConfiguredDatabase,
   type PeriodicJob,
   type Services,
@@ -68,7 +69,7 @@ export function exitOnSignals(worker: RunningWorker, config: WorkerConfig): void
     worker.shutdown(signal).then(
       () => process.exit(0),
       (error: unknown) => {
-        console.error(`worker shutdown failed: ${error instanceof Error ? error.message : String(error)}`);
+        console.error(`worker shutdown failed: ${messageOf(error)}`);
         process.exit(1);
       },
     );

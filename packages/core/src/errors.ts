@@ -69,6 +69,11 @@ export class DomainError extends Error {
   }
 }
 
+/** What an error says, for logs and for a stored failure (anything thrown, not only an `Error`). */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 export function isDomainError(error: unknown): error is DomainError {
   return error instanceof DomainError;
 }

@@ -27,6 +27,9 @@ export const pathParam = (description: string) =>
     })
     .meta({ description });
 
+/** An id as the platform makes them (any UUID, in either case). */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** A path parameter naming something by its id: ids are UUIDs, anything else is refused before a query. */
 export const uuidParam = (description: string) => pathParam(description).pipe(z.uuid({ error: "must be a UUID" }));
 

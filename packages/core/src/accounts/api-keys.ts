@@ -2,6 +2,7 @@ import type { Database, Role } from "@platform/db";
 import type { Kysely } from "kysely";
 import type { Principal } from "../context.ts";
 import { DomainError } from "../errors.ts";
+import { unixSeconds } from "../time.ts";
 import { ADMINISTRATION, requireAdministration } from "./administration.ts";
 import type { VerifiedApiKey } from "./auth-cache.ts";
 import type { AccountsDeps } from "./deps.ts";
@@ -73,7 +74,7 @@ export async function listApiKeys(
     name: row.name,
     prefix: row.prefix,
     allowed_paths: row.allowed_paths,
-    created: Math.floor(row.created_at.getTime() / 1000),
+    created: unixSeconds(row.created_at),
   }));
 }
 

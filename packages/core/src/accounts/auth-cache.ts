@@ -1,5 +1,6 @@
 import { type Broker, PLATFORM_SCOPE, type Unsubscribe } from "../broker/port.ts";
 import type { Principal } from "../context.ts";
+import { messageOf } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 
 /**
@@ -134,10 +135,7 @@ export function createAuthCache(options: AuthCacheOptions): AuthCache {
       listening = true;
     } catch (error) {
       if (attempt % 20 === 0) {
-        logger.warn(
-          { err: error instanceof Error ? error.message : String(error) },
-          "auth cache off until the broker answers",
-        );
+        logger.warn({ err: messageOf(error) }, "auth cache off until the broker answers");
       }
       setTimeout(() => void subscribe(attempt + 1), Math.min(5000, 100 * 2 ** Math.min(attempt, 6))).unref?.();
     }
@@ -157,7 +155,7 @@ export function createAuthCache(options: AuthCacheOptions): AuthCache {
       } catch (error) {
         // The database change stands; other processes drop their copy within ttlMs.
         logger.warn(
-          { err: error instanceof Error ? error.message : String(error), revocation: revocation.kind, ttlMs },
+          { err: messageOf(error), revocation: revocation.kind, ttlMs },
           "revocation not announced to other processes; their cached credentials expire within the TTL",
         );
       }

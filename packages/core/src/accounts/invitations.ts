@@ -2,7 +2,8 @@ import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
 import type { Principal } from "../context.ts";
 import { isUniqueViolation } from "../database-errors.ts";
-import { DomainError } from "../errors.ts";
+import { DomainError, messageOf } from "../errors.ts";
+import { unixSeconds } from "../time.ts";
 import { accountView, defaultDisplayName } from "./accounts.ts";
 import { ADMINISTRATION, requireAdministration, requireInvitableRole } from "./administration.ts";
 import type { AccountsDeps } from "./deps.ts";
@@ -35,8 +36,6 @@ export interface InvitationIssued {
   status: "invited";
   invitation: { token: string; url: string; expires: number };
 }
-
-const unixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 const invalidInvitation = () =>
   new DomainError("validation_error", "this invitation is invalid, expired or already used");
@@ -110,7 +109,7 @@ async function mailInvitation(deps: AccountsDeps, accountId: string, email: stri
     });
   } catch (error) {
     // The inviter holds the token and can pass the link on; the invitation stands.
-    deps.logger.warn({ err: error instanceof Error ? error.message : String(error) }, "invitation mail not sent");
+    deps.logger.warn({ err: messageOf(error) }, "invitation mail not sent");
   }
 }
 

@@ -1,7 +1,7 @@
 import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
 import { PLATFORM_SCOPE } from "../broker/port.ts";
-import { DomainError } from "../errors.ts";
+import { DomainError, messageOf } from "../errors.ts";
 import type { AccountsDeps } from "./deps.ts";
 import { hashOpaqueToken, newOpaqueToken } from "./opaque-tokens.ts";
 import { hashPassword } from "./passwords.ts";
@@ -73,7 +73,7 @@ export async function forgotPassword(deps: AccountsDeps, email: string, ip: stri
       ].join("\n"),
     });
   })().catch((error) => {
-    deps.logger.warn({ err: error instanceof Error ? error.message : String(error) }, "password reset mail not sent");
+    deps.logger.warn({ err: messageOf(error) }, "password reset mail not sent");
   });
 }
 

@@ -1,5 +1,6 @@
 import type { Principal } from "../context.ts";
 import { DomainError } from "../errors.ts";
+import { unixSeconds } from "../time.ts";
 import type { AccountsDeps } from "./deps.ts";
 import { verifyPassword } from "./passwords.ts";
 import { requireSignedInUser } from "./permissions.ts";
@@ -78,7 +79,7 @@ export async function reauthenticate(
   await guard.succeeded();
   const now = new Date();
   await deps.db.updateTable("auth_sessions").set({ authenticated_at: now }).where("id", "=", sessionId).execute();
-  const authTime = Math.floor(now.getTime() / 1000);
+  const authTime = unixSeconds(now);
   const authToken = await deps.accessTokens.issue({
     accountId: principal.accountId,
     userId: principal.userId,

@@ -1,6 +1,7 @@
 import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
 import { DomainError } from "../errors.ts";
+import { unixSeconds } from "../time.ts";
 import type { AccountsDeps } from "./deps.ts";
 import { hashOpaqueToken, newOpaqueToken } from "./opaque-tokens.ts";
 
@@ -24,8 +25,6 @@ export interface Member {
   accountId: string;
   userId: string;
 }
-
-const unixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 const invalidRefreshToken = () => new DomainError("unauthorized", "invalid refresh token");
 

@@ -1,3 +1,4 @@
+import { messageOf } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 
 /**
@@ -13,7 +14,7 @@ export function deliverToEach(
     try {
       handler(message);
     } catch (error) {
-      logger?.warn({ err: error instanceof Error ? error.message : String(error) }, "notification handler failed");
+      logger?.warn({ err: messageOf(error) }, "notification handler failed");
     }
   }
 }

@@ -1,4 +1,5 @@
 import type { RunStatus } from "@platform/db";
+import { messageOf } from "../errors.ts";
 import { isStorableJson } from "../input-guard.ts";
 import { sleep } from "../sleep.ts";
 import { resolvePayload } from "../templates/index.ts";
@@ -49,7 +50,6 @@ export class RunClaimedElsewhere extends RunTakenOver {
 const INTERRUPTED = "interrupted: the worker stopped during this attempt";
 
 const now = () => new Date().toISOString();
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** A failure as the run records it: redacted of the step's secrets, storable (see error-text.ts). */
 const errorText = (error: unknown, secrets?: Record<string, string>) => recordableErrorText(messageOf(error), secrets);

@@ -1,5 +1,6 @@
 import type { DatabaseHandle } from "@platform/db";
 import { sql } from "kysely";
+import { messageOf } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 
 /** A worker's hold on one run it executes. */
@@ -76,7 +77,7 @@ export function createRunLeases(database: DatabaseHandle, leaseMs: number, logge
         else lose(id, "taken over");
       }
     } catch (error) {
-      logger?.warn({ err: error instanceof Error ? error.message : String(error) }, "could not renew run leases");
+      logger?.warn({ err: messageOf(error) }, "could not renew run leases");
     } finally {
       renewing = false;
     }

@@ -7,6 +7,7 @@ import { DomainError } from "../errors.ts";
 import { openSealed, type Sealer } from "../sealing.ts";
 import { requireSecretReads, secretReferences } from "../secrets/references.ts";
 import type { DefinitionCache } from "../storage/definition-cache.ts";
+import { unixSeconds } from "../time.ts";
 import { signingSecretProblem } from "../webhooks/index.ts";
 import { insertRevision } from "./revisions.ts";
 import type { Flow, FlowInput, StepInput, TriggerInput, TriggerSettings } from "./schemas.ts";
@@ -31,8 +32,6 @@ const notFound = () => new DomainError("not_found", "flow not found");
 
 /** 128 random bits in hex: the capability to start the flow from outside. */
 const newWebhookId = () => randomBytes(16).toString("hex");
-
-const unixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 function toFlow(row: FlowRow, config: FlowsDeps["config"]): Flow {
   return {

@@ -3,6 +3,7 @@ import type { Database } from "@platform/db";
 import { type Selectable, sql } from "kysely";
 import { DomainError } from "../errors.ts";
 import type { Services } from "../services.ts";
+import { unixSeconds } from "../time.ts";
 import type { CreateGatewayInput, Gateway, UpdateGatewayInput } from "./schemas.ts";
 
 /**
@@ -33,7 +34,7 @@ export function toGateway(deps: Pick<GatewayDeps, "config">, row: GatewayRow): G
     active: row.active,
     timeout: row.timeout_ms,
     limit: { request: row.limit_requests, time: row.limit_seconds },
-    modified: Math.floor(row.modified_at.getTime() / 1000),
+    modified: unixSeconds(row.modified_at),
     type: row.type,
   };
 }

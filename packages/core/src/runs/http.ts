@@ -2,6 +2,7 @@ import { type Credential, parseCredential, type RequestInfo } from "../context.t
 import { answerError, DomainError, jsonAnswer } from "../errors.ts";
 import { findUnsafeInput } from "../input-guard.ts";
 import { readUtf8Text } from "../request-body.ts";
+import { UUID } from "../schemas.ts";
 import type { Services } from "../services.ts";
 import type { RunOutcome } from "./service.ts";
 import { refusedHeaderReason, sandboxTenantAnswer } from "./tenant-answers.ts";
@@ -10,8 +11,6 @@ import { refusedHeaderReason, sandboxTenantAnswer } from "./tenant-answers.ts";
 const FRAMING_HEADERS = new Set(["content-length", "transfer-encoding", "connection", "keep-alive", "upgrade"]);
 /** Statuses whose responses carry no body. */
 const NO_BODY = new Set([204, 205, 304]);
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Who hears a run's outcome: the account itself (a run it started by hand), or anyone

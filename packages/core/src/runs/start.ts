@@ -9,6 +9,7 @@ import { isStorableJson } from "../input-guard.ts";
 import type { AccountLimits } from "../limits/account-limits.ts";
 import type { Logger } from "../logger.ts";
 import type { MetricsRecorder } from "../monitoring/recorder.ts";
+import { UUID } from "../schemas.ts";
 
 export interface StartRunInput {
   accountId: string;
@@ -43,8 +44,6 @@ interface Row {
 
 /** What the INSERT did for one start: wrote its row (under the flow's current revision), or did not (see `notStarted`). */
 type Inserted = { written: true; revision: number } | StartedRun | { failure: unknown };
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const newRunId = () => Bun.randomUUIDv7();
 

@@ -2,6 +2,7 @@ import type { Database } from "@platform/db";
 import { type Kysely, sql } from "kysely";
 import { DomainError } from "../errors.ts";
 import { openSealed, type Sealer } from "../sealing.ts";
+import { unixSeconds } from "../time.ts";
 
 /**
  * The secrets bucket of an account. Values are sealed (AES-256-GCM) bound to their
@@ -63,5 +64,5 @@ export async function listSecrets(
     .where("account_id", "=", accountId)
     .orderBy("key")
     .execute();
-  return rows.map((row) => ({ key: row.key, modified: Math.floor(row.updated_at.getTime() / 1000) }));
+  return rows.map((row) => ({ key: row.key, modified: unixSeconds(row.updated_at) }));
 }

@@ -1,5 +1,5 @@
 import type { Broker, DeliveredEntry } from "../broker/port.ts";
-import { isDomainError } from "../errors.ts";
+import { isDomainError, messageOf } from "../errors.ts";
 import { groupCommit } from "../group-commit.ts";
 import type { Logger } from "../logger.ts";
 import { sleep } from "../sleep.ts";
@@ -64,10 +64,6 @@ const newReadState = (): ReadState => ({ groupReady: false, nextClaimAt: 0, fail
 const claimEveryMs = (definition: ConsumerDefinition) =>
   Math.min(1000, Math.max(50, Math.floor(definition.visibilityTimeoutMs / 4)));
 
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /**
  * One member of a consumer group. It keeps up to `capacity` entries in flight (1: one
  * after another) and reads more as soon as some are done, claiming entries other members
@@ -118,7 +114,7 @@ export class GroupMember {
           // Left pending: another member (or this one) claims it after the visibility timeout.
           this.held.delete(entry.id);
           stats.brokerErrors++;
-          logger.warn({ err: describe(error), member: name, entryId: entry.id }, "could not settle an entry");
+          logger.warn({ err: messageOf(error), member: name, entryId: entry.id }, "could not settle an entry");
         })
         .finally(() => {
           this.inFlight.delete(handled);
@@ -187,7 +183,7 @@ export class GroupMember {
     if (isDomainError(error) && error.code === "not_found") reading.groupReady = false;
     stats.brokerErrors++;
     reading.failures++;
-    logger.warn({ err: describe(error), member: name }, "consumer loop failed; backing off");
+    logger.warn({ err: messageOf(error), member: name }, "consumer loop failed; backing off");
     await sleep(Math.min(5000, 100 * 2 ** Math.min(reading.failures, 6)), stopping);
   }
 
@@ -202,7 +198,7 @@ export class GroupMember {
     this.held.clear();
     await this.giveBack(ids).catch((error) => {
       this.options.logger.warn(
-        { err: describe(error), member: this.options.name },
+        { err: messageOf(error), member: this.options.name },
         "could not release entries; they return after the visibility timeout",
       );
     });
@@ -227,7 +223,7 @@ export class GroupMember {
     try {
       payload = definition.schema.parse(JSON.parse(entry.payload));
     } catch (error) {
-      await this.giveUp(entry, `invalid payload: ${describe(error)}`);
+      await this.giveUp(entry, `invalid payload: ${messageOf(error)}`);
       return;
     }
 
@@ -265,7 +261,7 @@ export class GroupMember {
       return;
     }
     if (entry.deliveries >= maxAttempts) {
-      await this.giveUp(entry, describe(failure));
+      await this.giveUp(entry, messageOf(failure));
       return;
     }
     const delay = backoffMs(definition.retry, entry.deliveries);
@@ -275,7 +271,7 @@ export class GroupMember {
         entryId: entry.id,
         attempt: entry.deliveries,
         retryInMs: delay,
-        err: describe(failure),
+        err: messageOf(failure),
       },
       "handler failed; will retry",
     );

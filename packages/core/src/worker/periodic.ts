@@ -1,4 +1,5 @@
 import { type Broker, PLATFORM_SCOPE } from "../broker/port.ts";
+import { messageOf } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import { sleep } from "../sleep.ts";
 
@@ -58,7 +59,7 @@ export async function runPeriodicJobs(options: PeriodicJobsOptions): Promise<voi
             logger.debug({ ms: Math.round(performance.now() - started) }, "periodic job done");
           }
         } catch (error) {
-          logger.warn({ err: error instanceof Error ? error.message : String(error) }, "periodic job failed");
+          logger.warn({ err: messageOf(error) }, "periodic job failed");
         }
         // Jitter, so that processes started together do not ask at the same instant.
         await sleep(checkMs * (0.75 + Math.random() / 2), stopping);

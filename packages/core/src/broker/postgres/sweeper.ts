@@ -1,5 +1,6 @@
 import type { DatabaseHandle } from "@platform/db";
 import { sql } from "kysely";
+import { messageOf } from "../../errors.ts";
 import type { Logger } from "../../logger.ts";
 
 const SWEEP_EVERY_MS = 60_000;
@@ -11,7 +12,7 @@ export function startSweeper(handle: DatabaseHandle, logger?: Logger): { stop():
       await sql`delete from broker_kv where expires_at <= clock_timestamp()`.execute(handle.db);
       await sql`delete from broker_rate_limits where expires_at <= clock_timestamp()`.execute(handle.db);
     } catch (error) {
-      logger?.debug({ err: error instanceof Error ? error.message : String(error) }, "broker sweep failed");
+      logger?.debug({ err: messageOf(error) }, "broker sweep failed");
     }
   };
   const timer = setInterval(sweep, SWEEP_EVERY_MS);

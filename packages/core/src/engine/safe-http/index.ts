@@ -3,6 +3,8 @@
  * (see guard.ts), redirects followed by hand (at most 5), a timeout covering the redirects and
  * the body, and a cap on the response size that is never read past.
  */
+
+import { messageOf } from "../../errors.ts";
 import { readAtMost } from "../../read-at-most.ts";
 import { StepFailure } from "../step-failure.ts";
 import { parseNetwork } from "./addresses.ts";
@@ -92,7 +94,7 @@ export function createHttpRequestStep(options: HttpRequestStepOptions): HttpRequ
       });
     } catch (error) {
       if (signal.aborted) throw error;
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = messageOf(error);
       throw new StepFailure(`http.request: ${attempt.method} ${attempt.url.href} failed: ${reason}`);
     }
   }

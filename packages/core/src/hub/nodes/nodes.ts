@@ -2,6 +2,7 @@ import type { Database } from "@platform/db";
 import { type Kysely, type Selectable, sql } from "kysely";
 import type { BuiltInSubject } from "../../built-in-functions.ts";
 import { DomainError } from "../../errors.ts";
+import { unixSeconds } from "../../time.ts";
 import type { NodeTemplateInput } from "./schemas.ts";
 
 /**
@@ -37,7 +38,7 @@ function toNode(row: NodeRow): Node {
       payload: row.payload,
       options: { timeout: row.timeout_ms, attempts: row.attempts, backoff_ms: row.backoff_ms },
     },
-    modified: Math.floor(row.updated_at.getTime() / 1000),
+    modified: unixSeconds(row.updated_at),
   };
 }
 

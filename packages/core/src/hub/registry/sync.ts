@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Database } from "@platform/db";
 import { type Kysely, sql } from "kysely";
+import { messageOf } from "../../errors.ts";
 import type { Logger } from "../../logger.ts";
 import { acquireLease, holdLease, releaseLease, type SyncState, sweepUnlisted, writeEntries } from "./mirror.ts";
 import { fetchUpstreamPage, UpstreamError, type UpstreamOptions } from "./upstream.ts";
@@ -54,14 +55,11 @@ export function createRegistrySync(deps: RegistrySyncDeps): RegistrySync {
     try {
       return await syncHolding(state, signal);
     } catch (error) {
-      deps.logger.warn({ err: error instanceof Error ? error.message : String(error) }, "registry sync stopped");
+      deps.logger.warn({ err: messageOf(error) }, "registry sync stopped");
       throw error;
     } finally {
       await releaseLease(deps.db, owner).catch((error: unknown) =>
-        deps.logger.warn(
-          { err: error instanceof Error ? error.message : String(error) },
-          "registry lease not released",
-        ),
+        deps.logger.warn({ err: messageOf(error) }, "registry lease not released"),
       );
     }
   }

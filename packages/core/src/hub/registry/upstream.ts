@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isStorableJson } from "../../input-guard.ts";
 import { readAtMost } from "../../read-at-most.ts";
 
 /** The key of the registry's own metadata in an item's `_meta`. */
@@ -139,8 +140,8 @@ export function toMirrorEntry(raw: unknown): MirrorEntry | undefined {
     remotes: server.remotes ?? [],
     _meta: { ...server._meta, ..._meta },
   };
-  // Neither a PostgreSQL text nor jsonb can hold a NUL character.
-  if (JSON.stringify(entry).includes("\\u0000")) return undefined;
+  // An entry jsonb cannot hold (a NUL, a lone surrogate) is left out, not the whole sync.
+  if (!isStorableJson(JSON.stringify(entry))) return undefined;
   return {
     name: server.name,
     version: server.version,
