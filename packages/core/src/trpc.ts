@@ -111,3 +111,20 @@ export const optionallyAuthedProcedure = t.procedure.use(async ({ ctx, meta, get
 });
 
 export { TRPCError };
+
+type OpenApiOperation = NonNullable<OpenApiMeta["openapi"]>;
+/** An operation as an area declares it: its tags and `protect` come from `operations` and the builder. */
+export type Operation = Omit<OpenApiOperation, "tags" | "protect">;
+
+/**
+ * The procedure builders of one area (its OpenAPI `tags`), each with its operation: `authed`
+ * ones are protected (a credential is required), `open` and `optionallyAuthed` ones are not.
+ */
+export function operations(tags: string[]) {
+  const meta = (operation: Operation, protect: boolean): OpenApiMeta => ({ openapi: { ...operation, tags, protect } });
+  return {
+    authed: (operation: Operation) => authedProcedure.meta(meta(operation, true)),
+    open: (operation: Operation) => publicProcedure.meta(meta(operation, false)),
+    optionallyAuthed: (operation: Operation) => optionallyAuthedProcedure.meta(meta(operation, false)),
+  };
+}

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { messageResponse, success, withCredential } from "../schemas.ts";
-import { authedProcedure, router } from "../trpc.ts";
+import { operations, router } from "../trpc.ts";
 import { createFlow, deleteFlow, getFlow, listFlows, regenerateWebhook, updateFlow } from "./flows.ts";
 import { createFlowInput, flow, flowIdInput, flowOutput, updateFlowInput } from "./schemas.ts";
 
-const tags = ["flows"];
+const op = operations(["flows"]);
 
 const saveRules = [
   "Body: `name` (1-200 characters), `description` (at most 2000, default empty), `active` (default true), `trigger`, `steps` (1-100).",
@@ -18,17 +18,13 @@ const idRule =
   "An id that is not a UUID is 400 `invalid input: id: must be a UUID`; a flow the account does not have, or deleted, is 404 `flow not found`.";
 
 export const flowsRouter = router({
-  create: authedProcedure
-    .meta({
-      openapi: {
-        method: "POST",
-        path: "/flows",
-        tags,
-        summary: "Create a flow",
-        description: `Answers \`{data: Flow}\` with its id and its webhook \`{id, url}\` (\`{webhook_url}/<id>\`).\n\n${saveRules}`,
-        protect: true,
-        errorResponses: withCredential,
-      },
+  create: op
+    .authed({
+      method: "POST",
+      path: "/flows",
+      summary: "Create a flow",
+      description: `Answers \`{data: Flow}\` with its id and its webhook \`{id, url}\` (\`{webhook_url}/<id>\`).\n\n${saveRules}`,
+      errorResponses: withCredential,
     })
     .input(createFlowInput)
     .output(flowOutput)
@@ -36,49 +32,37 @@ export const flowsRouter = router({
       data: await createFlow(ctx.services, ctx.principal, input),
     })),
 
-  list: authedProcedure
-    .meta({
-      openapi: {
-        method: "GET",
-        path: "/flows",
-        tags,
-        summary: "List flows",
-        description: "The account's flows, oldest first; deleted ones are left out.",
-        protect: true,
-        errorResponses: withCredential,
-      },
+  list: op
+    .authed({
+      method: "GET",
+      path: "/flows",
+      summary: "List flows",
+      description: "The account's flows, oldest first; deleted ones are left out.",
+      errorResponses: withCredential,
     })
     .input(z.void())
     .output(z.object({ data: z.array(flow) }))
     .query(async ({ ctx }) => ({ data: await listFlows(ctx.services, ctx.principal.accountId) })),
 
-  get: authedProcedure
-    .meta({
-      openapi: {
-        method: "GET",
-        path: "/flows/{id}",
-        tags,
-        summary: "Read a flow",
-        description: `The flow as last saved: steps as written (node references as \`nodes.<id>\`), never the signing secret. ${idRule}`,
-        protect: true,
-        errorResponses: { ...withCredential, 404: "No such flow" },
-      },
+  get: op
+    .authed({
+      method: "GET",
+      path: "/flows/{id}",
+      summary: "Read a flow",
+      description: `The flow as last saved: steps as written (node references as \`nodes.<id>\`), never the signing secret. ${idRule}`,
+      errorResponses: { ...withCredential, 404: "No such flow" },
     })
     .input(flowIdInput)
     .output(flowOutput)
     .query(async ({ ctx, input }) => ({ data: await getFlow(ctx.services, ctx.principal.accountId, input.id) })),
 
-  update: authedProcedure
-    .meta({
-      openapi: {
-        method: "PUT",
-        path: "/flows/{id}",
-        tags,
-        summary: "Replace a flow's definition",
-        description: `Replaces the whole definition, as on creation (defaults apply again), and writes the next revision; node references are resolved again. The webhook id stays. With \`signature\` access, leaving \`signing_secret\` out keeps the stored one (it must suit the \`service\`); any other access drops it. ${idRule}\n\n${saveRules}`,
-        protect: true,
-        errorResponses: { ...withCredential, 404: "No such flow" },
-      },
+  update: op
+    .authed({
+      method: "PUT",
+      path: "/flows/{id}",
+      summary: "Replace a flow's definition",
+      description: `Replaces the whole definition, as on creation (defaults apply again), and writes the next revision; node references are resolved again. The webhook id stays. With \`signature\` access, leaving \`signing_secret\` out keeps the stored one (it must suit the \`service\`); any other access drops it. ${idRule}\n\n${saveRules}`,
+      errorResponses: { ...withCredential, 404: "No such flow" },
     })
     .input(updateFlowInput)
     .output(flowOutput)
@@ -87,17 +71,13 @@ export const flowsRouter = router({
       return { data: await updateFlow(ctx.services, ctx.principal, id, definition) };
     }),
 
-  delete: authedProcedure
-    .meta({
-      openapi: {
-        method: "DELETE",
-        path: "/flows/{id}",
-        tags,
-        summary: "Delete a flow",
-        description: `Marks the flow deleted: it answers 404 from then on, and its webhook starts nothing. Runs already accepted finish. ${idRule}`,
-        protect: true,
-        errorResponses: { ...withCredential, 404: "No such flow" },
-      },
+  delete: op
+    .authed({
+      method: "DELETE",
+      path: "/flows/{id}",
+      summary: "Delete a flow",
+      description: `Marks the flow deleted: it answers 404 from then on, and its webhook starts nothing. Runs already accepted finish. ${idRule}`,
+      errorResponses: { ...withCredential, 404: "No such flow" },
     })
     .input(flowIdInput)
     .output(messageResponse)
@@ -106,17 +86,13 @@ export const flowsRouter = router({
       return success;
     }),
 
-  regenerateWebhook: authedProcedure
-    .meta({
-      openapi: {
-        method: "POST",
-        path: "/flows/{id}/webhook/regenerate",
-        tags,
-        summary: "Give a flow a new webhook URL",
-        description: `A new random webhook id and url; the old url stops working at once. The definition and revision stay. Answers \`{data: Flow}\`. ${idRule}`,
-        protect: true,
-        errorResponses: { ...withCredential, 404: "No such flow" },
-      },
+  regenerateWebhook: op
+    .authed({
+      method: "POST",
+      path: "/flows/{id}/webhook/regenerate",
+      summary: "Give a flow a new webhook URL",
+      description: `A new random webhook id and url; the old url stops working at once. The definition and revision stay. Answers \`{data: Flow}\`. ${idRule}`,
+      errorResponses: { ...withCredential, 404: "No such flow" },
     })
     .input(flowIdInput)
     .output(flowOutput)

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { messageResponse, success, withCredential } from "../schemas.ts";
-import { authedProcedure, router } from "../trpc.ts";
+import { operations, router } from "../trpc.ts";
 import { createGateway, deleteGateway, getGateway, listGateways, updateGateway } from "./gateways.ts";
 import { createMapping, deleteMapping, listMappings } from "./mappings.ts";
 import {
@@ -14,24 +14,20 @@ import {
   updateGatewayInput,
 } from "./schemas.ts";
 
-const tags = ["gateway"];
+const op = operations(["gateway"]);
 const missing = "A missing (or deleted) gateway is 404 `The requested resource does not exist`.";
 const notFound = { ...withCredential, 404: "No such gateway" };
 const withMetadata = (body: z.infer<typeof gateway>) => ({ body, metadata: { subject: body.subject } });
 
 export const gatewayRouter = router({
-  create: authedProcedure
-    .meta({
-      openapi: {
-        method: "POST",
-        path: "/gateway",
-        tags,
-        summary: "Create a gateway",
-        description:
-          "Its `url` is GATEWAY_BASE_URL/<subject> (default PUBLIC_URL/gw/<subject>); requests there whose method and path match a mapping run the mapped flow and answer with its result. `subject` is generated when absent. Subjects are unique across accounts, whatever their case, and stay reserved after their gateway is deleted: one that another account holds is 409; your own deleted one gives a fresh gateway, without the old mappings.",
-        protect: true,
-        errorResponses: { ...withCredential, 409: "The subject is taken" },
-      },
+  create: op
+    .authed({
+      method: "POST",
+      path: "/gateway",
+      summary: "Create a gateway",
+      description:
+        "Its `url` is GATEWAY_BASE_URL/<subject> (default PUBLIC_URL/gw/<subject>); requests there whose method and path match a mapping run the mapped flow and answer with its result. `subject` is generated when absent. Subjects are unique across accounts, whatever their case, and stay reserved after their gateway is deleted: one that another account holds is 409; your own deleted one gives a fresh gateway, without the old mappings.",
+      errorResponses: { ...withCredential, 409: "The subject is taken" },
     })
     .input(createGatewayInput)
     .output(gatewayOutput)
@@ -39,33 +35,25 @@ export const gatewayRouter = router({
       withMetadata(await createGateway(ctx.services, ctx.principal.accountId, input)),
     ),
 
-  list: authedProcedure
-    .meta({
-      openapi: {
-        method: "GET",
-        path: "/gateway",
-        tags,
-        summary: "List gateways",
-        description: "The account's gateways, oldest first; deleted ones are left out.",
-        protect: true,
-        errorResponses: withCredential,
-      },
+  list: op
+    .authed({
+      method: "GET",
+      path: "/gateway",
+      summary: "List gateways",
+      description: "The account's gateways, oldest first; deleted ones are left out.",
+      errorResponses: withCredential,
     })
     .input(z.void())
     .output(z.object({ data: z.array(gateway) }))
     .query(async ({ ctx }) => ({ data: await listGateways(ctx.services, ctx.principal.accountId) })),
 
-  get: authedProcedure
-    .meta({
-      openapi: {
-        method: "GET",
-        path: "/gateway/{gateway_topic}",
-        tags,
-        summary: "Read a gateway",
-        description: missing,
-        protect: true,
-        errorResponses: notFound,
-      },
+  get: op
+    .authed({
+      method: "GET",
+      path: "/gateway/{gateway_topic}",
+      summary: "Read a gateway",
+      description: missing,
+      errorResponses: notFound,
     })
     .input(topicInput)
     .output(gatewayOutput)
@@ -73,17 +61,13 @@ export const gatewayRouter = router({
       withMetadata(await getGateway(ctx.services, ctx.principal.accountId, input.gateway_topic)),
     ),
 
-  update: authedProcedure
-    .meta({
-      openapi: {
-        method: "PATCH",
-        path: "/gateway/{gateway_topic}",
-        tags,
-        summary: "Change a gateway",
-        description: `Changes the fields given; the others stay. \`subject\` and \`url\` cannot be changed (400). A new \`limit\` or \`active\` applies to the next request, in every API process. ${missing}`,
-        protect: true,
-        errorResponses: notFound,
-      },
+  update: op
+    .authed({
+      method: "PATCH",
+      path: "/gateway/{gateway_topic}",
+      summary: "Change a gateway",
+      description: `Changes the fields given; the others stay. \`subject\` and \`url\` cannot be changed (400). A new \`limit\` or \`active\` applies to the next request, in every API process. ${missing}`,
+      errorResponses: notFound,
     })
     .input(updateGatewayInput)
     .output(gatewayOutput)
@@ -91,17 +75,13 @@ export const gatewayRouter = router({
       withMetadata(await updateGateway(ctx.services, ctx.principal.accountId, input.gateway_topic, input)),
     ),
 
-  delete: authedProcedure
-    .meta({
-      openapi: {
-        method: "DELETE",
-        path: "/gateway/{gateway_topic}",
-        tags,
-        summary: "Mark a gateway deleted",
-        description: `Its address answers 404 from now on. ${missing}`,
-        protect: true,
-        errorResponses: notFound,
-      },
+  delete: op
+    .authed({
+      method: "DELETE",
+      path: "/gateway/{gateway_topic}",
+      summary: "Mark a gateway deleted",
+      description: `Its address answers 404 from now on. ${missing}`,
+      errorResponses: notFound,
     })
     .input(topicInput)
     .output(messageResponse)
@@ -111,17 +91,13 @@ export const gatewayRouter = router({
     }),
 
   mappings: router({
-    create: authedProcedure
-      .meta({
-        openapi: {
-          method: "POST",
-          path: "/gateway/{gateway_topic}/mapping",
-          tags,
-          summary: "Map a method and path of a gateway to a flow",
-          description: `\`flow_id\` must name a flow of the same account (400 otherwise). A path is \`/\` or segments of letters, digits, \`-\`, \`.\`, \`_\` or \`~\`, and parameters \`:name\` matching any one segment (\`/orders/:id\`); the flow gets them as \`trigger.params\`. A literal segment wins over a parameter. 409 when a live mapping of the method has the same path, or one differing only in parameter names. ${missing}`,
-          protect: true,
-          errorResponses: { ...notFound, 409: "The method and path are mapped" },
-        },
+    create: op
+      .authed({
+        method: "POST",
+        path: "/gateway/{gateway_topic}/mapping",
+        summary: "Map a method and path of a gateway to a flow",
+        description: `\`flow_id\` must name a flow of the same account (400 otherwise). A path is \`/\` or segments of letters, digits, \`-\`, \`.\`, \`_\` or \`~\`, and parameters \`:name\` matching any one segment (\`/orders/:id\`); the flow gets them as \`trigger.params\`. A literal segment wins over a parameter. 409 when a live mapping of the method has the same path, or one differing only in parameter names. ${missing}`,
+        errorResponses: { ...notFound, 409: "The method and path are mapped" },
       })
       .input(createMappingInput)
       .output(z.object({ data: mapping }))
@@ -129,17 +105,13 @@ export const gatewayRouter = router({
         data: await createMapping(ctx.services, ctx.principal.accountId, input.gateway_topic, input),
       })),
 
-    list: authedProcedure
-      .meta({
-        openapi: {
-          method: "GET",
-          path: "/gateway/{gateway_topic}/mapping",
-          tags,
-          summary: "List the mappings of a gateway",
-          description: `Live mappings, oldest first. ${missing}`,
-          protect: true,
-          errorResponses: notFound,
-        },
+    list: op
+      .authed({
+        method: "GET",
+        path: "/gateway/{gateway_topic}/mapping",
+        summary: "List the mappings of a gateway",
+        description: `Live mappings, oldest first. ${missing}`,
+        errorResponses: notFound,
       })
       .input(topicInput)
       .output(z.object({ data: z.array(mapping) }))
@@ -147,18 +119,14 @@ export const gatewayRouter = router({
         data: await listMappings(ctx.services, ctx.principal.accountId, input.gateway_topic),
       })),
 
-    delete: authedProcedure
-      .meta({
-        openapi: {
-          method: "DELETE",
-          path: "/gateway/{gateway_topic}/mapping/details",
-          tags,
-          summary: "Mark a mapping of a gateway deleted",
-          description:
-            "The mapping is named by the query parameters `method` and `path` (as it was created), both required. A missing gateway or mapping is 404 `The requested resource does not exist`.",
-          protect: true,
-          errorResponses: { ...withCredential, 404: "No such gateway or mapping" },
-        },
+    delete: op
+      .authed({
+        method: "DELETE",
+        path: "/gateway/{gateway_topic}/mapping/details",
+        summary: "Mark a mapping of a gateway deleted",
+        description:
+          "The mapping is named by the query parameters `method` and `path` (as it was created), both required. A missing gateway or mapping is 404 `The requested resource does not exist`.",
+        errorResponses: { ...withCredential, 404: "No such gateway or mapping" },
       })
       .input(deleteMappingInput)
       .output(messageResponse)

@@ -1,30 +1,26 @@
 import { z } from "zod";
 import { DomainError } from "../errors.ts";
-import { optionallyAuthedProcedure, router } from "../trpc.ts";
+import { operations, router } from "../trpc.ts";
 import { accountOfMetricsRequest } from "./accounts.ts";
 import { METRIC_CATALOG } from "./catalog.ts";
 import { readCurrentMetrics } from "./current.ts";
 import { currentMetricsInput, currentMetricsOutput, metricCatalogOutput } from "./schemas.ts";
 
-const tags = ["monitoring"];
+const op = operations(["monitoring"]);
 const whose = `Without a credential (as the spec states the request) \`account\` names the account by id; with a Bearer token or API key the caller's own account is read and \`account\` is ignored. An operator can demand a credential with METRICS_REQUIRE_AUTH=true.`;
 
 export const monitoringRouter = router({
-  current: optionallyAuthedProcedure
-    .meta({
-      openapi: {
-        method: "POST",
-        path: "/monitoring/metrics/current",
-        tags,
-        summary: "Current values of monitoring metrics",
-        description: `One entry per requested name, in order: \`{ts, value}\` (\`ts\` in Unix milliseconds), or \`{error}\` for a metric without data (an unknown name, a stream metric without \`stream\`, a percentile while no run accepted in the last hour has ended). Counters are totals since the account was created; a process's own increments show at once, other processes' within a fraction of a second. ${whose} Failures answer \`{message, data: null}\`: 400 \`metrics are required\` when the list is missing or empty.`,
-        protect: false,
-        errorResponses: {
-          400: "metrics are required, or other invalid input",
-          401: "Credential invalid, or missing while METRICS_REQUIRE_AUTH=true",
-          404: "No account with that id",
-          500: "oops",
-        },
+  current: op
+    .optionallyAuthed({
+      method: "POST",
+      path: "/monitoring/metrics/current",
+      summary: "Current values of monitoring metrics",
+      description: `One entry per requested name, in order: \`{ts, value}\` (\`ts\` in Unix milliseconds), or \`{error}\` for a metric without data (an unknown name, a stream metric without \`stream\`, a percentile while no run accepted in the last hour has ended). Counters are totals since the account was created; a process's own increments show at once, other processes' within a fraction of a second. ${whose} Failures answer \`{message, data: null}\`: 400 \`metrics are required\` when the list is missing or empty.`,
+      errorResponses: {
+        400: "metrics are required, or other invalid input",
+        401: "Credential invalid, or missing while METRICS_REQUIRE_AUTH=true",
+        404: "No account with that id",
+        500: "oops",
       },
     })
     .input(currentMetricsInput)
@@ -38,17 +34,13 @@ export const monitoringRouter = router({
       };
     }),
 
-  list: optionallyAuthedProcedure
-    .meta({
-      openapi: {
-        method: "GET",
-        path: "/monitoring/metrics",
-        tags,
-        summary: "The metric names the platform knows",
-        description: `Every name \`POST /monitoring/metrics/current\` answers, with what it counts and whether it needs \`stream\`. Open to anonymous callers unless METRICS_REQUIRE_AUTH=true.`,
-        protect: false,
-        errorResponses: { 401: "Credential invalid, or missing while METRICS_REQUIRE_AUTH=true" },
-      },
+  list: op
+    .optionallyAuthed({
+      method: "GET",
+      path: "/monitoring/metrics",
+      summary: "The metric names the platform knows",
+      description: `Every name \`POST /monitoring/metrics/current\` answers, with what it counts and whether it needs \`stream\`. Open to anonymous callers unless METRICS_REQUIRE_AUTH=true.`,
+      errorResponses: { 401: "Credential invalid, or missing while METRICS_REQUIRE_AUTH=true" },
     })
     .input(z.void())
     .output(metricCatalogOutput)

@@ -1,8 +1,8 @@
 import { withCredential } from "../schemas.ts";
-import { authedProcedure, router } from "../trpc.ts";
+import { authedProcedure, operations, router } from "../trpc.ts";
 import { accepted, listRunsInput, listRunsOutput, run, runIdInput, startRunInput, startRunOutput } from "./schemas.ts";
 
-const tags = ["runs"];
+const op = operations(["runs"]);
 const runIdRule =
   "An id that is not a UUID is 400 `invalid input: id: must be a UUID`; a run the account does not have is 404 `run not found`.";
 
@@ -31,50 +31,38 @@ export const runsRouter = router({
       };
     }),
 
-  list: authedProcedure
-    .meta({
-      openapi: {
-        method: "GET",
-        path: "/flows/{id}/runs",
-        tags,
-        summary: "List a flow's runs, newest first",
-        description:
-          "Each run without its trigger data and steps (read one with `GET /runs/{id}`). `status` keeps one status; pages follow `next_cursor`. A flow the account does not have (or deleted) is 404 `flow not found`.",
-        protect: true,
-        errorResponses: { ...withCredential, 404: "No such flow" },
-      },
+  list: op
+    .authed({
+      method: "GET",
+      path: "/flows/{id}/runs",
+      summary: "List a flow's runs, newest first",
+      description:
+        "Each run without its trigger data and steps (read one with `GET /runs/{id}`). `status` keeps one status; pages follow `next_cursor`. A flow the account does not have (or deleted) is 404 `flow not found`.",
+      errorResponses: { ...withCredential, 404: "No such flow" },
     })
     .input(listRunsInput)
     .output(listRunsOutput)
     .query(({ ctx, input }) => ctx.services.runs.list(ctx.principal.accountId, input.id, input)),
 
-  get: authedProcedure
-    .meta({
-      openapi: {
-        method: "GET",
-        path: "/runs/{id}",
-        tags,
-        summary: "Read a run",
-        description: `Status (\`queued\`, \`running\`, \`succeeded\`, \`failed\`; \`filtered\`, \`duplicate\` and \`rejected\` for webhook deliveries that started nothing), the trigger data, each step's attempts (start, end, error), output, error and timings, the output and the \`respond\` step's response. Times are ISO 8601 in UTC. ${runIdRule}`,
-        protect: true,
-        errorResponses: { ...withCredential, 404: "No such run" },
-      },
+  get: op
+    .authed({
+      method: "GET",
+      path: "/runs/{id}",
+      summary: "Read a run",
+      description: `Status (\`queued\`, \`running\`, \`succeeded\`, \`failed\`; \`filtered\`, \`duplicate\` and \`rejected\` for webhook deliveries that started nothing), the trigger data, each step's attempts (start, end, error), output, error and timings, the output and the \`respond\` step's response. Times are ISO 8601 in UTC. ${runIdRule}`,
+      errorResponses: { ...withCredential, 404: "No such run" },
     })
     .input(runIdInput)
     .output(run)
     .query(({ ctx, input }) => ctx.services.runs.get(ctx.principal.accountId, input.id)),
 
-  replay: authedProcedure
-    .meta({
-      openapi: {
-        method: "POST",
-        path: "/runs/{id}/replay",
-        tags,
-        summary: "Run a run's trigger data again",
-        description: `Starts a new run of the same flow, under its current revision, with the same trigger data; the new run's \`replay_of\` names the original. Answers like a run started by hand: \`{message: "accepted", run_id}\`. A run of a deleted flow is 404 \`flow not found\`. ${runIdRule}`,
-        protect: true,
-        errorResponses: { ...withCredential, 404: "No such run, or its flow was deleted" },
-      },
+  replay: op
+    .authed({
+      method: "POST",
+      path: "/runs/{id}/replay",
+      summary: "Run a run's trigger data again",
+      description: `Starts a new run of the same flow, under its current revision, with the same trigger data; the new run's \`replay_of\` names the original. Answers like a run started by hand: \`{message: "accepted", run_id}\`. A run of a deleted flow is 404 \`flow not found\`. ${runIdRule}`,
+      errorResponses: { ...withCredential, 404: "No such run, or its flow was deleted" },
     })
     .input(runIdInput)
     .output(accepted)

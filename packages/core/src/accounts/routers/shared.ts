@@ -1,7 +1,8 @@
 import { z } from "zod";
+import { operations } from "../../trpc.ts";
 import { authResult } from "../schemas.ts";
 
-export const tags = ["accounts"];
+export const op = operations(["accounts"]);
 export const authData = z.object({ data: authResult });
 export const noInput = z.object({});
 

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { accountUsage } from "../../limits/usage.ts";
 import { withCredential } from "../../schemas.ts";
-import { authedProcedure, router } from "../../trpc.ts";
-import { tags } from "./shared.ts";
+import { router } from "../../trpc.ts";
+import { op } from "./shared.ts";
 
 const limitUsage = z
   .object({
@@ -20,18 +20,14 @@ const limitUsage = z
 
 /** `accounts.usage`: the account's plan, its limits, and its use of each. */
 export const usageRouter = router({
-  get: authedProcedure
-    .meta({
-      openapi: {
-        method: "GET",
-        path: "/accounts/usage",
-        tags,
-        summary: "The account's limits and its use of each",
-        description:
-          "Limits come from the account's plan (`subscription_status`; operators set them per plan with PLAN_LIMITS_FILE): `stream_bytes` and `kv_bytes` (bytes kept: message payloads; KV keys and values), `stream_messages` (messages one stream keeps; `used` and `of` are the fullest stream), `runs_per_minute` (runs started, however they start) and `webhook_deliveries_per_second` (per webhook; `used` and `of` are the busiest flow). Rates are sliding windows. Past a byte limit a write is 413, past `stream_messages` a publish is 409 (both with the limit in `limit`), past a rate 429 with Retry-After.",
-        protect: true,
-        errorResponses: withCredential,
-      },
+  get: op
+    .authed({
+      method: "GET",
+      path: "/accounts/usage",
+      summary: "The account's limits and its use of each",
+      description:
+        "Limits come from the account's plan (`subscription_status`; operators set them per plan with PLAN_LIMITS_FILE): `stream_bytes` and `kv_bytes` (bytes kept: message payloads; KV keys and values), `stream_messages` (messages one stream keeps; `used` and `of` are the fullest stream), `runs_per_minute` (runs started, however they start) and `webhook_deliveries_per_second` (per webhook; `used` and `of` are the busiest flow). Rates are sliding windows. Past a byte limit a write is 413, past `stream_messages` a publish is 409 (both with the limit in `limit`), past a rate 429 with Retry-After.",
+      errorResponses: withCredential,
     })
     .input(z.void())
     .output(z.object({ data: z.object({ plan: z.string(), limits: z.array(limitUsage) }) }))
