@@ -1,11 +1,4 @@
-import {
-  type CoreConfig,
-  coreConfigSchema,
-  parseEnv,
-  secretsKeySchema,
-  signingKeysSchema,
-  toCoreConfig,
-} from "@platform/core";
+import { coreConfigSchema, parseEnv, secretsKeySchema, signingKeysSchema, toCoreConfig } from "@platform/core";
 import { z } from "zod";
 
 /**
@@ -14,32 +7,37 @@ import { z } from "zod";
  * `--mode=scale-out` (`bun run start:api`) needs DATABASE_URL, REDIS_URL,
  * JWT_SIGNING_KEYS and SECRETS_KEY (shared by every API process).
  */
-const apiEnvSchema = coreConfigSchema.extend({
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  HOST: z.string().min(1).default("0.0.0.0"),
+export const apiEnvSchema = coreConfigSchema.extend({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000).meta({ description: "Port the API listens on." }),
+  HOST: z.string().min(1).default("0.0.0.0").meta({ description: "Interface the API binds to." }),
   MAX_BODY_BYTES: z.coerce
     .number()
     .int()
     .positive()
-    .default(10 * 1024 * 1024),
-  SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000),
-  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
-  /** Reverse proxies in front of the API whose X-Forwarded-For entries name the client (0: none, trust the socket). */
-  TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
+    .default(10 * 1024 * 1024)
+    .meta({ description: "Largest request body accepted, in bytes (413 beyond)." }),
+  SHUTDOWN_GRACE_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10_000)
+    .meta({ description: "How long SIGTERM waits for in-flight requests before closing connections, in ms." }),
+  WORKER_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .default(4)
+    .meta({ description: "Stream entries processed at once by the embedded worker." }),
+  TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0).meta({
+    description:
+      "Reverse proxies in front of the API whose X-Forwarded-For entries name the client (0: none, trust the socket).",
+  }),
 });
 
 export type RunMode = "embedded" | "scale-out";
 
-export interface ApiConfig {
-  mode: RunMode;
-  core: CoreConfig;
-  port: number;
-  host: string;
-  maxBodyBytes: number;
-  shutdownGraceMs: number;
-  workerConcurrency: number;
-  trustedProxyHops: number;
-}
+export type ApiConfig = ReturnType<typeof loadApiConfig>;
 
 export function readRunMode(argv: string[]): RunMode {
   const flag = argv.find((arg) => arg.startsWith("--mode="));
@@ -48,7 +46,7 @@ export function readRunMode(argv: string[]): RunMode {
   return mode;
 }
 
-export function loadApiConfig(env: Record<string, string | undefined>, mode: RunMode): ApiConfig {
+export function loadApiConfig(env: Record<string, string | undefined>, mode: RunMode) {
   const schema =
     mode === "scale-out"
       ? apiEnvSchema.extend({

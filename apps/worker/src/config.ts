@@ -1,4 +1,4 @@
-import { type CoreConfig, coreConfigSchema, parseEnv, toCoreConfig } from "@platform/core";
+import { coreConfigSchema, parseEnv, toCoreConfig } from "@platform/core";
 import { z } from "zod";
 
 /**
@@ -6,28 +6,32 @@ import { z } from "zod";
  * one: it needs PostgreSQL and Redis, so it can never open (and corrupt) the PGlite
  * directory of an embedded API, which runs its own worker in-process.
  */
-const workerEnvSchema = coreConfigSchema.extend({
+export const workerEnvSchema = coreConfigSchema.extend({
   DATABASE_URL: z.url({
     error: "is required by start:worker (a postgres:// URL; embedded mode runs its worker in the API)",
   }),
   REDIS_URL: z.url({ error: "is required by start:worker (a redis:// URL)" }),
-  /** Group members per consumer in this process. */
-  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
-  /** Port of GET /healthz (0: any free port, logged at start). */
-  WORKER_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).default(3001),
-  /** How long SIGTERM lets entries in flight finish before releasing them to other workers, in ms. */
-  WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000),
+  WORKER_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .default(4)
+    .meta({ description: "Group members per consumer in this process." }),
+  WORKER_HEALTH_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .default(3001)
+    .meta({ description: "Port of GET /healthz (0: any free port, logged at start)." }),
+  WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000).meta({
+    description: "How long SIGTERM lets entries in flight finish before releasing them to other workers, in ms.",
+  }),
 });
 
-export interface WorkerConfig {
-  core: CoreConfig;
-  concurrency: number;
-  healthPort: number;
-  shutdownGraceMs: number;
-}
-
 /** Parses the environment; throws a ConfigError whose message is one line naming each bad variable. */
-export function loadWorkerConfig(env: Record<string, string | undefined>): WorkerConfig {
+export function loadWorkerConfig(env: Record<string, string | undefined>) {
   const parsed = parseEnv(workerEnvSchema, env);
   return {
     core: toCoreConfig(parsed),
@@ -36,3 +40,5 @@ export function loadWorkerConfig(env: Record<string, string | undefined>): Worke
     shutdownGraceMs: parsed.WORKER_SHUTDOWN_GRACE_MS,
   };
 }
+
+export type WorkerConfig = ReturnType<typeof loadWorkerConfig>;

@@ -69,242 +69,280 @@ export const secretsKeySchema = z
  * Every one has a default that is safe for embedded mode.
  */
 export const coreConfigSchema = z.object({
-  /** The API's public address ({base_url}); links in responses are built from it. */
-  PUBLIC_URL: z.url().default("http://localhost:3000"),
-  /**
-   * The public address of webhooks and gateways when they are served from a host of their
-   * own (`https://hooks.example.com`), apart from the API and the web app: the default base
-   * of WEBHOOK_BASE_URL and GATEWAY_BASE_URL instead of PUBLIC_URL.
-   */
-  INGRESS_URL: optionalUrl,
-  /** {webhook_url}; defaults to INGRESS_URL (or PUBLIC_URL) + /webhooks. */
-  WEBHOOK_BASE_URL: optionalUrl,
-  /** Gateways' public base; a gateway's url is this + /<topic>. Defaults to INGRESS_URL (or PUBLIC_URL) + /gw. */
-  GATEWAY_BASE_URL: optionalUrl,
-  DATA_DIR: z.string().min(1).default("./data"),
-  DATABASE_URL: optionalUrl,
-  REDIS_URL: optionalUrl,
-  /** Prefix of every broker scope, so deployments (or test runs) sharing one Redis never meet. */
+  PUBLIC_URL: z
+    .url()
+    .default("http://localhost:3000")
+    .meta({ description: "The API's public address ({base_url}); links in responses are built from it." }),
+  INGRESS_URL: optionalUrl.meta({
+    description:
+      "The public address of webhooks and gateways when they are served from a host of their own (`https://hooks.example.com`), apart from the API and the web app: the default base of WEBHOOK_BASE_URL and GATEWAY_BASE_URL instead of PUBLIC_URL.",
+  }),
+  WEBHOOK_BASE_URL: optionalUrl.meta({
+    description: "{webhook_url}; defaults to INGRESS_URL (or PUBLIC_URL) + /webhooks.",
+  }),
+  GATEWAY_BASE_URL: optionalUrl.meta({
+    description:
+      "Gateways' public base; a gateway's url is this + /<topic>. Defaults to INGRESS_URL (or PUBLIC_URL) + /gw.",
+  }),
+  DATA_DIR: z
+    .string()
+    .min(1)
+    .default("./data")
+    .meta({ description: "Where embedded mode keeps its data (PGlite files, generated keys)." }),
+  DATABASE_URL: optionalUrl.meta({
+    description:
+      "PostgreSQL connection URL. Unset: embedded PGlite in DATA_DIR. Required by start:api and start:worker.",
+  }),
+  REDIS_URL: optionalUrl.meta({
+    description:
+      "Redis connection URL. Unset: the broker runs on the database. Required by start:api and start:worker.",
+  }),
   BROKER_NAMESPACE: z
     .string()
     .regex(/^[\w.-]{0,64}$/, { error: "may hold letters, digits, '_', '.' and '-' (at most 64)" })
-    .default(""),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  /** Lifetime of an access token (JWT), in seconds. */
-  ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().min(10).max(86_400).default(900),
-  /** Lifetime of a refresh token, in seconds; each refresh issues a new one. */
+    .default("")
+    .meta({ description: "Prefix of every broker scope, so deployments (or test runs) sharing one Redis never meet." }),
+  LOG_LEVEL: z
+    .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
+    .default("info")
+    .meta({ description: "fatal, error, warn, info, debug, trace or silent." }),
+  ACCESS_TOKEN_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(86_400)
+    .default(900)
+    .meta({ description: "Lifetime of an access token (JWT), in seconds." }),
   REFRESH_TOKEN_TTL_SECONDS: z.coerce
     .number()
     .int()
     .min(60)
-    .default(30 * 86_400),
-  /**
-   * Seconds after a refresh token was exchanged during which presenting it again (two tabs
-   * refreshing at once) gets new tokens of the same session instead of revoking it; 0: never.
-   */
-  REFRESH_REUSE_GRACE_S: z.coerce.number().int().min(0).max(300).default(10),
-  /** How recent a sign-in (or re-authentication) must be to change second factors, in seconds. */
-  RECENT_AUTH_SECONDS: z.coerce.number().int().min(30).max(86_400).default(600),
-  /** How long an MFA token from a password login waits for its second factor, in seconds. */
-  MFA_TOKEN_TTL_SECONDS: z.coerce.number().int().min(30).max(3600).default(300),
-  /** Access-token signing keys (see signingKeysSchema). When unset, one key is generated once into DATA_DIR (mode 0600). */
-  JWT_SIGNING_KEYS: signingKeysSchema.optional(),
-  /** Seals secrets kept in the database (see secretsKeySchema). When unset, one key is generated once into DATA_DIR (mode 0600). */
-  SECRETS_KEY: secretsKeySchema.optional(),
-  /** WebAuthn relying party id; defaults to PUBLIC_URL's host name. */
-  WEBAUTHN_RP_ID: z.string().min(1).optional(),
-  /** WebAuthn relying party name shown by authenticators. */
-  WEBAUTHN_RP_NAME: z.string().min(1).default("Workflow Platform"),
-  /** Origins allowed in WebAuthn responses, comma-separated; defaults to PUBLIC_URL's origin. */
-  WEBAUTHN_ORIGINS: z.string().min(1).optional(),
-  /** A JSON file holding the price catalog (an array of Price objects); built-in defaults when unset. */
-  PRICES_FILE: z.string().min(1).optional(),
-  /** A JSON file of per-plan limits (`{"free": {"kv_bytes": 104857600}}`, over the defaults); defaults for every plan when unset. */
-  PLAN_LIMITS_FILE: z.string().min(1).optional(),
-  /** Failed sign-ins (or second factors) of one email from one client address before that pair gets 429. */
-  LOGIN_FAILURES_PER_PAIR: z.coerce.number().int().min(1).default(10),
-  /** Failed sign-ins from one client address, over all emails, before the address gets 429 (also: sign-ups per address). */
-  LOGIN_FAILURES_PER_IP: z.coerce.number().int().min(1).default(50),
-  /** Failed sign-ins of one email, from anywhere, after which its sign-ins are slowed down (never refused). */
-  LOGIN_FAILURES_PER_EMAIL: z.coerce.number().int().min(1).default(20),
-  /** How long each sign-in of such an email waits, in ms (0: no slowdown). */
-  LOGIN_SLOWDOWN_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
-  /** The window of the failure counts above, from the first failure, in seconds. */
-  LOGIN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
-  /** An SMTP server for invitations and password resets (`smtp://user:pass@host:587`, `smtps://...`); unset: no mail is sent. */
-  SMTP_URL: z.preprocess(
-    (value) => (value === "" ? undefined : value),
-    z
-      .string()
-      .regex(/^smtps?:\/\/[^\s]+$/, { error: "must be an smtp:// or smtps:// URL" })
-      .optional(),
-  ),
-  /** The sender of those mails, e.g. `Workflow Platform <no-reply@example.com>`; default: no-reply at PUBLIC_URL's host. */
-  MAIL_FROM: z.string().min(3).optional(),
-  /** Where links in mails point (invitations, password resets); default: PUBLIC_URL. */
-  APP_URL: optionalUrl,
-  /** How long an invitation can be accepted, in seconds (default 7 days). */
+    .default(30 * 86_400)
+    .meta({ description: "Lifetime of a refresh token, in seconds; each refresh issues a new one." }),
+  REFRESH_REUSE_GRACE_S: z.coerce.number().int().min(0).max(300).default(10).meta({
+    description:
+      "Seconds after a refresh token was exchanged during which presenting it again (two tabs refreshing at once) gets new tokens of the same session instead of revoking it; 0: never.",
+  }),
+  RECENT_AUTH_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(30)
+    .max(86_400)
+    .default(600)
+    .meta({ description: "How recent a sign-in (or re-authentication) must be to change second factors, in seconds." }),
+  MFA_TOKEN_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(30)
+    .max(3600)
+    .default(300)
+    .meta({ description: "How long an MFA token from a password login waits for its second factor, in seconds." }),
+  JWT_SIGNING_KEYS: signingKeysSchema.optional().meta({
+    description:
+      "Access-token signing keys (see signingKeysSchema). When unset, one key is generated once into DATA_DIR (mode 0600).",
+  }),
+  SECRETS_KEY: secretsKeySchema.optional().meta({
+    description:
+      "Seals secrets kept in the database (see secretsKeySchema). When unset, one key is generated once into DATA_DIR (mode 0600).",
+  }),
+  WEBAUTHN_RP_ID: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: "WebAuthn relying party id; defaults to PUBLIC_URL's host name." }),
+  WEBAUTHN_RP_NAME: z
+    .string()
+    .min(1)
+    .default("Workflow Platform")
+    .meta({ description: "WebAuthn relying party name shown by authenticators." }),
+  WEBAUTHN_ORIGINS: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: "Origins allowed in WebAuthn responses, comma-separated; defaults to PUBLIC_URL's origin." }),
+  PRICES_FILE: z.string().min(1).optional().meta({
+    description: "A JSON file holding the price catalog (an array of Price objects); built-in defaults when unset.",
+  }),
+  PLAN_LIMITS_FILE: z.string().min(1).optional().meta({
+    description:
+      'A JSON file of per-plan limits (`{"free": {"kv_bytes": 104857600}}`, over the defaults); defaults for every plan when unset.',
+  }),
+  LOGIN_FAILURES_PER_PAIR: z.coerce.number().int().min(1).default(10).meta({
+    description: "Failed sign-ins (or second factors) of one email from one client address before that pair gets 429.",
+  }),
+  LOGIN_FAILURES_PER_IP: z.coerce.number().int().min(1).default(50).meta({
+    description:
+      "Failed sign-ins from one client address, over all emails, before the address gets 429 (also: sign-ups per address).",
+  }),
+  LOGIN_FAILURES_PER_EMAIL: z.coerce.number().int().min(1).default(20).meta({
+    description:
+      "Failed sign-ins of one email, from anywhere, after which its sign-ins are slowed down (never refused).",
+  }),
+  LOGIN_SLOWDOWN_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(60_000)
+    .default(1000)
+    .meta({ description: "How long each sign-in of such an email waits, in ms (0: no slowdown)." }),
+  LOGIN_FAILURE_WINDOW_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(900)
+    .meta({ description: "The window of the failure counts above, from the first failure, in seconds." }),
+  SMTP_URL: z
+    .preprocess(
+      (value) => (value === "" ? undefined : value),
+      z
+        .string()
+        .regex(/^smtps?:\/\/[^\s]+$/, { error: "must be an smtp:// or smtps:// URL" })
+        .optional(),
+    )
+    .meta({
+      description:
+        "An SMTP server for invitations and password resets (`smtp://user:pass@host:587`, `smtps://...`); unset: no mail is sent.",
+    }),
+  MAIL_FROM: z.string().min(3).optional().meta({
+    description:
+      "The sender of those mails, e.g. `Workflow Platform <no-reply@example.com>`; default: no-reply at PUBLIC_URL's host.",
+  }),
+  APP_URL: optionalUrl.meta({
+    description: "Where links in mails point (invitations, password resets); default: PUBLIC_URL.",
+  }),
   INVITATION_TTL_SECONDS: z.coerce
     .number()
     .int()
     .min(60)
-    .default(7 * 86_400),
-  /** How long a password reset link works, in seconds (default 1 hour). */
-  PASSWORD_RESET_TTL_SECONDS: z.coerce.number().int().min(60).max(86_400).default(3600),
-  /**
-   * How long a process trusts a verified session or API key without asking the database, in
-   * ms; revocations reach every process at once through the Broker, so this only bounds the
-   * case where one could not be announced. 0 turns the cache off.
-   */
-  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000),
-  /** The spec states the metrics request without a credential; `true` makes one required. */
-  METRICS_REQUIRE_AUTH: envBoolean(false),
-  /** How long wait mode (`?wait=true`, webhooks and gateways that wait) waits for a run's end before answering 202, in ms. */
-  WAIT_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(30_000),
-  /** Days a run's record is kept after it was accepted; the worker removes older ones. */
-  RUN_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
-  /**
-   * How long a worker's hold on a run lasts without renewal, in ms (renewed every third of it).
-   * After Redis lost its data, a run held this long without renewal is taken from its dead
-   * worker and queued again. Every process of a deployment must use the same value.
-   */
-  RUN_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
-  /** Largest output a step may answer, in bytes of JSON; a larger one fails the step. */
+    .default(7 * 86_400)
+    .meta({ description: "How long an invitation can be accepted, in seconds (default 7 days)." }),
+  PASSWORD_RESET_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(86_400)
+    .default(3600)
+    .meta({ description: "How long a password reset link works, in seconds (default 1 hour)." }),
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000).meta({
+    description:
+      "How long a process trusts a verified session or API key without asking the database, in ms; revocations reach every process at once through the Broker, so this only bounds the case where one could not be announced. 0 turns the cache off.",
+  }),
+  METRICS_REQUIRE_AUTH: envBoolean(false).meta({
+    description: "The spec states the metrics request without a credential; `true` makes one required.",
+  }),
+  WAIT_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(30_000).meta({
+    description:
+      "How long wait mode (`?wait=true`, webhooks and gateways that wait) waits for a run's end before answering 202, in ms.",
+  }),
+  RUN_RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(36_500)
+    .default(30)
+    .meta({ description: "Days a run's record is kept after it was accepted; the worker removes older ones." }),
+  RUN_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000).meta({
+    description:
+      "How long a worker's hold on a run lasts without renewal, in ms (renewed every third of it). After Redis lost its data, a run held this long without renewal is taken from its dead worker and queued again. Every process of a deployment must use the same value.",
+  }),
   STEP_OUTPUT_MAX_BYTES: z.coerce
     .number()
     .int()
     .min(1024)
-    .default(1024 * 1024),
-  /** Largest trigger data a run may start with, in bytes of JSON (413 beyond), however the run starts. */
+    .default(1024 * 1024)
+    .meta({ description: "Largest output a step may answer, in bytes of JSON; a larger one fails the step." }),
   TRIGGER_MAX_BYTES: z.coerce
     .number()
     .int()
     .min(1024)
-    .default(10 * 1024 * 1024),
-  /** Largest webhook body accepted, in bytes (413 beyond); read no further than that. */
+    .default(10 * 1024 * 1024)
+    .meta({
+      description: "Largest trigger data a run may start with, in bytes of JSON (413 beyond), however the run starts.",
+    }),
   WEBHOOK_MAX_BYTES: z.coerce
     .number()
     .int()
     .positive()
-    .default(10 * 1024 * 1024),
-  /** Largest file in a multipart webhook whose content (base64) is kept in the trigger data; larger ones keep their hash. */
+    .default(10 * 1024 * 1024)
+    .meta({ description: "Largest webhook body accepted, in bytes (413 beyond); read no further than that." }),
   WEBHOOK_MAX_FILE_CONTENT_BYTES: z.coerce
     .number()
     .int()
     .min(0)
-    .default(1024 * 1024),
-  /** `true` lets http.request steps reach private, loopback, link-local and metadata addresses (a trusted network only). */
-  ALLOW_PRIVATE_NETWORK: envBoolean(false),
-  /** Private addresses or networks http.request steps may reach even so (one internal service, say). */
-  HTTP_REQUEST_ALLOWED_NETWORKS: networkList,
-  /** Largest response body an http.request step reads, in bytes; a larger one fails the step. */
+    .default(1024 * 1024)
+    .meta({
+      description:
+        "Largest file in a multipart webhook whose content (base64) is kept in the trigger data; larger ones keep their hash.",
+    }),
+  ALLOW_PRIVATE_NETWORK: envBoolean(false).meta({
+    description:
+      "`true` lets http.request steps reach private, loopback, link-local and metadata addresses (a trusted network only).",
+  }),
+  HTTP_REQUEST_ALLOWED_NETWORKS: networkList.meta({
+    description: "Private addresses or networks http.request steps may reach even so (one internal service, say).",
+  }),
   HTTP_REQUEST_MAX_RESPONSE_BYTES: z.coerce
     .number()
     .int()
     .positive()
-    .default(10 * 1024 * 1024),
-  /** Heap of one js step evaluation, in MiB. */
-  JS_MEMORY_LIMIT_MB: z.coerce.number().int().min(8).max(2048).default(64),
-  /** Longest one js step evaluation may run, in ms. */
-  JS_TIME_LIMIT_MS: z.coerce.number().int().min(10).max(300_000).default(1000),
-  /** Worker threads per process evaluating js steps side by side. */
-  JS_WORKERS: z.coerce.number().int().min(1).max(64).default(2),
-  /** The public MCP registry the hub mirrors (its read API, `/v0.1/servers`). */
-  MCP_REGISTRY_URL: z.url().default("https://registry.modelcontextprotocol.io"),
-  /** Seconds between incremental syncs of the registry mirror (across every worker). */
-  MCP_REGISTRY_SYNC_INTERVAL_S: z.coerce.number().int().min(1).default(3600),
-  /** How long one request to the upstream registry may take, in ms. */
-  MCP_REGISTRY_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
-  /** Registry answers each process keeps until the mirror changes, in MiB (0: none). */
-  MCP_REGISTRY_CACHE_MB: z.coerce.number().int().min(0).max(4096).default(32),
+    .default(10 * 1024 * 1024)
+    .meta({ description: "Largest response body an http.request step reads, in bytes; a larger one fails the step." }),
+  JS_MEMORY_LIMIT_MB: z.coerce
+    .number()
+    .int()
+    .min(8)
+    .max(2048)
+    .default(64)
+    .meta({ description: "Heap of one js step evaluation, in MiB." }),
+  JS_TIME_LIMIT_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .max(300_000)
+    .default(1000)
+    .meta({ description: "Longest one js step evaluation may run, in ms." }),
+  JS_WORKERS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(2)
+    .meta({ description: "Worker threads per process evaluating js steps side by side." }),
+  MCP_REGISTRY_URL: z
+    .url()
+    .default("https://registry.modelcontextprotocol.io")
+    .meta({ description: "The public MCP registry the hub mirrors (its read API, `/v0.1/servers`)." }),
+  MCP_REGISTRY_SYNC_INTERVAL_S: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(3600)
+    .meta({ description: "Seconds between incremental syncs of the registry mirror (across every worker)." }),
+  MCP_REGISTRY_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(300_000)
+    .default(10_000)
+    .meta({ description: "How long one request to the upstream registry may take, in ms." }),
+  MCP_REGISTRY_CACHE_MB: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(4096)
+    .default(32)
+    .meta({ description: "Registry answers each process keeps until the mirror changes, in MiB (0: none)." }),
 });
 
 export type CoreEnv = z.infer<typeof coreConfigSchema>;
 
-/** Settings of accounts and authentication. */
-export interface AuthConfig {
-  accessTokenTtlSeconds: number;
-  refreshTokenTtlSeconds: number;
-  /** Seconds during which an exchanged refresh token may be presented again without revoking its session. */
-  refreshReuseGraceSeconds: number;
-  mfaTokenTtlSeconds: number;
-  /** How recent the session's last proof of identity must be for second-factor changes. */
-  recentAuthSeconds: number;
-  /** Raw `JWT_SIGNING_KEYS`; when absent, keys are generated into `dataDir`. */
-  signingKeys?: string;
-  webauthn: { rpId: string; rpName: string; origins: string[] };
-  pricesFile?: string;
-  loginLimits: { perPair: number; perIp: number; perEmail: number; slowdownMs: number; windowSeconds: number };
-  /** Invitation and reset mails; `smtpUrl` undefined when none are sent. */
-  mail: { smtpUrl?: string; from: string };
-  /** Base of the links in those mails (the web app's address). */
-  appUrl: string;
-  invitationTtlSeconds: number;
-  passwordResetTtlSeconds: number;
-  /** How long a verified credential is trusted without the database (0: never). */
-  cacheTtlMs: number;
-}
-
-/** The public MCP registry's mirror. */
-export interface RegistryConfig {
-  /** Base address of the upstream registry, without a trailing slash. */
-  url: string;
-  syncIntervalMs: number;
-  timeoutMs: number;
-  /** Bytes of answers each process keeps until the mirror changes (0: none). */
-  cacheBytes: number;
-}
-
-/** Limits of the webhook ingress. */
-export interface WebhookConfig {
-  maxBytes: number;
-  maxFileContentBytes: number;
-}
-
-/** Settings of flow runs. */
-export interface RunsConfig {
-  /** Wait mode's limit, in ms. */
-  waitTimeoutMs: number;
-  retentionDays: number;
-  /** How long a worker's hold on a run lasts without renewal (RUN_LEASE_MS). */
-  leaseMs: number;
-  /** Largest step output, in bytes of JSON (STEP_OUTPUT_MAX_BYTES). */
-  stepOutputMaxBytes: number;
-  /** Largest trigger data, in bytes of JSON (TRIGGER_MAX_BYTES). */
-  triggerMaxBytes: number;
-}
-
-/** Settings of the built-in steps, shaped as the options of their factories (engine/index.ts). */
-export interface StepsConfig {
-  http: { allowPrivateNetwork: boolean; allowedNetworks: string[]; maxResponseBytes: number };
-  js: { memoryBytes: number; timeoutMs: number; workers: number };
-}
-
-export interface CoreConfig {
-  publicUrl: string;
-  webhookBaseUrl: string;
-  gatewayBaseUrl: string;
-  dataDir: string;
-  databaseUrl?: string;
-  redisUrl?: string;
-  brokerNamespace: string;
-  /** Raw `SECRETS_KEY` (one key or `kid:key,...`); when absent, a key is generated into `dataDir`. */
-  secretsKey?: string;
-  logLevel: CoreEnv["LOG_LEVEL"];
-  auth: AuthConfig;
-  /** Whether `POST /monitoring/metrics/current` demands a credential. */
-  metricsRequireAuth: boolean;
-  webhooks: WebhookConfig;
-  runs: RunsConfig;
-  steps: StepsConfig;
-  registry: RegistryConfig;
-  /** Per-plan limits (PLAN_LIMITS_FILE); the defaults when absent. */
-  planLimitsFile?: string;
-}
-
 const withoutTrailingSlash = (url: string) => url.replace(/\/+$/, "");
 
-export function toCoreConfig(env: CoreEnv): CoreConfig {
+/**
+ * The settings as the services take them, shaped from the environment: the only place a
+ * variable becomes a setting (its description is the schema's), so the types follow from it.
+ */
+export function toCoreConfig(env: CoreEnv) {
   const publicUrl = withoutTrailingSlash(env.PUBLIC_URL);
   const ingressUrl = env.INGRESS_URL ? withoutTrailingSlash(env.INGRESS_URL) : publicUrl;
   return {
@@ -378,6 +416,18 @@ export function toCoreConfig(env: CoreEnv): CoreConfig {
     },
   };
 }
+
+export type CoreConfig = ReturnType<typeof toCoreConfig>;
+/** Settings of accounts and authentication. */
+export type AuthConfig = CoreConfig["auth"];
+/** The public MCP registry's mirror. */
+export type RegistryConfig = CoreConfig["registry"];
+/** Limits of the webhook ingress. */
+export type WebhookConfig = CoreConfig["webhooks"];
+/** Settings of flow runs. */
+export type RunsConfig = CoreConfig["runs"];
+/** Settings of the built-in steps, shaped as the options of their factories (engine/index.ts). */
+export type StepsConfig = CoreConfig["steps"];
 
 /**
  * Parses an environment against a schema; on failure throws one line that names

@@ -3,6 +3,7 @@ export type { AccountsDeps } from "./accounts/deps.ts";
 export { createResetLink } from "./accounts/password-reset.ts";
 export * from "./broker/index.ts";
 export * from "./config.ts";
+export * from "./config-reference.ts";
 export { createServices, openConfiguredDatabase, type ServicesHandle } from "./container.ts";
 export * from "./context.ts";
 export * from "./errors.ts";
