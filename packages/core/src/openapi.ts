@@ -22,14 +22,8 @@ Statuses: 400 invalid input, 401 missing or bad credential, 403 not allowed, 404
 431 request line and headers over 16 KiB (answered by the HTTP server itself, without a body),
 429 rate limited (with Retry-After), 500 internal, 501 not implemented yet, 502 upstream unusable, 503 dependency down.
 
-Input no operation accepts is a 400 before anything else runs: text holding a NUL character or
-malformed Unicode (a lone surrogate), in any field, field name or path parameter; a number beyond a
-double (\`1e400\`); JSON nesting deeper than 64 levels; a body whose bytes are not UTF-8. Ids are UUIDs;
-any other id is a 400. A client that closes the connection before sending its whole body is counted as 499.
-
-Conventions where the spec is silent: a DELETE request's JSON body is read like its query string
-(flat fields only); a POST or PUT with an empty body is read as \`{}\`; query booleans accept true/false/1/0.
-Durations (\`options.timeout\`, a gateway's \`timeout\`) are milliseconds; a gateway's \`limit.time\` is seconds.`;
+Where the spec is silent (input refused before anything runs, DELETE bodies, empty bodies, query
+booleans, units of durations, ...), the choices made are listed in the repository's \`docs/decisions.md\`.`;
 
 /** The webhook ingress is a plain route (it needs the raw bytes), so it is described by hand. */
 function webhookPaths(webhookBaseUrl: string): ZodOpenApiPathsObject {
