@@ -94,8 +94,11 @@ function startRunPaths(): ZodOpenApiPathsObject {
         },
         responses: {
           "200": outcome(
-            "Accepted (or, in wait mode, the run's response)",
-            z.object({ message: z.literal("accepted"), run_id: z.string() }),
+            "Accepted; in wait mode, the last step's output (any JSON) or the `respond` step's answer",
+            z.union([
+              z.object({ message: z.literal("accepted"), run_id: z.string() }),
+              z.unknown().meta({ description: "Wait mode: the run's output, as the flow made it." }),
+            ]),
           ),
           "202": outcome("Wait mode: still running", z.object({ run_id: z.string() })),
           "400": { description: "Invalid input" },
@@ -104,11 +107,25 @@ function startRunPaths(): ZodOpenApiPathsObject {
           "404": { description: "No such flow" },
           "415": { description: "A body that is not application/json" },
           "500": outcome("Wait mode: the run failed", z.object({ error: z.string(), run_id: z.string() })),
+          default: { description: "Wait mode: the `respond` step's own status, headers and body (any content type)." },
         },
       },
     },
   };
 }
+
+/** The document's tags, in the order the reference shows them. */
+const TAGS = {
+  accounts: "Sign-up, sessions, second factors, users and invitations, API keys, prices and usage.",
+  hub: "Node templates, and the mirror of the public MCP registry.",
+  flows: "Flows: a trigger and the steps it runs, saved as immutable revisions.",
+  runs: "Runs of flows: started by webhooks, gateways or by hand, and their records.",
+  monitoring: "The account's live metrics.",
+  storage: "Streams of messages and key-value buckets, per account.",
+  gateway: "Public HTTP addresses whose mappings run flows.",
+  secrets: "Values flows name as `{{secrets.<key>}}`, sealed at rest.",
+  webhooks: "Deliveries from external services that start flows.",
+};
 
 /**
  * The OpenAPI document, generated from the routers once per process. Error responses
@@ -121,12 +138,14 @@ export function buildOpenApiDocument(config: Pick<CoreConfig, "publicUrl" | "web
     version: SPEC_VERSION,
     baseUrl: config.publicUrl,
     docsUrl: `${config.publicUrl}/docs`,
-    tags: ["accounts", "hub", "flows", "runs", "monitoring", "storage", "gateway", "secrets", "webhooks"],
+    tags: Object.keys(TAGS),
     securitySchemes: {
       bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "auth_token from sign-in" },
       apiKey: { type: "apiKey", in: "header", name: "X-Api-Key", description: "An account API key" },
     },
   });
+  document.info.license = { name: "Proprietary", identifier: "LicenseRef-Proprietary" };
+  document.tags = Object.entries(TAGS).map(([name, tagDescription]) => ({ name, description: tagDescription }));
   const byHand = createDocument({
     openapi: "3.1.0",
     info: { title: "", version: "" },
@@ -153,9 +172,14 @@ export function buildOpenApiDocument(config: Pick<CoreConfig, "publicUrl" | "web
       $ref: path.startsWith("/monitoring") ? "#/components/schemas/MetricsError" : "#/components/schemas/Error",
     };
     for (const [method, operation] of Object.entries(
-      item as Record<string, { responses?: Record<string, { description: string; content?: unknown }> }>,
+      item as Record<
+        string,
+        { security?: unknown[]; responses?: Record<string, { description: string; content?: unknown }> }
+      >,
     )) {
       if (!operation || typeof operation !== "object" || !operation.responses) continue;
+      // An operation that names no scheme takes no credential: say so, rather than leave it unsaid.
+      operation.security ??= [];
       for (const [status, response] of Object.entries(operation.responses)) {
         // The generator shares one response object between operations: replace, never mutate.
         if (Number(status) >= 400) {
