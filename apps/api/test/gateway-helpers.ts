@@ -2,29 +2,6 @@ import { expect } from "bun:test";
 import { readBody } from "./accounts-helpers.ts";
 import type { TestApi } from "./harness.ts";
 
-export interface TestStep {
-  name: string;
-  subject: string;
-  payload?: unknown;
-  options?: { timeout?: number; attempts?: number; backoff_ms?: number };
-}
-
-/** Creates a flow through the flows API with these inline steps and answers its id. */
-export async function createFlow(
-  api: TestApi,
-  headers: Record<string, string>,
-  steps: TestStep[] = [{ name: "echo", subject: "transform", payload: { ok: true } }],
-): Promise<string> {
-  const response = await api.request("/flows", {
-    method: "POST",
-    headers,
-    json: { name: "gateway flow", steps: steps.map((step) => ({ node_type: "function", ...step })) },
-  });
-  const answer = await readBody(response);
-  expect({ status: response.status, answer }).toEqual({ status: 200, answer: { data: expect.any(Object) } });
-  return answer.data.id;
-}
-
 /** Creates a gateway (expecting 200) and answers its subject. */
 export async function createGateway(
   api: TestApi,

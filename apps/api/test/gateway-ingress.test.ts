@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { bearer, readBody, signUp } from "./accounts-helpers.ts";
-import { createFlow, createGateway, mapRoute } from "./gateway-helpers.ts";
+import { createFlow } from "./context.ts";
+import { createGateway, mapRoute } from "./gateway-helpers.ts";
 import { runModes, startPeerApi, startTestApi, type TestApi } from "./harness.ts";
 
 const MISSING = { error: "The requested resource does not exist" };
@@ -49,8 +50,8 @@ for (const { backend, redis, label, skip } of runModes()) {
       (await readBody(await api.request(`/flows/${flowId}/runs?limit=100`, { headers: owner }))).data;
 
     test("a mapped request runs its flow with method, path, query, headers, params and body, and answers with the respond step", async () => {
-      const echo = await createFlow(api, owner, echoSteps);
-      const plain = await createFlow(api, owner, [
+      const echo = await createFlow(api, { headers: owner }, echoSteps);
+      const plain = await createFlow(api, { headers: owner }, [
         { name: "first", subject: "transform", payload: { step: 1 } },
         { name: "last", subject: "transform", payload: { form: "{{trigger.note}}", path: "{{trigger.path}}" } },
       ]);
@@ -108,7 +109,7 @@ for (const { backend, redis, label, skip } of runModes()) {
     });
 
     test("what matches no live gateway or mapping is 404, an inactive gateway 503, bodies as the webhook ingress reads them", async () => {
-      const flow = await createFlow(api, owner);
+      const flow = await createFlow(api, { headers: owner });
       const topic = await createGateway(api, owner, {});
       await mapRoute(api, owner, topic, "PUT", "/items/:id", flow);
 
@@ -153,7 +154,7 @@ for (const { backend, redis, label, skip } of runModes()) {
     });
 
     test("a failed run answers 500 that the flow failed, with its run id (the account reads why); a mapped flow deleted since answers 404", async () => {
-      const failing = await createFlow(api, owner, [
+      const failing = await createFlow(api, { headers: owner }, [
         { name: "read", subject: "kv.get", payload: { bucket: "no-such-bucket", key: "k" } },
       ]);
       const topic = await createGateway(api, owner, {});
@@ -175,7 +176,7 @@ for (const { backend, redis, label, skip } of runModes()) {
     });
 
     test("past the gateway's timeout the answer is 504 with the run id, and the run goes on to its end", async () => {
-      const slow = await createFlow(api, owner, [
+      const slow = await createFlow(api, { headers: owner }, [
         { name: "wait", subject: "delay", payload: { ms: 1500 } },
         { name: "reply", subject: "respond", payload: { body: "late" } },
       ]);
@@ -200,7 +201,9 @@ for (const { backend, redis, label, skip } of runModes()) {
     });
 
     test("the limit is exact across two API processes; beyond it 429 with Retry-After", async () => {
-      const reply = await createFlow(api, owner, [{ name: "reply", subject: "respond", payload: { body: "ok" } }]);
+      const reply = await createFlow(api, { headers: owner }, [
+        { name: "reply", subject: "respond", payload: { body: "ok" } },
+      ]);
       const topic = await createGateway(api, owner, { limit: { request: 7, time: 3600 } });
       await mapRoute(api, owner, topic, "GET", "/ping", reply);
       const before = await api.services.metrics.read(accountId, "gateway.requests");

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AppRouter } from "@platform/core";
 import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
 import { bearer, readBody, signUp } from "./accounts-helpers.ts";
-import { createFlow } from "./gateway-helpers.ts";
+import { createFlow } from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
 
 const MISSING = { error: "The requested resource does not exist" };
@@ -177,7 +177,7 @@ for (const { backend, redis, label, skip } of runModes()) {
     });
 
     test("a deleted gateway is gone for reads, lists and changes; its subject stays reserved for its account", async () => {
-      const flowId = await createFlow(api, owner);
+      const flowId = await createFlow(api, { headers: owner });
       expect((await create({ name: "short-lived", subject: "temp-gw" })).status).toBe(200);
       expect((await map("temp-gw", { method: "GET", path: "/a", flow_id: flowId })).status).toBe(200);
       await expectAnswer(remove("temp-gw"), 200, { message: "success" });
@@ -202,8 +202,8 @@ for (const { backend, redis, label, skip } of runModes()) {
     });
 
     test("mappings are created, listed and deleted by method and path; an existing route is 409", async () => {
-      const flowId = await createFlow(api, owner);
-      const otherFlow = await createFlow(api, owner);
+      const flowId = await createFlow(api, { headers: owner });
+      const otherFlow = await createFlow(api, { headers: owner });
       expect((await create({ name: "routes", subject: "routes-gw" })).status).toBe(200);
       await expectAnswer(map("routes-gw", { method: "GET", path: "/orders/:id", flow_id: flowId }), 200, {
         data: { method: "GET", path: "/orders/:id", flow_id: flowId },
@@ -252,8 +252,8 @@ for (const { backend, redis, label, skip } of runModes()) {
     });
 
     test("a mapping names an existing flow of the same account, a valid method and a valid path", async () => {
-      const mine = await createFlow(api, owner);
-      const theirs = await createFlow(api, other);
+      const mine = await createFlow(api, { headers: owner });
+      const theirs = await createFlow(api, { headers: other });
       expect((await create({ name: "checks", subject: "checks-gw" })).status).toBe(200);
       const noFlow = { error: "invalid input: flow_id: the account has no flow with this id" };
       await expectAnswer(map("checks-gw", { method: "GET", path: "/x", flow_id: theirs }), 400, noFlow);
@@ -301,7 +301,7 @@ for (const { backend, redis, label, skip } of runModes()) {
       const client = createTRPCClient<AppRouter>({
         links: [httpLink({ url: `${api.url}/trpc`, headers: bearer(auth.auth_token) })],
       });
-      const flowId = await createFlow(api, bearer(auth.auth_token));
+      const flowId = await createFlow(api, { headers: bearer(auth.auth_token) });
       const created = await client.gateway.create.mutate({ name: "typed", subject: "typed-gw" });
       expect(created.metadata.subject).toBe("typed-gw");
       expect((await client.gateway.get.query({ gateway_topic: "typed-gw" })).body.name).toBe("typed");

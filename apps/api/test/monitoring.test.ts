@@ -2,9 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AppRouter } from "@platform/core";
 import { createTRPCClient, httpLink } from "@trpc/client";
 import { bearer, readBody, signUp } from "./accounts-helpers.ts";
+import { call, createFlow, newCaller, runUntil, startRun } from "./context.ts";
 import { adapterVariants, runModes, startTestApi, type TestApi } from "./harness.ts";
-import { createFlow, runUntil, startRun } from "./runs-helpers.ts";
-import { call, newCaller } from "./storage-helpers.ts";
 
 const ALL_METRICS = [
   "webhooks.received",
@@ -142,7 +141,7 @@ for (const { backend, redis, label, skip } of runModes()) {
 
     const percentiles = async (headers: Record<string, string>) =>
       (
-        await call(api, { accountId: "", headers }, "POST", "/monitoring/metrics/current", {
+        await call(api, { headers }, "POST", "/monitoring/metrics/current", {
           metrics: ["runs.duration_ms.p50", "runs.duration_ms.p95"],
         })
       ).body.data;

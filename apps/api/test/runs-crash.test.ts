@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { randomBytes } from "node:crypto";
-import { join } from "node:path";
 import { type DatabaseHandle, openDatabase } from "@platform/db";
-import { createScratchPostgres, freeLoopbackPort, testEnv } from "@platform/db/testing";
-import type { Server, Subprocess } from "bun";
+import { createScratchPostgres, testEnv } from "@platform/db/testing";
+import type { Server } from "bun";
 import { PASSWORD, uniqueEmail } from "./accounts-helpers.ts";
-import { stepRecordsColumn } from "./process-helpers.ts";
+import { PlatformProcesses, stepRecordsColumn } from "./process-helpers.ts";
 
 /**
  * The crash test of issue 8, on real processes: an API and two workers in scale-out mode
@@ -16,14 +14,10 @@ import { stepRecordsColumn } from "./process-helpers.ts";
  * the KV bucket are counted by its revisions); a step interrupted by the crash runs again,
  * and its record says so.
  */
-const root = join(import.meta.dir, "..", "..", "..");
 const RUNS = 500;
+/** A bound on each wait (a hang, not a timed assertion), within the test's own timeout. */
+const WAIT_MS = 240_000;
 const skip = !testEnv.DATABASE_URL || !testEnv.REDIS_URL;
-
-interface Child {
-  process: Subprocess;
-  name: string;
-}
 
 describe.skipIf(skip)(
   `a worker killed mid-run${skip ? " (skipped: DATABASE_URL and REDIS_URL are both needed)" : ""}`,
@@ -31,7 +25,6 @@ describe.skipIf(skip)(
     let scratch: Awaited<ReturnType<typeof createScratchPostgres>>;
     let database: DatabaseHandle;
     let upstream: Server<undefined>;
-    const children: Child[] = [];
     /** Requests to /hit/<n> per n; they wait for the gate while it is closed. */
     const hits = new Map<string, number>();
     let held = 0;
@@ -39,30 +32,8 @@ describe.skipIf(skip)(
     const gate = new Promise<void>((resolve) => {
       openGate = resolve;
     });
-    let env: Record<string, string>;
+    let platform: PlatformProcesses;
     let api = "";
-
-    function spawn(name: string, command: string[]): Child {
-      const child = {
-        name,
-        process: Bun.spawn(["bun", ...command], { cwd: root, env, stdout: "ignore", stderr: "inherit" }),
-      };
-      children.push(child);
-      return child;
-    }
-
-    async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
-      for (;;) {
-        for (const child of children) {
-          if (child.process.exitCode !== null && child.process.signalCode === null) {
-            throw new Error(`${child.name} exited with ${child.process.exitCode} while waiting for ${what}`);
-          }
-        }
-        const found = await probe();
-        if (found !== undefined) return found;
-        await Bun.sleep(100);
-      }
-    }
 
     beforeAll(async () => {
       upstream = Bun.serve({
@@ -79,38 +50,14 @@ describe.skipIf(skip)(
         },
       });
       scratch = await createScratchPostgres();
-      const port = await freeLoopbackPort();
-      api = `http://127.0.0.1:${port}`;
-      env = {
-        PATH: process.env.PATH ?? "",
-        HOME: process.env.HOME ?? "",
-        NODE_ENV: "production",
-        LOG_LEVEL: "error",
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        PUBLIC_URL: api,
-        DATABASE_URL: scratch.url,
-        REDIS_URL: testEnv.REDIS_URL as string,
-        BROKER_NAMESPACE: `crash-${randomBytes(4).toString("hex")}`,
-        JWT_SIGNING_KEYS: `crash:${randomBytes(32).toString("base64url")}`,
-        SECRETS_KEY: randomBytes(32).toString("base64url"),
-        WORKER_HEALTH_PORT: "0",
-        HTTP_REQUEST_ALLOWED_NETWORKS: "127.0.0.1",
-      };
-      spawn("api", ["apps/api/src/main.ts", "--mode=scale-out"]);
-      await until("the API", () =>
-        fetch(`${api}/readyz`).then(
-          (r) => (r.ok ? true : undefined),
-          () => undefined,
-        ),
-      );
+      platform = await PlatformProcesses.start({ databaseUrl: scratch.url, redisUrl: testEnv.REDIS_URL as string });
+      api = platform.api;
       database = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 2 });
     }, 120_000);
 
     afterAll(async () => {
       openGate();
-      for (const child of children) child.process.kill("SIGKILL");
-      await Promise.all(children.map((child) => child.process.exited));
+      await platform?.stop();
       await database?.close();
       await scratch?.drop();
       upstream?.stop(true);
@@ -155,8 +102,8 @@ describe.skipIf(skip)(
       expect(flow.status).toBe(200);
       const flowId = (flow.body.data as { id: string }).id;
 
-      const workerA = spawn("worker A", ["apps/worker/src/main.ts"]);
-      spawn("worker B", ["apps/worker/src/main.ts"]);
+      const workerA = platform.worker("worker A");
+      platform.worker("worker B");
       const runIds: string[] = [];
       for (let from = 0; from < RUNS; from += 25) {
         const batch = Array.from({ length: Math.min(25, RUNS - from) }, (_, i) => from + i);
@@ -169,19 +116,22 @@ describe.skipIf(skip)(
 
       // Every run waits in its last step, its request held open by the upstream. A worker holds
       // at most 256 runs at once (4 members of 64), so both workers hold runs now.
-      await until("every run to reach its last step", () => (held === RUNS ? true : undefined));
-      workerA.process.kill("SIGKILL");
-      await workerA.process.exited;
+      await platform.until("every run to reach its last step", () => (held === RUNS ? true : undefined), WAIT_MS);
+      await platform.kill(workerA);
       openGate();
 
-      const runs = await until("every run to end", async () => {
-        const rows = await database.db
-          .selectFrom("runs")
-          .select(["id", "status", "error", stepRecordsColumn])
-          .where("flow_id", "=", flowId)
-          .execute();
-        return rows.every((row) => row.status === "succeeded" || row.status === "failed") ? rows : undefined;
-      });
+      const runs = await platform.until(
+        "every run to end",
+        async () => {
+          const rows = await database.db
+            .selectFrom("runs")
+            .select(["id", "status", "error", stepRecordsColumn])
+            .where("flow_id", "=", flowId)
+            .execute();
+          return rows.every((row) => row.status === "succeeded" || row.status === "failed") ? rows : undefined;
+        },
+        WAIT_MS,
+      );
 
       // Every accepted run, and nothing else, ran to success.
       expect(runs.map((run) => run.id).sort()).toEqual([...runIds].sort());

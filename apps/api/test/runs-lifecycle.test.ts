@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { PLATFORM_SCOPE } from "@platform/core";
+import { type Caller, call, createFlow, newCaller, runUntil, startRun } from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
-import { createFlow, runUntil, startRun } from "./runs-helpers.ts";
-import { type Caller, call, newCaller } from "./storage-helpers.ts";
 
 for (const { label, backend, redis, skip } of runModes()) {
   describe.skipIf(Boolean(skip))(`run lifecycle on ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
+import { type Caller, call, createFlow, newCaller, runUntil, startRun } from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
-import { createFlow, runUntil, startRun } from "./runs-helpers.ts";
-import { type Caller, call, newCaller } from "./storage-helpers.ts";
 
 /**
  * `http.request` and `js` steps in real runs: a local HTTP server stands in for the outside

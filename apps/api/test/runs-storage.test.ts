@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { sql } from "kysely";
 import { bearer, signUp } from "./accounts-helpers.ts";
+import type { Caller } from "./context.ts";
+import { createFlow, runUntil, startRun, type TestStep } from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
-import { createFlow, runUntil, startRun, type TestStep } from "./runs-helpers.ts";
-import type { Caller } from "./storage-helpers.ts";
 
 /** What a run may write: each step's output once, within STEP_OUTPUT_MAX_BYTES; its trigger data within TRIGGER_MAX_BYTES. */
 

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type Caller, call, createFlow, newCaller, runUntil, startRun } from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
-import { createFlow, runUntil, startRun } from "./runs-helpers.ts";
-import { type Caller, call, newCaller } from "./storage-helpers.ts";
 
 for (const { label, backend, redis, skip } of runModes()) {
   describe.skipIf(Boolean(skip))(`runs on ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { buildOpenApiDocument, coreConfigSchema, toCoreConfig } from "@platform/core";
+import { type Caller, call, newCaller, storageError } from "./context.ts";
 import { adapterVariants, startTestApi, type TestApi } from "./harness.ts";
-import { type Caller, call, newCaller, storageError } from "./storage-helpers.ts";
 
 for (const { label: name, backend, redis, skip } of adapterVariants()) {
   describe.skipIf(Boolean(skip))(`storage KV on ${name}${skip ? ` (skipped: ${skip})` : ""}`, () => {
@@ -263,7 +263,7 @@ for (const { label: name, backend, redis, skip } of adapterVariants()) {
         await getKey("guarded", "k", null),
         await deleteKey("guarded", "k", null),
         await listKeys("guarded", "", null),
-        await call(api, { accountId: "", headers: { "x-api-key": "wfk_not-a-key" } }, "GET", "/storage/kv/guarded"),
+        await call(api, { headers: { "x-api-key": "wfk_not-a-key" } }, "GET", "/storage/kv/guarded"),
       ]) {
         expect(answer).toMatchObject(storageError(401, "unauthorized"));
       }

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { platformJobs } from "@platform/core";
 import { eventually } from "@platform/core/testing";
+import { type Caller, call, newCaller, storageError } from "./context.ts";
 import { adapterVariants, startPeerApi, startTestApi, type TestApi } from "./harness.ts";
-import { type Caller, call, newCaller, storageError } from "./storage-helpers.ts";
 
 for (const { label: name, backend, redis, skip } of adapterVariants()) {
   describe.skipIf(Boolean(skip))(`storage streams on ${name}${skip ? ` (skipped: ${skip})` : ""}`, () => {
@@ -269,7 +269,7 @@ for (const { label: name, backend, redis, skip } of adapterVariants()) {
         await remove("guarded", null),
         await call(
           api,
-          { accountId: "", headers: { authorization: "Bearer not-a-token" } },
+          { headers: { authorization: "Bearer not-a-token" } },
           "GET",
           "/storage/streams/guarded/messages",
         ),

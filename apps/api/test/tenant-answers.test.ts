@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
 import { sql } from "kysely";
 import { bearer, signUp } from "./accounts-helpers.ts";
+import type { Caller } from "./context.ts";
+import { runUntil } from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
-import { runUntil } from "./runs-helpers.ts";
-import type { Caller } from "./storage-helpers.ts";
 
 /**
  * What a flow sends back, and the failures it records, on the platform's own origin: no

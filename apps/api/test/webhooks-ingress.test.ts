@@ -6,10 +6,9 @@ import { Webhook as StandardWebhook } from "standardwebhooks";
 import Stripe from "stripe";
 import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
 import { bearer, signUp } from "./accounts-helpers.ts";
+import { type Caller, call, runUntil } from "./context.ts";
 import { type FlowBody, type FlowsClient, flowsClient } from "./flows-helpers.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
-import { runUntil } from "./runs-helpers.ts";
-import { type Caller, call } from "./storage-helpers.ts";
 
 /** The public address senders sign (Twilio signs the whole URL); the test reaches the server on its own port. */
 const WEBHOOK_BASE_URL = "https://hooks.example.com/in";
@@ -155,13 +154,9 @@ for (const { backend, redis, label, skip } of runModes()) {
           body: { error: "invalid API key" },
         });
         const stranger = await signUp(api, "ingress-stranger");
-        const foreign = await call(
-          api,
-          { accountId: stranger.auth.account.id, headers: bearer(stranger.auth.auth_token) },
-          "POST",
-          "/accounts/api-keys",
-          { name: "other" },
-        );
+        const foreign = await call(api, { headers: bearer(stranger.auth.auth_token) }, "POST", "/accounts/api-keys", {
+          name: "other",
+        });
         const foreignKey = foreign.body.data?.key ?? foreign.body.key;
         expect((await deliver(flow, { json: {}, headers: { "x-api-key": foreignKey } })).status).toBe(401);
         const restricted = await call(api, owner, "POST", "/accounts/api-keys", {
