@@ -3,13 +3,19 @@ import { type Kysely, sql } from "kysely";
 /**
  * What each scope keeps in the PostgreSQL broker, counted as it changes, so that per-account
  * limits read one row instead of summing tables: `kv_bytes` (keys and values) and
- * `stream_bytes` (entry payloads). Statement-level triggers keep the counts: every way a
- * row comes or goes (writes, trims, expiry sweeps, a stream's deletion cascading to its
- * entries) is counted, one update per statement and scope however many rows it touched.
+ * `stream_bytes` (entry payloads) of each account's scope. Triggers keep the counts: every
+ * way a row comes or goes (writes, trims, expiry sweeps, a stream's deletion cascading to
+ * its entries) is counted; the platform's own rows skip them.
  *
  * And `broker_windows`: counts over a sliding window approximated from two fixed ones (see
  * `broker_take`), for limits of thousands of calls per second.
  */
+/**
+ * Rows of an account's scope: the platform's own (scope `platform`, or `<namespace>/platform`:
+ * the run queue, dead letters, markers) are under no account's limit and are not counted.
+ */
+const OWNED = (row: string) => `${row}scope <> 'platform' and ${row}scope not like '%/platform'`;
+
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
     create table broker_usage (
@@ -18,36 +24,73 @@ export async function up(db: Kysely<any>): Promise<void> {
       value bigint not null,
       primary key (scope, name)
     )`.execute(db);
-  for (const [table, counted, size] of [
-    ["broker_kv", "kv_bytes", "octet_length(key) + octet_length(value)"],
-    ["broker_stream_entries", "stream_bytes", "octet_length(payload)"],
+  // Stream entries go a row at a time as well: the run queue's are deleted as fast as they are
+  // appended, and a statement-level trigger would copy every one of them into its transition
+  // table. KV keys go by the thousand (a bucket's deletion): one update per statement.
+  for (const [table, counted, size, removals] of [
+    ["broker_kv", "kv_bytes", (row: string) => `octet_length(${row}key) + octet_length(${row}value)`, "statement"],
+    ["broker_stream_entries", "stream_bytes", (row: string) => `octet_length(${row}payload)`, "row"],
   ] as const) {
     const name = sql.raw(table);
     const count = (rows: string, sign: string) => `
       insert into broker_usage as u (scope, name, value)
-      select scope, '${counted}', ${sign}sum(${size}) from ${rows} group by scope
+      select scope, '${counted}', ${sign}sum(${size("")}) from ${rows} where ${OWNED("")} group by scope
       on conflict (scope, name) do update set value = u.value + excluded.value;`;
+    // Writes come a row at a time, and the platform's own (the run queue's every append) skip the trigger.
     await sql`
-      create function ${sql.raw(`${table}_usage`)}() returns trigger language plpgsql as $$
+      create function ${sql.raw(`${table}_usage_added`)}() returns trigger language plpgsql as $$
       begin
-        if tg_op in ('INSERT', 'UPDATE') then ${sql.raw(count("added", ""))} end if;
-        if tg_op in ('DELETE', 'UPDATE') then ${sql.raw(count("removed", "-"))} end if;
+        insert into broker_usage as u (scope, name, value) values (new.scope, '${sql.raw(counted)}', ${sql.raw(size("new."))})
+        on conflict (scope, name) do update set value = u.value + excluded.value;
         return null;
       end $$`.execute(db);
     await sql`
       create trigger ${sql.raw(`${table}_usage_insert`)} after insert on ${name}
-      referencing new table as added for each statement execute function ${sql.raw(`${table}_usage`)}()`.execute(db);
+      for each row when (${sql.raw(OWNED("new."))}) execute function ${sql.raw(`${table}_usage_added`)}()`.execute(db);
+    // Changes may come by the thousand: one update per statement.
+    await sql`
+      create function ${sql.raw(`${table}_usage`)}() returns trigger language plpgsql as $$
+      begin
+        ${sql.raw(count("added", ""))}
+        ${sql.raw(count("removed", "-"))}
+        return null;
+      end $$`.execute(db);
     await sql`
       create trigger ${sql.raw(`${table}_usage_update`)} after update on ${name}
       referencing new table as added old table as removed
       for each statement execute function ${sql.raw(`${table}_usage`)}()`.execute(db);
-    await sql`
-      create trigger ${sql.raw(`${table}_usage_delete`)} after delete on ${name}
-      referencing old table as removed for each statement execute function ${sql.raw(`${table}_usage`)}()`.execute(db);
+    if (removals === "row") {
+      await sql`
+        create function ${sql.raw(`${table}_usage_removed`)}() returns trigger language plpgsql as $$
+        begin
+          update broker_usage set value = value - ${sql.raw(size("old."))}
+          where scope = old.scope and name = '${sql.raw(counted)}';
+          return null;
+        end $$`.execute(db);
+      await sql`
+        create trigger ${sql.raw(`${table}_usage_delete`)} after delete on ${name}
+        for each row when (${sql.raw(OWNED("old."))}) execute function ${sql.raw(`${table}_usage_removed`)}()`.execute(
+        db,
+      );
+    } else {
+      await sql`
+        create function ${sql.raw(`${table}_usage_removed`)}() returns trigger language plpgsql as $$
+        begin
+          ${sql.raw(count("removed", "-"))}
+          return null;
+        end $$`.execute(db);
+      await sql`
+        create trigger ${sql.raw(`${table}_usage_delete`)} after delete on ${name}
+        referencing old table as removed for each statement execute function ${sql.raw(`${table}_usage_removed`)}()`.execute(
+        db,
+      );
+    }
     // What is there already.
     await sql`
       insert into broker_usage (scope, name, value)
-      select scope, ${counted}, sum(${sql.raw(size)}) from ${name} group by scope`.execute(db);
+      select scope, ${counted}, sum(${sql.raw(size(""))}) from ${name} where ${sql.raw(OWNED(""))} group by scope`.execute(
+      db,
+    );
   }
 
   await sql`
@@ -105,6 +148,8 @@ export async function down(db: Kysely<any>): Promise<void> {
       await sql`drop trigger if exists ${sql.raw(`${table}_usage_${op}`)} on ${sql.raw(table)}`.execute(db);
     }
     await sql`drop function if exists ${sql.raw(`${table}_usage`)}`.execute(db);
+    await sql`drop function if exists ${sql.raw(`${table}_usage_added`)}`.execute(db);
+    await sql`drop function if exists ${sql.raw(`${table}_usage_removed`)}`.execute(db);
   }
   await sql`drop table if exists broker_usage`.execute(db);
 }
