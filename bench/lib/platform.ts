@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -39,6 +39,9 @@ async function waitReady(url: string, processes: Subprocess[]): Promise<void> {
   throw new Error(`${url} was not ready within 60 s`);
 }
 
+/** Rates high enough that no benchmark meets them. */
+const BENCH_RATES = { runs_per_minute: 100_000_000, webhook_deliveries_per_second: 1_000_000 };
+
 /**
  * Starts the platform as its README says, as real processes: `bun run start` (embedded,
  * PGlite in a fresh data directory), or `start:api` + `start:worker` on a scratch
@@ -46,6 +49,10 @@ async function waitReady(url: string, processes: Subprocess[]): Promise<void> {
  */
 export async function startPlatform(mode: Mode, extraEnv: Record<string, string> = {}): Promise<RunningPlatform> {
   const port = await freeLoopbackPort();
+  // A benchmark measures what the platform does, not its plans' rates: one flow here takes
+  // more deliveries a second than the free plan lets it (the checks still run, under these).
+  const planLimitsFile = join(tmpdir(), `platform-bench-plans-${port}.json`);
+  writeFileSync(planLimitsFile, JSON.stringify({ free: BENCH_RATES }));
   const url = `http://127.0.0.1:${port}`;
   const base = {
     ...process.env,
@@ -60,6 +67,7 @@ export async function startPlatform(mode: Mode, extraEnv: Record<string, string>
     LOGIN_FAILURES_PER_EMAIL: "1000000",
     // No benchmark reaches the public MCP registry; bench/registry.ts starts a stand-in.
     MCP_REGISTRY_URL: "http://127.0.0.1:9",
+    PLAN_LIMITS_FILE: planLimitsFile,
     ...extraEnv,
   };
   if (mode === "embedded") {
@@ -82,6 +90,7 @@ export async function startPlatform(mode: Mode, extraEnv: Record<string, string>
         api.kill("SIGTERM");
         await api.exited;
         rmSync(dataDir, { recursive: true, force: true });
+        rmSync(planLimitsFile, { force: true });
       },
     };
   }
@@ -111,6 +120,7 @@ export async function startPlatform(mode: Mode, extraEnv: Record<string, string>
       for (const child of [api, worker]) child.kill("SIGTERM");
       await Promise.all([api.exited, worker.exited]);
       await scratch.drop();
+      rmSync(planLimitsFile, { force: true });
     },
   };
 }
