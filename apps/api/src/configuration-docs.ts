@@ -1,4 +1,4 @@
-import { configurationReference, coreConfigSchema } from "@platform/core";
+import { configurationReference, coreConfigSchema, type DescribedVariable } from "@platform/core";
 // The worker app's settings, read here only to document them beside the API's.
 import { workerEnvSchema } from "../../worker/src/config.ts";
 import { apiEnvSchema } from "./config.ts";
@@ -18,7 +18,7 @@ export const COMPOSE_SETTINGS = {
       "Host name the proxy serves webhooks and gateways on, apart from the API (INGRESS_URL should name it).",
     fallback: "hooks.localhost",
   },
-};
+} satisfies Record<string, DescribedVariable>;
 
 /** docs/configuration.md as the settings' schemas describe them. */
 export function configurationDocument(): string {

@@ -1,11 +1,17 @@
 import type { z } from "zod";
 
+/** A variable no schema reads (compose's own), described by hand. */
+export interface DescribedVariable {
+  description: string;
+  fallback?: string;
+}
+
 /** A group of settings as the reference lists them: one process's schema, or the variables compose reads. */
 export interface SettingsSection {
   title: string;
   /** What reads them. */
   about: string;
-  settings: Record<string, z.ZodType> | Record<string, { description: string; fallback?: string }>;
+  settings: Record<string, z.ZodType | DescribedVariable>;
 }
 
 interface SchemaDef {
@@ -25,10 +31,11 @@ function defaultOf(def: SchemaDef): unknown {
 
 const cell = (text: string) => text.replaceAll("|", "\\|").replaceAll("\n", " ");
 
-function rowOf(name: string, setting: z.ZodType | { description: string; fallback?: string }): string {
-  const schema = "def" in setting ? (setting as unknown as z.ZodType & { def: SchemaDef }) : undefined;
-  const description = schema ? (schema.meta()?.description ?? "") : (setting as { description: string }).description;
-  const fallback = schema ? defaultOf(schema.def) : (setting as { fallback?: string }).fallback;
+const isSchema = (setting: z.ZodType | DescribedVariable): setting is z.ZodType => "def" in setting;
+
+function rowOf(name: string, setting: z.ZodType | DescribedVariable): string {
+  const description = isSchema(setting) ? (setting.meta()?.description ?? "") : setting.description;
+  const fallback = isSchema(setting) ? defaultOf(setting.def as unknown as SchemaDef) : setting.fallback;
   const shown = fallback === undefined || fallback === "" ? "" : `\`${String(fallback)}\``;
   return `| \`${name}\` | ${shown} | ${cell(description)} |`;
 }
@@ -59,9 +66,7 @@ export function configurationReference(sections: SettingsSection[]): string {
       "| Variable | Default | What it sets |",
       "|---|---|---|",
     );
-    for (const name of names) {
-      parts.push(rowOf(name, (section.settings as Record<string, z.ZodType>)[name] as z.ZodType));
-    }
+    for (const name of names) parts.push(rowOf(name, section.settings[name] as z.ZodType | DescribedVariable));
   }
   return `${parts.join("\n")}\n`;
 }

@@ -3,19 +3,15 @@ import { isRowFault } from "./database-errors.ts";
 /**
  * Group commit: calls that arrive while earlier ones are being written share the next
  * statement. An idle writer writes at the end of the current turn of the event loop
- * (`setImmediate`), so the calls of requests that arrived together go together, and
- * batching adds no timer when there is no load. (On the microtask queue instead, each
- * request's call went out alone as soon as it was made: with PGlite, whose statements
- * block the event loop while they run, every batch was one call, 64 runs/s embedded
- * against 1,430 with this.)
+ * (`setImmediate`, not a microtask: PGlite's statements block the loop, so a microtask
+ * would send each request's call alone), so the calls of requests that arrived together go
+ * together, and batching adds no timer when there is no load.
  */
 
 /**
  * The in-flight limit for database writes on the hot paths: the next statement waits for
  * the one being written, so batches grow with the load and each commit (and its WAL flush)
- * serves more rows. Measured with the run engine on PostgreSQL (bench/runs.ts): four
- * statements in flight cost PostgreSQL about 2.4 times the CPU per run that one does, for
- * batches a quarter the size; PGlite runs one at a time anyway.
+ * serves more rows, at less of PostgreSQL's CPU per row than several smaller statements.
  */
 export const ONE_STATEMENT_AT_A_TIME = 1;
 
