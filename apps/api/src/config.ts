@@ -1,4 +1,11 @@
-import { coreConfigSchema, parseEnv, secretsKeySchema, signingKeysSchema, toCoreConfig } from "@platform/core";
+import {
+  coreConfigSchema,
+  parseEnv,
+  secretsKeySchema,
+  signingKeysSchema,
+  toCoreConfig,
+  wholeNumber,
+} from "@platform/core";
 import { z } from "zod";
 
 /**
@@ -8,28 +15,22 @@ import { z } from "zod";
  * JWT_SIGNING_KEYS and SECRETS_KEY (shared by every API process).
  */
 export const apiEnvSchema = coreConfigSchema.extend({
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000).meta({ description: "Port the API listens on." }),
+  PORT: wholeNumber({ min: 0, max: 65535, fallback: 3000, description: "Port the API listens on." }),
   HOST: z.string().min(1).default("0.0.0.0").meta({ description: "Interface the API binds to." }),
-  MAX_BODY_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(10 * 1024 * 1024)
-    .meta({ description: "Largest request body accepted, in bytes (413 beyond)." }),
-  SHUTDOWN_GRACE_MS: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(10_000)
-    .meta({ description: "How long SIGTERM waits for in-flight requests before closing connections, in ms." }),
-  WORKER_CONCURRENCY: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(256)
-    .default(4)
-    .meta({ description: "Stream entries processed at once by the embedded worker." }),
-  TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0).meta({
+  MAX_BODY_BYTES: wholeNumber({
+    min: 1,
+    fallback: 10 * 1024 * 1024,
+    description: "Largest request body accepted, in bytes (413 beyond).",
+  }),
+  SHUTDOWN_GRACE_MS: wholeNumber({
+    min: 1,
+    fallback: 10_000,
+    description: "How long SIGTERM waits for in-flight requests before closing connections, in ms.",
+  }),
+  TRUSTED_PROXY_HOPS: wholeNumber({
+    min: 0,
+    max: 10,
+    fallback: 0,
     description:
       "Reverse proxies in front of the API whose X-Forwarded-For entries name the client (0: none, trust the socket).",
   }),

@@ -1,4 +1,4 @@
-import { coreConfigSchema, parseEnv, toCoreConfig } from "@platform/core";
+import { coreConfigSchema, parseEnv, toCoreConfig, wholeNumber } from "@platform/core";
 import { z } from "zod";
 
 /**
@@ -11,21 +11,15 @@ export const workerEnvSchema = coreConfigSchema.extend({
     error: "is required by start:worker (a postgres:// URL; embedded mode runs its worker in the API)",
   }),
   REDIS_URL: z.url({ error: "is required by start:worker (a redis:// URL)" }),
-  WORKER_CONCURRENCY: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(256)
-    .default(4)
-    .meta({ description: "Group members per consumer in this process." }),
-  WORKER_HEALTH_PORT: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(65535)
-    .default(3001)
-    .meta({ description: "Port of GET /healthz (0: any free port, logged at start)." }),
-  WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000).meta({
+  WORKER_HEALTH_PORT: wholeNumber({
+    min: 0,
+    max: 65535,
+    fallback: 3001,
+    description: "Port of GET /healthz (0: any free port, logged at start).",
+  }),
+  WORKER_SHUTDOWN_GRACE_MS: wholeNumber({
+    min: 1,
+    fallback: 10_000,
     description: "How long SIGTERM lets entries in flight finish before releasing them to other workers, in ms.",
   }),
 });

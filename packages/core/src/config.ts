@@ -10,6 +10,13 @@ export const envBoolean = (fallback: boolean) =>
     .default(fallback ? "true" : "false")
     .transform((value) => value === "true" || value === "1");
 
+/** A whole number read from the environment, at least `min` (and at most `max`), with its default and what it sets. */
+export function wholeNumber(setting: { min: number; max?: number; fallback: number; description: string }) {
+  const atLeast = z.coerce.number().int().min(setting.min);
+  const bounded = setting.max === undefined ? atLeast : atLeast.max(setting.max);
+  return bounded.default(setting.fallback).meta({ description: setting.description });
+}
+
 /** Comma-separated IP addresses or CIDR networks (`10.1.2.3,10.8.0.0/16,fd00::/8`); empty counts as none. */
 const networkList = z
   .string()
@@ -102,41 +109,46 @@ export const coreConfigSchema = z.object({
     .regex(/^[\w.-]{0,64}$/, { error: "may hold letters, digits, '_', '.' and '-' (at most 64)" })
     .default("")
     .meta({ description: "Prefix of every broker scope, so deployments (or test runs) sharing one Redis never meet." }),
+  WORKER_CONCURRENCY: wholeNumber({
+    min: 1,
+    max: 256,
+    fallback: 4,
+    description: "Stream entries processed at once by each worker process (and by the embedded worker).",
+  }),
   LOG_LEVEL: z
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
     .default("info")
     .meta({ description: "fatal, error, warn, info, debug, trace or silent." }),
-  ACCESS_TOKEN_TTL_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(10)
-    .max(86_400)
-    .default(900)
-    .meta({ description: "Lifetime of an access token (JWT), in seconds." }),
-  REFRESH_TOKEN_TTL_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(60)
-    .default(30 * 86_400)
-    .meta({ description: "Lifetime of a refresh token, in seconds; each refresh issues a new one." }),
-  REFRESH_REUSE_GRACE_S: z.coerce.number().int().min(0).max(300).default(10).meta({
+  ACCESS_TOKEN_TTL_SECONDS: wholeNumber({
+    min: 10,
+    max: 86_400,
+    fallback: 900,
+    description: "Lifetime of an access token (JWT), in seconds.",
+  }),
+  REFRESH_TOKEN_TTL_SECONDS: wholeNumber({
+    min: 60,
+    fallback: 30 * 86_400,
+    description: "Lifetime of a refresh token, in seconds; each refresh issues a new one.",
+  }),
+  REFRESH_REUSE_GRACE_S: wholeNumber({
+    min: 0,
+    max: 300,
+    fallback: 10,
     description:
       "Seconds after a refresh token was exchanged during which presenting it again (two tabs refreshing at once) gets new tokens of the same session instead of revoking it; 0: never.",
   }),
-  RECENT_AUTH_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(30)
-    .max(86_400)
-    .default(600)
-    .meta({ description: "How recent a sign-in (or re-authentication) must be to change second factors, in seconds." }),
-  MFA_TOKEN_TTL_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(30)
-    .max(3600)
-    .default(300)
-    .meta({ description: "How long an MFA token from a password login waits for its second factor, in seconds." }),
+  RECENT_AUTH_SECONDS: wholeNumber({
+    min: 30,
+    max: 86_400,
+    fallback: 600,
+    description: "How recent a sign-in (or re-authentication) must be to change second factors, in seconds.",
+  }),
+  MFA_TOKEN_TTL_SECONDS: wholeNumber({
+    min: 30,
+    max: 3600,
+    fallback: 300,
+    description: "How long an MFA token from a password login waits for its second factor, in seconds.",
+  }),
   JWT_SIGNING_KEYS: signingKeysSchema.optional().meta({
     description:
       "Access-token signing keys (see signingKeysSchema). When unset, one key is generated once into DATA_DIR (mode 0600).",
@@ -167,30 +179,34 @@ export const coreConfigSchema = z.object({
     description:
       'A JSON file of per-plan limits (`{"free": {"kv_bytes": 104857600}}`, over the defaults); defaults for every plan when unset.',
   }),
-  LOGIN_FAILURES_PER_PAIR: z.coerce.number().int().min(1).default(10).meta({
+  LOGIN_FAILURES_PER_PAIR: wholeNumber({
+    min: 1,
+    fallback: 10,
     description: "Failed sign-ins (or second factors) of one email from one client address before that pair gets 429.",
   }),
-  LOGIN_FAILURES_PER_IP: z.coerce.number().int().min(1).default(50).meta({
+  LOGIN_FAILURES_PER_IP: wholeNumber({
+    min: 1,
+    fallback: 50,
     description:
       "Failed sign-ins from one client address, over all emails, before the address gets 429 (also: sign-ups per address).",
   }),
-  LOGIN_FAILURES_PER_EMAIL: z.coerce.number().int().min(1).default(20).meta({
+  LOGIN_FAILURES_PER_EMAIL: wholeNumber({
+    min: 1,
+    fallback: 20,
     description:
       "Failed sign-ins of one email, from anywhere, after which its sign-ins are slowed down (never refused).",
   }),
-  LOGIN_SLOWDOWN_MS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(60_000)
-    .default(1000)
-    .meta({ description: "How long each sign-in of such an email waits, in ms (0: no slowdown)." }),
-  LOGIN_FAILURE_WINDOW_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .default(900)
-    .meta({ description: "The window of the failure counts above, from the first failure, in seconds." }),
+  LOGIN_SLOWDOWN_MS: wholeNumber({
+    min: 0,
+    max: 60_000,
+    fallback: 1000,
+    description: "How long each sign-in of such an email waits, in ms (0: no slowdown).",
+  }),
+  LOGIN_FAILURE_WINDOW_SECONDS: wholeNumber({
+    min: 1,
+    fallback: 900,
+    description: "The window of the failure counts above, from the first failure, in seconds.",
+  }),
   SMTP_URL: z
     .preprocess(
       (value) => (value === "" ? undefined : value),
@@ -210,70 +226,68 @@ export const coreConfigSchema = z.object({
   APP_URL: optionalUrl.meta({
     description: "Where links in mails point (invitations, password resets); default: PUBLIC_URL.",
   }),
-  INVITATION_TTL_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(60)
-    .default(7 * 86_400)
-    .meta({ description: "How long an invitation can be accepted, in seconds (default 7 days)." }),
-  PASSWORD_RESET_TTL_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(60)
-    .max(86_400)
-    .default(3600)
-    .meta({ description: "How long a password reset link works, in seconds (default 1 hour)." }),
-  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(300_000).default(10_000).meta({
+  INVITATION_TTL_SECONDS: wholeNumber({
+    min: 60,
+    fallback: 7 * 86_400,
+    description: "How long an invitation can be accepted, in seconds (default 7 days).",
+  }),
+  PASSWORD_RESET_TTL_SECONDS: wholeNumber({
+    min: 60,
+    max: 86_400,
+    fallback: 3600,
+    description: "How long a password reset link works, in seconds (default 1 hour).",
+  }),
+  AUTH_CACHE_TTL_MS: wholeNumber({
+    min: 0,
+    max: 300_000,
+    fallback: 10_000,
     description:
       "How long a process trusts a verified session or API key without asking the database, in ms; revocations reach every process at once through the Broker, so this only bounds the case where one could not be announced. 0 turns the cache off.",
   }),
   METRICS_REQUIRE_AUTH: envBoolean(false).meta({
     description: "The spec states the metrics request without a credential; `true` makes one required.",
   }),
-  WAIT_TIMEOUT_MS: z.coerce.number().int().min(1).max(3_600_000).default(30_000).meta({
+  WAIT_TIMEOUT_MS: wholeNumber({
+    min: 1,
+    max: 3_600_000,
+    fallback: 30_000,
     description:
       "How long wait mode (`?wait=true`, webhooks and gateways that wait) waits for a run's end before answering 202, in ms.",
   }),
-  RUN_RETENTION_DAYS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(36_500)
-    .default(30)
-    .meta({ description: "Days a run's record is kept after it was accepted; the worker removes older ones." }),
-  RUN_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000).meta({
+  RUN_RETENTION_DAYS: wholeNumber({
+    min: 1,
+    max: 36_500,
+    fallback: 30,
+    description: "Days a run's record is kept after it was accepted; the worker removes older ones.",
+  }),
+  RUN_LEASE_MS: wholeNumber({
+    min: 1000,
+    max: 600_000,
+    fallback: 30_000,
     description:
       "How long a worker's hold on a run lasts without renewal, in ms (renewed every third of it). After Redis lost its data, a run held this long without renewal is taken from its dead worker and queued again. Every process of a deployment must use the same value.",
   }),
-  STEP_OUTPUT_MAX_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .default(1024 * 1024)
-    .meta({ description: "Largest output a step may answer, in bytes of JSON; a larger one fails the step." }),
-  TRIGGER_MAX_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1024)
-    .default(10 * 1024 * 1024)
-    .meta({
-      description: "Largest trigger data a run may start with, in bytes of JSON (413 beyond), however the run starts.",
-    }),
-  WEBHOOK_MAX_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(10 * 1024 * 1024)
-    .meta({ description: "Largest webhook body accepted, in bytes (413 beyond); read no further than that." }),
-  WEBHOOK_MAX_FILE_CONTENT_BYTES: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .default(1024 * 1024)
-    .meta({
-      description:
-        "Largest file in a multipart webhook whose content (base64) is kept in the trigger data; larger ones keep their hash.",
-    }),
+  STEP_OUTPUT_MAX_BYTES: wholeNumber({
+    min: 1024,
+    fallback: 1024 * 1024,
+    description: "Largest output a step may answer, in bytes of JSON; a larger one fails the step.",
+  }),
+  TRIGGER_MAX_BYTES: wholeNumber({
+    min: 1024,
+    fallback: 10 * 1024 * 1024,
+    description: "Largest trigger data a run may start with, in bytes of JSON (413 beyond), however the run starts.",
+  }),
+  WEBHOOK_MAX_BYTES: wholeNumber({
+    min: 1,
+    fallback: 10 * 1024 * 1024,
+    description: "Largest webhook body accepted, in bytes (413 beyond); read no further than that.",
+  }),
+  WEBHOOK_MAX_FILE_CONTENT_BYTES: wholeNumber({
+    min: 0,
+    fallback: 1024 * 1024,
+    description:
+      "Largest file in a multipart webhook whose content (base64) is kept in the trigger data; larger ones keep their hash.",
+  }),
   ALLOW_PRIVATE_NETWORK: envBoolean(false).meta({
     description:
       "`true` lets http.request steps reach private, loopback, link-local and metadata addresses (a trusted network only).",
@@ -281,57 +295,50 @@ export const coreConfigSchema = z.object({
   HTTP_REQUEST_ALLOWED_NETWORKS: networkList.meta({
     description: "Private addresses or networks http.request steps may reach even so (one internal service, say).",
   }),
-  HTTP_REQUEST_MAX_RESPONSE_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(10 * 1024 * 1024)
-    .meta({ description: "Largest response body an http.request step reads, in bytes; a larger one fails the step." }),
-  JS_MEMORY_LIMIT_MB: z.coerce
-    .number()
-    .int()
-    .min(8)
-    .max(2048)
-    .default(64)
-    .meta({ description: "Heap of one js step evaluation, in MiB." }),
-  JS_TIME_LIMIT_MS: z.coerce
-    .number()
-    .int()
-    .min(10)
-    .max(300_000)
-    .default(1000)
-    .meta({ description: "Longest one js step evaluation may run, in ms." }),
-  JS_WORKERS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(64)
-    .default(2)
-    .meta({ description: "Worker threads per process evaluating js steps side by side." }),
+  HTTP_REQUEST_MAX_RESPONSE_BYTES: wholeNumber({
+    min: 1,
+    fallback: 10 * 1024 * 1024,
+    description: "Largest response body an http.request step reads, in bytes; a larger one fails the step.",
+  }),
+  JS_MEMORY_LIMIT_MB: wholeNumber({
+    min: 8,
+    max: 2048,
+    fallback: 64,
+    description: "Heap of one js step evaluation, in MiB.",
+  }),
+  JS_TIME_LIMIT_MS: wholeNumber({
+    min: 10,
+    max: 300_000,
+    fallback: 1000,
+    description: "Longest one js step evaluation may run, in ms.",
+  }),
+  JS_WORKERS: wholeNumber({
+    min: 1,
+    max: 64,
+    fallback: 2,
+    description: "Worker threads per process evaluating js steps side by side.",
+  }),
   MCP_REGISTRY_URL: z
     .url()
     .default("https://registry.modelcontextprotocol.io")
     .meta({ description: "The public MCP registry the hub mirrors (its read API, `/v0.1/servers`)." }),
-  MCP_REGISTRY_SYNC_INTERVAL_S: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .default(3600)
-    .meta({ description: "Seconds between incremental syncs of the registry mirror (across every worker)." }),
-  MCP_REGISTRY_TIMEOUT_MS: z.coerce
-    .number()
-    .int()
-    .min(100)
-    .max(300_000)
-    .default(10_000)
-    .meta({ description: "How long one request to the upstream registry may take, in ms." }),
-  MCP_REGISTRY_CACHE_MB: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(4096)
-    .default(32)
-    .meta({ description: "Registry answers each process keeps until the mirror changes, in MiB (0: none)." }),
+  MCP_REGISTRY_SYNC_INTERVAL_S: wholeNumber({
+    min: 1,
+    fallback: 3600,
+    description: "Seconds between incremental syncs of the registry mirror (across every worker).",
+  }),
+  MCP_REGISTRY_TIMEOUT_MS: wholeNumber({
+    min: 100,
+    max: 300_000,
+    fallback: 10_000,
+    description: "How long one request to the upstream registry may take, in ms.",
+  }),
+  MCP_REGISTRY_CACHE_MB: wholeNumber({
+    min: 0,
+    max: 4096,
+    fallback: 32,
+    description: "Registry answers each process keeps until the mirror changes, in MiB (0: none).",
+  }),
 });
 
 export type CoreEnv = z.infer<typeof coreConfigSchema>;

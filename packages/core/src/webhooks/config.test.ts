@@ -13,7 +13,7 @@ describe("webhook settings", () => {
     const env = { WEBHOOK_MAX_BYTES: "65536", WEBHOOK_MAX_FILE_CONTENT_BYTES: "0" };
     expect(toCoreConfig(parseEnv(coreConfigSchema, env)).webhooks).toEqual({ maxBytes: 65536, maxFileContentBytes: 0 });
     expect(() => parseEnv(coreConfigSchema, { WEBHOOK_MAX_BYTES: "0" })).toThrow(
-      "invalid configuration: WEBHOOK_MAX_BYTES: Too small: expected number to be >0",
+      "invalid configuration: WEBHOOK_MAX_BYTES: Too small: expected number to be >=1",
     );
   });
 });
