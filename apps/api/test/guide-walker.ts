@@ -72,12 +72,14 @@ export function statementsOf(page: string, markdown: string): Statement[] {
   let walked = false;
   let current: { line: number; parts: string[]; comment: string[] } | undefined;
   let last: Statement | undefined;
+  /** The comment text of the last statement, its own and the comment lines after it. */
+  let lastComment = "";
   const state = { quote: null as "'" | '"' | null };
 
   const finish = () => {
     if (!current) return;
-    const comment = current.comment.join(" ").trim();
-    last = { page, line: current.line, command: current.parts.join("\n"), expected: expectationOf(comment) };
+    lastComment = current.comment.join(" ").trim();
+    last = { page, line: current.line, command: current.parts.join("\n"), expected: expectationOf(lastComment) };
     statements.push(last);
     current = undefined;
   };
@@ -100,13 +102,10 @@ export function statementsOf(page: string, markdown: string): Statement[] {
     if (!walked) continue;
     if (!current) {
       if (/^\s*#/.test(line)) {
-        // Comment lines after a statement carry its expected answer on.
-        if (last && !last.expected?.body?.endsWith("}") && !last.expected?.body?.endsWith("]")) {
-          const more = line.replace(/^\s*#\s?/, "");
-          const previous = last.expected ? `${last.expected.status ?? ""} ${last.expected.body}` : "";
-          last.expected = expectationOf(`${previous} ${more}`.trim());
-        } else if (last && !last.expected) {
-          last.expected = expectationOf(line.replace(/^\s*#\s?/, ""));
+        // Comment lines after a statement carry its expected answer on (prose after the JSON is left out).
+        if (last) {
+          lastComment = `${lastComment} ${line.replace(/^\s*#\s?/, "")}`.trim();
+          last.expected = expectationOf(lastComment);
         }
         continue;
       }
