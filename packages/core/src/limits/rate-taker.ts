@@ -48,6 +48,8 @@ export function createRateTaker(broker: Broker, now: () => number = Date.now) {
   async function flush(id: string, queue: Queue): Promise<void> {
     queues.delete(id);
     const asked = Math.max(queue.waiting.length, leaseOf(queue.limit));
+    // The window the grant is counted in is the one it was asked in, not the one its answer arrives in.
+    const window = windowOf(queue.windowSeconds);
     try {
       const { granted, retryAfterSeconds } = await broker.take(
         queue.scope,
@@ -56,11 +58,11 @@ export function createRateTaker(broker: Broker, now: () => number = Date.now) {
         queue.windowSeconds,
         asked,
       );
-      const refused: Taken = { allowed: false, retryAfterSeconds: Math.max(1, retryAfterSeconds) };
+      const refused: Taken = { allowed: false, retryAfterSeconds };
       for (const [index, waiting] of queue.waiting.entries()) waiting.resolve(index < granted ? ALLOWED : refused);
       const left = granted - queue.waiting.length;
       if (left > 0) {
-        leases.set(id, { window: windowOf(queue.windowSeconds), left });
+        leases.set(id, { window, left });
         if (leases.size > MAX_LEASES) leases.delete(leases.keys().next().value as string);
       }
     } catch (error) {
