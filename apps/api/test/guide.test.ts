@@ -25,6 +25,7 @@ const guide = new URL("../../../docs/guide/", import.meta.url).pathname;
 class Shell {
   private readonly process;
   private readonly reader;
+  private readonly decoder = new TextDecoder();
   private pending = "";
 
   constructor(
@@ -44,7 +45,6 @@ class Shell {
   async run(command: string): Promise<{ code: number; output: string }> {
     this.process.stdin.write(`{ ${command}\n} > "${this.outFile}" 2>&1; echo "__DONE__ $?"\n`);
     await this.process.stdin.flush();
-    const decoder = new TextDecoder();
     for (;;) {
       const done = /__DONE__ (\d+)\n/.exec(this.pending);
       if (done) {
@@ -53,7 +53,7 @@ class Shell {
       }
       const chunk = await this.reader.read();
       if (chunk.done) throw new Error("the shell ended");
-      this.pending += decoder.decode(chunk.value, { stream: true });
+      this.pending += this.decoder.decode(chunk.value, { stream: true });
     }
   }
 
