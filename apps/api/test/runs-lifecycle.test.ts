@@ -95,8 +95,9 @@ for (const { label, backend, redis, skip } of runModes()) {
         expect(run.steps[1]).toMatchObject({ name: "pause", status: "waiting", until: expect.any(String) });
       }
       // Nothing of the run stream stays held meanwhile: each waiting run's entry was acknowledged.
-      let pending = -1;
-      while (pending !== 0) pending = await api.services.broker.pendingCount(PLATFORM_SCOPE, "runs", "flow-runs");
+      // Polled with a pause: on PGlite a query resolves without yielding to timers, and a loop
+      // of them would starve the worker whose acknowledgement it waits for.
+      while ((await api.services.broker.pendingCount(PLATFORM_SCOPE, "runs", "flow-runs")) !== 0) await Bun.sleep(25);
       expect((await runUntil(api, owner, runIds.at(-1) as string, () => true)).status).toBe("running");
       const finished = await Promise.all(runIds.map((id) => runUntil(api, owner, id)));
       for (const [n, run] of finished.entries()) {
