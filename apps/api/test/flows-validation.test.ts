@@ -44,7 +44,7 @@ const CASES: [string, unknown, string][] = [
   [
     "a step with neither subject nor node",
     { name: "x", steps: [{ name: "a" }] },
-    "steps.0.subject: is required (or node: a node template's subject)",
+    "steps.0.subject: is required (or node: a node template's subject, or one of switch, for_each, parallel, stop)",
   ],
   ["a step name with a space", withStep({ name: "a b" }), "steps.0.name: must be 1-64 letters, digits, _ or -"],
   ["an unknown subject", withStep({ subject: "email.send" }), `steps.0.subject: must be one of ${SUBJECTS}`],
@@ -56,7 +56,7 @@ const CASES: [string, unknown, string][] = [
   [
     "a node reference with inline fields",
     { name: "x", steps: [{ name: "a", node: UNKNOWN_NODE, subject: "transform", options: {} }] },
-    "steps.0.subject: is not used with node: a node reference is only name and node; steps.0.options: is not used with node: a node reference is only name and node",
+    "steps.0.subject: is not used with node: a node reference is only name and node (and if, catch); steps.0.options: is not used with node: a node reference is only name and node (and if, catch)",
   ],
   [
     "a node reference to no node",
@@ -73,8 +73,66 @@ const CASES: [string, unknown, string][] = [
   ],
   [
     "malformed templates deep in the payload",
-    withStep({ payload: { url: "{{ trigger.items[0] }}", b: ["{{nope.x}}"] } }),
-    'steps.0.payload.url: invalid template reference {{trigger.items[0]}}: array indexes are written items.0, not items[0]; steps.0.payload.b.0: unknown template root "nope" in {{nope.x}} (trigger, steps or secrets)',
+    withStep({ payload: { url: "{{ trigger.items[0 }}", b: ["{{nope.x}}"] } }),
+    'steps.0.payload.url: invalid expression {{trigger.items[0}}: S0203: Expected "]" before end of expression at character 15; steps.0.payload.b.0: unknown template root "nope" in {{nope.x}} (trigger, steps, secrets, run, item, index, error)',
+  ],
+  [
+    "mistakes deep inside control steps, each named by its path",
+    {
+      name: "x",
+      steps: [
+        {
+          name: "route",
+          switch: [
+            {
+              when: "{{ trigger.kind = 'a' }}",
+              steps: [transform("a1"), { name: "a2", subject: "transform", payload: { u: "{{trigger.x" } }],
+            },
+            { when: "{{ trigger.kind = 'b' }}", steps: [transform("b1", { v: "{{ item }}" })] },
+          ],
+          default: [{ name: "loop", for_each: "{{ trigger.items }}", concurrency: 51, steps: [transform("a1")] }],
+        },
+      ],
+    },
+    "steps.0.switch.0.steps.1.payload.u: unclosed template reference; steps.0.default.0.concurrency: must be at most 50",
+  ],
+  [
+    "a condition that does not parse",
+    { name: "x", steps: [{ name: "route", switch: [{ when: "{{ trigger.kind = }}", steps: [transform("a")] }] }] },
+    "steps.0.switch.0.when: invalid expression {{trigger.kind =}}: S0207: Unexpected end of expression at character 14",
+  ],
+  [
+    "names and scopes across the tree",
+    {
+      name: "x",
+      steps: [
+        {
+          name: "loop",
+          for_each: "{{ trigger.items }}",
+          steps: [transform("each", { i: "{{ index }}", all: "{{ steps.loop }}" })],
+        },
+        transform("after", { e: "{{ error.message }}", i: "{{ item.id }}" }),
+        {
+          name: "both",
+          parallel: { left: [transform("each")] },
+          catch: [transform("alert", { why: "{{ error.message }}" })],
+        },
+      ],
+    },
+    'steps.2.parallel.left.0.name: duplicate step name "each" (also steps.0.steps.0.name); steps.0.steps.0.payload.all: {{steps.loop}} refers to step "loop", which holds it and has not ended yet; steps.1.payload.e: {{error.message}} is only in scope inside catch and on_failure; steps.1.payload.i: {{item.id}} is only in scope inside a for_each',
+  ],
+  [
+    "a step of two kinds, a for_each without steps, a stop with a handler",
+    {
+      name: "x",
+      steps: [
+        { name: "a", switch: [{ when: "{{true}}", steps: [transform("a1")] }], parallel: { p: [transform("p1")] } },
+        { name: "b", for_each: "{{ trigger.items }}" },
+        { name: "c", stop: {}, catch: [transform("c1")] },
+        { name: "d", subject: "transform", if: "trigger.ok" },
+      ],
+    },
+    "steps.0.parallel: a step is one kind: switch and parallel cannot be combined; steps.1.steps: is required with for_each; steps.2.catch: is not used with stop: a stop cannot fail; steps.3.if: must hold a template: {{ expression }}",
   ],
   [
     "a payload over 64 KiB",

@@ -110,6 +110,7 @@ for (const { backend, redis, label, skip } of runModes()) {
         trigger: { ...trigger, delivery_id_field: null, dedup_window_s: 259_200 },
         steps: stripeFlow().steps,
         webhook: { id: data.webhook.id, url: `${WEBHOOK_BASE_URL}/${data.webhook.id}` },
+        on_failure: [],
         revision: 1,
         created: expect.any(Number),
         modified: data.created,
@@ -173,6 +174,7 @@ for (const { backend, redis, label, skip } of runModes()) {
             options: { timeout: 5000, attempts: 3, backoff_ms: 200 },
           },
         ],
+        onFailure: [],
       });
       expect(await revisionOf(data.id, 2)).toBeNull();
     });
@@ -262,6 +264,7 @@ for (const { backend, redis, label, skip } of runModes()) {
         },
         steps: replacement.steps.map((step) => ({ ...step, node_type: "function", options: STEP_DEFAULTS })),
         webhook: first.webhook,
+        on_failure: [],
         revision: 2,
         created: first.created,
         modified: expect.any(Number),

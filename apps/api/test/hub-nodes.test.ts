@@ -131,10 +131,10 @@ for (const { backend, redis, label, skip } of runModes()) {
           {
             collection: "c",
             data: template({
-              payload: { headers: [{ value: "{{ env.TOKEN }}" }], body: { rows: "{{trigger.rows[0]}}" } },
+              payload: { headers: [{ value: "{{ env.TOKEN }}" }], body: { rows: "{{trigger.rows[0}}" } },
             }),
           },
-          'data.payload.headers.0.value: unknown template root "env" in {{env.TOKEN}} (trigger, steps or secrets); data.payload.body.rows: invalid template reference {{trigger.rows[0]}}: array indexes are written items.0, not items[0]',
+          'data.payload.headers.0.value: unknown template root "env" in {{env.TOKEN}} (trigger, steps, secrets, run, item, index, error); data.payload.body.rows: invalid expression {{trigger.rows[0}}: S0203: Expected "]" before end of expression at character 14',
         ],
         [
           { collection: "c", data: template({ payload: { blob: "x".repeat(65_536) } }) },

@@ -272,6 +272,12 @@ export const coreConfigSchema = z.object({
     fallback: 1024 * 1024,
     description: "Largest output a step may answer, in bytes of JSON; a larger one fails the step.",
   }),
+  FOR_EACH_MAX_ITEMS: wholeNumber({
+    min: 1,
+    max: 100_000,
+    fallback: 10_000,
+    description: "Most items a for_each step may iterate; a longer array fails the step.",
+  }),
   TRIGGER_MAX_BYTES: wholeNumber({
     min: 1024,
     fallback: 10 * 1024 * 1024,
@@ -401,6 +407,7 @@ export function toCoreConfig(env: CoreEnv) {
       retentionDays: env.RUN_RETENTION_DAYS,
       leaseMs: env.RUN_LEASE_MS,
       stepOutputMaxBytes: env.STEP_OUTPUT_MAX_BYTES,
+      forEachMaxItems: env.FOR_EACH_MAX_ITEMS,
       triggerMaxBytes: env.TRIGGER_MAX_BYTES,
     },
     steps: {

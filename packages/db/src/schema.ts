@@ -168,6 +168,8 @@ export interface FlowsTable {
   trigger: ColumnType<Record<string, unknown>, string, string>;
   /** The steps as saved (node references as `nodes.<id>`). Written as a JSON string. */
   steps: ColumnType<Record<string, unknown>[], string | undefined, string>;
+  /** Steps run once when a run fails, as saved. Written as a JSON string. */
+  on_failure: ColumnType<Record<string, unknown>[], string | undefined, string>;
   /** Sealed; never returned. */
   signing_secret: string | null;
   webhook_id: string;
@@ -184,6 +186,7 @@ export interface FlowRevisionsTable {
   /** Written as JSON strings. */
   trigger: ColumnType<Record<string, unknown>, string, string>;
   steps: ColumnType<Record<string, unknown>[], string, string>;
+  on_failure: ColumnType<Record<string, unknown>[], string | undefined, string>;
   created_at: CreatedAt;
 }
 

@@ -123,6 +123,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
     functions: createStepFunctions(services, modules ?? own),
     secrets: secretsReader(services),
     outputMaxBytes: services.config.runs.stepOutputMaxBytes,
+    forEachMaxItems: services.config.runs.forEachMaxItems,
   };
   return {
     close: async () => {
@@ -147,14 +148,14 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
       if (run.claimed) hold(claimedAt);
       let end: RunEnd | null;
       try {
-        const steps = await revisions.steps(run.flowId, run.revision);
+        const flow = await revisions.flow(run.flowId, run.revision);
         if (context.attempt > MAX_RUN_DELIVERIES) {
           end = await failRun(store, run, `the run was interrupted ${context.attempt - 1} times (its worker stopped)`);
-        } else if (!steps) {
+        } else if (!flow) {
           end = await failRun(store, run, `revision ${run.revision} of the flow no longer exists`);
         } else {
           const signal = AbortSignal.any([context.signal, lost.signal]);
-          end = await executeRun(deps, run, steps, signal, hold).catch((error: unknown) => {
+          end = await executeRun(deps, run, flow, signal, hold).catch((error: unknown) => {
             if (error instanceof RunClaimedElsewhere) return null;
             throw error;
           });

@@ -3,9 +3,10 @@ import type { DatabaseHandle } from "@platform/db";
 import { openTestDatabase } from "@platform/db/testing";
 import { STEP_OPTION_DEFAULTS } from "../flows/step-defaults.ts";
 import { readStepRecords } from "../runs/views.ts";
-import { executeRun, RunClaimedElsewhere, RunTakenOver } from "./executor.ts";
+import { compilePayload } from "../templates/index.ts";
+import { type ExecutorDeps, executeRun, RunClaimedElsewhere, RunTakenOver } from "./executor.ts";
 import type { StepRecords } from "./records.ts";
-import type { LoadedStep } from "./revisions.ts";
+import type { LoadedStep, LoadedTask } from "./revisions.ts";
 import { failStep, type StepFunction, type StepFunctions, unavailableStep } from "./step-functions.ts";
 import { createRunStore, type RunStore } from "./store.ts";
 import { insertAccountWithFlow } from "./test-fixtures.ts";
@@ -64,13 +65,27 @@ describe("the run executor", () => {
     };
   }
 
-  const step = (name: string, subject: LoadedStep["subject"], options: Partial<LoadedStep["options"]> = {}) => ({
+  const step = (
+    name: string,
+    subject: LoadedTask["subject"],
+    options: Partial<LoadedTask["options"]> = {},
+  ): LoadedTask => ({
+    kind: "task",
     name,
     subject,
-    payload: { from: "{{trigger.n}}" },
+    payload: compilePayload({ from: "{{trigger.n}}" }),
     options: { ...STEP_OPTION_DEFAULTS, ...options },
     secretKeys: [],
   });
+
+  /** A flow of these steps, run by the executor. */
+  const execute = (
+    deps: Omit<ExecutorDeps, "forEachMaxItems">,
+    run: Parameters<typeof executeRun>[1],
+    steps: LoadedStep[],
+    signal: AbortSignal,
+    onClaimed?: (claimedAt: number) => void,
+  ) => executeRun({ ...deps, forEachMaxItems: 100 }, run, { steps, onFailure: [] }, signal, onClaimed);
 
   const noSecrets = async () => ({});
   const OUTPUT_MAX_BYTES = 64 * 1024;
@@ -87,7 +102,7 @@ describe("the run executor", () => {
     const run = await store.claim(runId, "e1", 1);
     if (!run) throw new Error("not claimed");
     const steps = [step("call", "http.request", { attempts: 3, backoff_ms: 40 })];
-    const end = await executeRun(
+    const end = await execute(
       { store, functions: functions({ "http.request": flaky }), secrets: noSecrets, outputMaxBytes: OUTPUT_MAX_BYTES },
       run,
       steps,
@@ -118,7 +133,7 @@ describe("the run executor", () => {
       step("slow", "http.request", { timeout: 50, attempts: 2, backoff_ms: 1 }),
       step("never", "transform"),
     ];
-    const end = await executeRun(
+    const end = await execute(
       { store, functions: functions({ "http.request": hangs }), secrets: noSecrets, outputMaxBytes: OUTPUT_MAX_BYTES },
       run,
       steps,
@@ -148,7 +163,7 @@ describe("the run executor", () => {
     const runId = await queuedRun();
     const run = await store.claim(runId, "e3", 1);
     if (!run) throw new Error("not claimed");
-    const end = await executeRun(
+    const end = await execute(
       {
         store,
         functions: functions({ "http.request": refuses }),
@@ -179,7 +194,7 @@ describe("the run executor", () => {
     const steps = [step("call", "http.request", { attempts: 3, backoff_ms: 60_000 })];
     const first = await store.claim(runId, "e4", 1);
     if (!first) throw new Error("not claimed");
-    const end = await executeRun(deps, first, steps, live());
+    const end = await execute(deps, first, steps, live());
     expect(end.kind).toBe("parked");
     const parked = await readRun(runId);
     expect(parked).toMatchObject({ status: "running", held_by: null });
@@ -189,7 +204,7 @@ describe("the run executor", () => {
     // Another entry for the run (a wake-up that came early): it takes the run and parks it again.
     const early = await store.claim(runId, "e5", 1);
     if (!early) throw new Error("not claimed");
-    expect((await executeRun(deps, early, steps, live())).kind).toBe("parked");
+    expect((await execute(deps, early, steps, live())).kind).toBe("parked");
     expect(calls).toBe(1);
     expect((await readRun(runId)).wake_at?.getTime()).toBe(parked.wake_at?.getTime());
   });
@@ -204,7 +219,7 @@ describe("the run executor", () => {
     // The first delivery's worker comes back: its writes are refused and it stops.
     const stale = { store, functions: functions({}), secrets: noSecrets, outputMaxBytes: OUTPUT_MAX_BYTES };
     if (!held) throw new Error("not claimed");
-    await expect(executeRun(stale, held, [step("t", "transform")], live())).rejects.toBeInstanceOf(RunTakenOver);
+    await expect(execute(stale, held, [step("t", "transform")], live())).rejects.toBeInstanceOf(RunTakenOver);
   });
 
   const fresh = (runId: string, entryId: string, trigger: unknown = {}) =>
@@ -213,7 +228,7 @@ describe("the run executor", () => {
   test("a run taken from its queueing entry, without reading its row, is claimed by its first write and runs to its end", async () => {
     const runId = await queuedRun({ n: 7 });
     const deps = { store, functions: functions({}), secrets: noSecrets, outputMaxBytes: OUTPUT_MAX_BYTES };
-    const end = await executeRun(deps, fresh(runId, "e20", { n: 7 }), [step("shape", "transform")], live());
+    const end = await execute(deps, fresh(runId, "e20", { n: 7 }), [step("shape", "transform")], live());
     expect(end).toMatchObject({ kind: "finished", status: "succeeded", output: { from: 7 } });
     const row = await readRun(runId);
     expect(row).toMatchObject({ status: "succeeded", held_by: null, steps: { shape: { output: { from: 7 } } } });
@@ -236,7 +251,7 @@ describe("the run executor", () => {
       outputMaxBytes: OUTPUT_MAX_BYTES,
     };
     const before = Date.now();
-    await executeRun(deps, fresh(runId, "e21"), [step("put", "kv.put")], live(), (at) => claims.push(at));
+    await execute(deps, fresh(runId, "e21"), [step("put", "kv.put")], live(), (at) => claims.push(at));
     expect(seen).toMatchObject({ held_by: "e21/1", status: "running" });
     expect(seen?.lease_until?.getTime()).toBeGreaterThan(Date.now() + 20_000);
     // The lease is held from the claim on; the claim's time is taken before its write was sent.
@@ -248,7 +263,7 @@ describe("the run executor", () => {
     const runId = await queuedRun();
     expect((await store.claim(runId, "e22", 1))?.holder).toBe("e22/1");
     const deps = { store, functions: functions({}), secrets: noSecrets, outputMaxBytes: OUTPUT_MAX_BYTES };
-    await expect(executeRun(deps, fresh(runId, "e23"), [step("shape", "transform")], live())).rejects.toBeInstanceOf(
+    await expect(execute(deps, fresh(runId, "e23"), [step("shape", "transform")], live())).rejects.toBeInstanceOf(
       RunClaimedElsewhere,
     );
     expect(await readRun(runId)).toMatchObject({ status: "running", held_by: "e22/1", steps: {} });
@@ -277,7 +292,7 @@ describe("the run executor", () => {
     const runId = await queuedRun({ n: 1 });
     const first = await store.claim(runId, "e8", 1);
     if (!first) throw new Error("not claimed");
-    await expect(executeRun(deps, first, steps, worker.signal)).rejects.toThrow("the worker is shutting down");
+    await expect(execute(deps, first, steps, worker.signal)).rejects.toThrow("the worker is shutting down");
     const crashed = await readRun(runId);
     expect((crashed.steps as StepRecords).first?.status).toBe("succeeded");
     // The attempt of `second` was recorded before it started, and never finished.
@@ -286,7 +301,7 @@ describe("the run executor", () => {
     crash = false;
     const resumed = await store.claim(runId, "e8", 2);
     if (!resumed) throw new Error("not claimed");
-    expect(await executeRun(deps, resumed, steps, live())).toMatchObject({ status: "succeeded" });
+    expect(await execute(deps, resumed, steps, live())).toMatchObject({ status: "succeeded" });
     expect(calls).toEqual(["first", "second", "second", "third"]);
     const row = await readRun(runId);
     expect((row.steps as StepRecords).second?.attempts.map((a) => a.error)).toEqual([

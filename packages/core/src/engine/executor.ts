@@ -1,26 +1,29 @@
 import type { RunStatus } from "@platform/db";
-import { messageOf } from "../errors.ts";
-import { isStorableJson } from "../input-guard.ts";
 import { sleep } from "../sleep.ts";
-import { resolvePayload } from "../templates/index.ts";
-import { PURE_SUBJECTS, URL_FIELDS } from "./built-ins.ts";
-import { delayUntil } from "./delay.ts";
-import { recordableErrorText } from "./error-text.ts";
-import type { StepRecord, StepRecords } from "./records.ts";
-import type { LoadedStep } from "./revisions.ts";
-import { StepFailure } from "./step-failure.ts";
-import { isRetryable, type StepFunctions, type StepSubject } from "./step-functions.ts";
-import type { ClaimedRun, RunStore, RunWrite, StepChange } from "./store.ts";
-import { backoffDelay, IN_PROCESS_WAIT_MS, withTimeout } from "./timing.ts";
+import type { TemplateScope } from "../templates/index.ts";
+import { PURE_SUBJECTS } from "./built-ins.ts";
+import type { RespondOutput, StepRecord, StepRecords } from "./records.ts";
+import type {
+  LoadedFlow,
+  LoadedForEach,
+  LoadedParallel,
+  LoadedStep,
+  LoadedStop,
+  LoadedSwitch,
+  LoadedTask,
+} from "./revisions.ts";
+import { createRunWriter, type RunWriter } from "./run-writer.ts";
+import type { ClaimedRun, RunStore } from "./store.ts";
+import { errorText, failRecord, now, runAttempts, runDelay, type TaskDeps, unstorableOutput } from "./task.ts";
+import { IN_PROCESS_WAIT_MS } from "./timing.ts";
+
+export { RunClaimedElsewhere, RunTakenOver } from "./run-writer.ts";
 
 /** What the executor needs besides the run. */
-export interface ExecutorDeps {
+export interface ExecutorDeps extends TaskDeps {
   store: RunStore;
-  functions: StepFunctions;
-  /** The values of the named secrets of an account; throws a failure naming a missing one. */
-  secrets(accountId: string, keys: string[]): Promise<Record<string, string>>;
-  /** The largest output a step may answer, in bytes of JSON (STEP_OUTPUT_MAX_BYTES). */
-  outputMaxBytes: number;
+  /** Most items a for-each iterates (FOR_EACH_MAX_ITEMS). */
+  forEachMaxItems: number;
 }
 
 /** How a run left the executor's hands. */
@@ -34,260 +37,382 @@ export type RunEnd =
     }
   | { kind: "parked"; until: Date };
 
-/** The worker lost the run to another delivery (it stopped answering for a while): stop here. */
-export class RunTakenOver extends Error {
-  override name = "RunTakenOver";
-}
+/** How a step, or a list of steps, ended for now. */
+type Outcome =
+  | { kind: "done"; output: unknown }
+  | { kind: "failed"; error: string; step: string }
+  | { kind: "park"; until: Date }
+  | { kind: "stopped" };
 
 /**
- * The first write of a run taken from its queueing entry found it claimed by another
- * delivery, or ended: nothing this delivery did was recorded, and it has nothing to do.
+ * Where steps run: the outputs they see by name, and inside a for-each the item, its index
+ * and the suffix its steps' records are keyed with (`[3]`, nested `[3][0]`); inside a handler
+ * the failure being handled.
  */
-export class RunClaimedElsewhere extends RunTakenOver {
-  override name = "RunClaimedElsewhere";
+interface Frame {
+  outputs: Record<string, unknown>;
+  suffix: string;
+  item?: unknown;
+  index?: number;
+  error?: { message: string; step: string };
 }
 
-const INTERRUPTED = "interrupted: the worker stopped during this attempt";
+const done = (output: unknown): Outcome => ({ kind: "done", output });
 
-const now = () => new Date().toISOString();
-
-/** A failure as the run records it: redacted of the step's secrets, storable (see error-text.ts). */
-const errorText = (error: unknown, secrets?: Record<string, string>) => recordableErrorText(messageOf(error), secrets);
-
-/** Attempts that count against `options.attempts`: those a crash interrupted do not. */
-const countedFailures = (record: StepRecord) =>
-  record.attempts.filter((attempt) => attempt.error !== undefined && attempt.error !== INTERRUPTED).length;
+/** A condition's value as a decision: false, null, missing, 0, "" and [] do not hold. */
+const holds = (value: unknown) => Boolean(value) && !(Array.isArray(value) && value.length === 0);
 
 /**
- * Runs the steps of a run in order from its last checkpoint (a run not claimed yet is
- * claimed by its first write, which comes before any step with outside effects): steps recorded as
- * succeeded are skipped (their outputs feed the templates), a waiting `delay` or a retry's
- * backoff either is over, is slept through when short, or parks the run again. Each step's
- * result is written before the next starts; an attempt of a step with outside effects is
- * recorded before it starts too, so a crash during it shows in the run. Every write carries
- * the record of the step at hand only, with its output when it has succeeded: an output is
- * written once. `onClaimed` hears when the first write claimed a run that stays held (its
- * lease starts then; `claimedAt` is from before that write was sent).
+ * Several outcomes (for-each items, parallel branches) as one: the first failure, else a
+ * stop, else the earliest park, else done with `output`.
+ */
+function combine(outcomes: Outcome[], output: () => unknown): Outcome {
+  const failed = outcomes.find((outcome) => outcome.kind === "failed");
+  if (failed) return failed;
+  if (outcomes.some((outcome) => outcome.kind === "stopped")) return { kind: "stopped" };
+  const parks = outcomes.flatMap((outcome) => (outcome.kind === "park" ? [outcome.until.getTime()] : []));
+  if (parks.length > 0) return { kind: "park", until: new Date(Math.min(...parks)) };
+  return done(output());
+}
+
+/**
+ * Runs a flow revision for a run from its last checkpoint. Steps recorded as ended are not
+ * run again (their outputs feed the templates): a crash redoes at most the steps under way.
+ * Control steps run their lists in place: a switch the case it chose (recorded, so a resumed
+ * run takes the same one), a for-each its steps per item (records keyed per item, so finished
+ * items stay done), a parallel step every branch at once. A step that fails after its
+ * retries runs its `catch` handler if it has one, else fails the steps around it up to the
+ * run, which then runs the flow's `on_failure` steps. A `delay`, a long retry backoff or a
+ * wait parks the run (nothing holds a worker) until the earliest time anything can go on.
+ * Writes go through the run's writer (see run-writer.ts): an attempt of a step with outside
+ * effects is recorded before it starts, and its result before the next step starts.
  */
 export async function executeRun(
   deps: ExecutorDeps,
   run: ClaimedRun,
-  steps: LoadedStep[],
+  flow: LoadedFlow,
   signal: AbortSignal,
   onClaimed?: (claimedAt: number) => void,
 ): Promise<RunEnd> {
   const records: StepRecords = { ...run.steps };
-  const outputs: Record<string, unknown> = {};
+  const writer: RunWriter = createRunWriter(deps.store, run, onClaimed);
+  const runInfo = { id: run.id, flowId: run.flowId, accountId: run.accountId, trigger: run.trigger };
+  const runScope = { id: run.id, flow_id: run.flowId, started_at: run.startedAt };
   let response: unknown = null;
-  /** The step being run: the one whose record every write carries. */
-  let current: StepChange | undefined;
-  // A run not claimed yet is claimed by its first write.
-  let claim = run.claimed ? undefined : { startedAt: new Date() };
+  let stopOutput: unknown = null;
 
-  const write = async (change: Omit<RunWrite, "id" | "holder" | "steps" | "claim">) => {
-    const claiming = claim;
-    const steps = current ? [current] : [];
-    if (!(await deps.store.write({ id: run.id, holder: run.holder, steps, ...change, claim: claiming }))) {
-      throw claiming
-        ? new RunClaimedElsewhere(`run ${run.id} was claimed by another delivery`)
-        : new RunTakenOver(`run ${run.id} was taken over by another delivery`);
+  const scopeOf = (frame: Frame): TemplateScope => ({
+    trigger: run.trigger,
+    steps: frame.outputs,
+    run: runScope,
+    item: frame.item,
+    index: frame.index,
+    error: frame.error,
+  });
+
+  /** The scope with the secrets a step's own templates name. */
+  const withSecrets = async (step: LoadedStep, scope: TemplateScope) =>
+    step.secretKeys.length > 0 ? { ...scope, secrets: await deps.secrets(run.accountId, step.secretKeys) } : scope;
+
+  const touch = (key: string, record: StepRecord) => writer.touch(key, record);
+
+  /** Ends a control step's record with the outcome of its steps. */
+  const settle = (key: string, record: StepRecord, outcome: Outcome): Outcome => {
+    if (outcome.kind === "done") {
+      const failure = unstorableOutput(JSON.stringify(outcome.output ?? null), deps.outputMaxBytes);
+      if (failure) {
+        failRecord(record, failure.message);
+        touch(key, record);
+        return { kind: "failed", error: failure.message, step: key.replace(/\[.*$/, "") };
+      }
+      Object.assign(record, { status: "succeeded", output: outcome.output ?? null, finished_at: now() });
+    } else if (outcome.kind === "failed") {
+      failRecord(record, outcome.error);
+      record.failed_step = outcome.step;
+    } else if (outcome.kind === "stopped") {
+      Object.assign(record, { status: "succeeded", output: null, finished_at: now() });
     }
-    claim = undefined;
-    if (claiming && !change.release) onClaimed?.(claiming.startedAt.getTime());
-  };
-  const checkpoint = () => write({ status: "running", release: false, finished: false });
-  const park = async (until: Date): Promise<RunEnd> => {
-    await write({ status: "running", wakeAt: until, release: true, finished: false });
-    return { kind: "parked", until };
-  };
-  const fail = async (step: LoadedStep, error: string): Promise<RunEnd> => {
-    const message = `step "${step.name}" failed: ${error}`;
-    await write({ status: "failed", error: message, release: true, finished: true });
-    return { kind: "finished", status: "failed", output: null, response, error: message };
+    touch(key, record);
+    return outcome;
   };
 
-  for (const [index, step] of steps.entries()) {
-    const existing = records[step.name];
-    if (existing?.status === "succeeded") {
-      outputs[step.name] = existing.output;
-      if (step.subject === "respond") response = existing.output ?? null;
-      continue;
+  async function runList(steps: LoadedStep[], frame: Frame, final: boolean): Promise<Outcome> {
+    let output: unknown = null;
+    for (const [index, step] of steps.entries()) {
+      const outcome = await runStep(step, frame, final && index === steps.length - 1);
+      if (outcome.kind !== "done") return outcome;
+      frame.outputs[step.name] = outcome.output;
+      output = outcome.output;
     }
-    const record: StepRecord = existing ?? { status: "running", attempts: [], started_at: now() };
-    records[step.name] = record;
-    current = { name: step.name, record };
-    const last = index === steps.length - 1;
+    return done(output);
+  }
 
+  async function runStep(step: LoadedStep, frame: Frame, final: boolean): Promise<Outcome> {
+    const key = step.name + frame.suffix;
+    let record = records[key];
+    if (record?.status === "succeeded" || record?.status === "skipped") {
+      if (record.stopped) {
+        stopOutput = record.output ?? null;
+        if (record.response !== undefined) response = record.response;
+        return { kind: "stopped" };
+      }
+      if (step.kind === "task" && step.subject === "respond" && record.status === "succeeded") {
+        response = record.output ?? null;
+      }
+      return done(record.output ?? null);
+    }
+    const scope = scopeOf(frame);
+    if (!record) {
+      if (step.condition) {
+        let value: unknown;
+        let secrets: Record<string, string> | undefined;
+        try {
+          const guarded = await withSecrets(step, scope);
+          secrets = guarded.secrets;
+          value = await step.condition.resolve(guarded);
+        } catch (error) {
+          record = { status: "running", attempts: [], started_at: now() };
+          records[key] = record;
+          const failure = { kind: "failed", error: `if: ${errorText(error, secrets)}`, step: step.name } as const;
+          return handle(step, key, record, frame, settle(key, record, failure));
+        }
+        if (!holds(value)) {
+          const at = now();
+          records[key] = { status: "skipped", attempts: [], output: null, started_at: at, finished_at: at };
+          touch(key, records[key]);
+          return done(null);
+        }
+      }
+      record = { status: "running", attempts: [], started_at: now() };
+      records[key] = record;
+      touch(key, record);
+    }
+    const outcome: Outcome =
+      record.status === "failed"
+        ? { kind: "failed", error: record.error ?? "failed", step: record.failed_step ?? step.name }
+        : await runKind(step, key, record, frame, scope, final);
+    return handle(step, key, record, frame, outcome);
+  }
+
+  /** A failed step with a `catch` handler: the handler runs, and its output becomes the step's. */
+  async function handle(step: LoadedStep, key: string, record: StepRecord, frame: Frame, outcome: Outcome) {
+    if (outcome.kind !== "failed" || !step.handler) return outcome;
+    const handled = await runList(
+      step.handler,
+      { ...frame, error: { message: outcome.error, step: outcome.step } },
+      false,
+    );
+    if (handled.kind !== "done") return handled;
+    Object.assign(record, { status: "succeeded", output: handled.output ?? null, handled: true, finished_at: now() });
+    touch(key, record);
+    return handled;
+  }
+
+  function runKind(
+    step: LoadedStep,
+    key: string,
+    record: StepRecord,
+    frame: Frame,
+    scope: TemplateScope,
+    final: boolean,
+  ): Promise<Outcome> {
+    switch (step.kind) {
+      case "task":
+        return runTask(step, key, record, scope, final);
+      case "switch":
+        return runSwitch(step, key, record, frame, scope);
+      case "for_each":
+        return runForEach(step, key, record, frame, scope);
+      case "parallel":
+        return runParallel(step, key, record, frame);
+      case "stop":
+        return runStop(step, key, record, scope);
+    }
+  }
+
+  async function runTask(
+    task: LoadedTask,
+    key: string,
+    record: StepRecord,
+    scope: TemplateScope,
+    final: boolean,
+  ): Promise<Outcome> {
     // A wait recorded earlier (a delay, or a retry's backoff): over, short, or park again.
     if (record.until !== undefined && (record.status === "waiting" || record.status === "retrying")) {
       const remaining = Date.parse(record.until) - Date.now();
-      if (remaining > IN_PROCESS_WAIT_MS) return park(new Date(record.until));
+      if (remaining > IN_PROCESS_WAIT_MS) return { kind: "park", until: new Date(record.until) };
       await sleep(remaining, signal);
       signal.throwIfAborted();
     }
-
-    if (step.subject === "delay") {
-      const outcome = await runDelay(step, record, run, outputs, signal);
-      if (outcome.kind === "failed") return fail(step, outcome.error);
-      if (outcome.kind === "park") return park(outcome.until);
-    } else {
-      const outcome = await runAttempts(deps, step, record, run, outputs, signal, checkpoint);
-      if (outcome.kind === "failed") return fail(step, outcome.error);
-      if (outcome.kind === "park") return park(outcome.until);
-      if (step.subject === "respond") response = outcome.output;
-    }
-    outputs[step.name] = record.output;
-    if (!last) await checkpoint();
+    const checkpoint = () => {
+      touch(key, record);
+      return writer.checkpoint();
+    };
+    const outcome =
+      task.subject === "delay"
+        ? await runDelay(task, record, scope, signal)
+        : await runAttempts(deps, task, record, runInfo, scope, signal, checkpoint);
+    touch(key, record);
+    if (outcome.kind === "failed") return { kind: "failed", error: outcome.error, step: task.name };
+    if (outcome.kind === "park") return outcome;
+    if (task.subject === "respond") response = outcome.output;
+    // A step with outside effects is not done twice: its result is written before anything goes on.
+    if (!final && !PURE_SUBJECTS.has(task.subject)) await writer.checkpoint();
+    return done(outcome.output);
   }
 
-  const output = steps.length > 0 ? outputs[(steps.at(-1) as LoadedStep).name] : null;
-  await write({ status: "succeeded", error: null, release: true, finished: true });
-  return { kind: "finished", status: "succeeded", output: output ?? null, response, error: null };
-}
+  async function runSwitch(
+    step: LoadedSwitch,
+    key: string,
+    record: StepRecord,
+    frame: Frame,
+    scope: TemplateScope,
+  ): Promise<Outcome> {
+    if (record.case === undefined) {
+      let chosen: number | "default" | null = step.fallback ? "default" : null;
+      try {
+        const guarded = await withSecrets(step, scope);
+        for (const [index, branch] of step.cases.entries()) {
+          if (holds(await branch.when.resolve(guarded))) {
+            chosen = index;
+            break;
+          }
+        }
+      } catch (error) {
+        return settle(key, record, { kind: "failed", error: `switch: ${errorText(error)}`, step: step.name });
+      }
+      record.case = chosen;
+      touch(key, record);
+    }
+    const list =
+      record.case === null
+        ? []
+        : record.case === "default"
+          ? (step.fallback ?? [])
+          : (step.cases[record.case]?.steps ?? []);
+    return settle(key, record, await runList(list, frame, false));
+  }
 
-/** Why a step's output (as JSON) cannot be kept in its run, or undefined when it can. */
-function unstorableOutput(json: string, maxBytes: number): StepFailure | undefined {
-  // Characters are at most 3 bytes of UTF-8 (a 4-byte one is two characters): most outputs need no count.
-  const bytes = json.length * 3 <= maxBytes ? json.length : Buffer.byteLength(json);
-  if (bytes > maxBytes) {
-    return new StepFailure(
-      `the output is ${bytes.toLocaleString("en")} bytes of JSON; a step may answer at most ${maxBytes.toLocaleString("en")} (STEP_OUTPUT_MAX_BYTES)`,
-      false,
+  async function runForEach(
+    step: LoadedForEach,
+    key: string,
+    record: StepRecord,
+    frame: Frame,
+    scope: TemplateScope,
+  ): Promise<Outcome> {
+    let items: unknown;
+    try {
+      items = (await step.items.resolve(await withSecrets(step, scope))) ?? [];
+    } catch (error) {
+      return settle(key, record, { kind: "failed", error: `for_each: ${errorText(error)}`, step: step.name });
+    }
+    const list = Array.isArray(items) ? items : null;
+    const refusal =
+      list === null
+        ? `for_each: the value is ${typeof items === "object" ? "an object" : `a ${typeof items}`}, not an array`
+        : list.length > deps.forEachMaxItems
+          ? `for_each: ${list.length.toLocaleString("en")} items; a for_each takes at most ${deps.forEachMaxItems.toLocaleString("en")} (FOR_EACH_MAX_ITEMS)`
+          : null;
+    if (refusal !== null || list === null) {
+      return settle(key, record, { kind: "failed", error: refusal ?? "", step: step.name });
+    }
+    if (record.items !== list.length) {
+      record.items = list.length;
+      touch(key, record);
+    }
+    const outputs: unknown[] = new Array(list.length).fill(null);
+    const outcomes: Outcome[] = [];
+    let next = 0;
+    // Items start in order, `concurrency` at a time; none starts after one failed or stopped the run.
+    const lane = async () => {
+      while (next < list.length && !outcomes.some((o) => o.kind === "failed" || o.kind === "stopped")) {
+        const index = next++;
+        const itemFrame: Frame = {
+          outputs: { ...frame.outputs },
+          suffix: `${frame.suffix}[${index}]`,
+          item: list[index],
+          index,
+          error: frame.error,
+        };
+        const outcome = await runList(step.steps, itemFrame, false);
+        if (outcome.kind === "done") outputs[index] = outcome.output;
+        outcomes.push(outcome);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(step.concurrency, Math.max(list.length, 1)) }, lane));
+    return settle(
+      key,
+      record,
+      combine(outcomes, () => outputs),
     );
   }
-  if (!isStorableJson(json)) {
-    return new StepFailure("the output holds text a run cannot store (a NUL character or a lone surrogate)", false);
+
+  async function runParallel(step: LoadedParallel, key: string, record: StepRecord, frame: Frame): Promise<Outcome> {
+    const outcomes = await Promise.all(step.branches.map(([, steps]) => runList(steps, frame, false)));
+    return settle(
+      key,
+      record,
+      combine(outcomes, () =>
+        Object.fromEntries(
+          step.branches.map(([branch], index) => [branch, (outcomes[index] as { output?: unknown }).output ?? null]),
+        ),
+      ),
+    );
   }
-  return undefined;
-}
 
-type StepOutcome =
-  | { kind: "succeeded"; output: unknown }
-  | { kind: "failed"; error: string }
-  | { kind: "park"; until: Date };
-
-function succeed(record: StepRecord, output: unknown): StepOutcome {
-  const at = now();
-  const attempt = record.attempts.at(-1);
-  if (attempt) attempt.finished_at = at;
-  record.status = "succeeded";
-  record.output = output;
-  record.finished_at = at;
-  delete record.until;
-  delete record.error;
-  return { kind: "succeeded", output };
-}
-
-function failRecord(record: StepRecord, error: string): StepOutcome {
-  record.status = "failed";
-  record.error = error;
-  record.finished_at = now();
-  delete record.until;
-  return { kind: "failed", error };
-}
-
-/** A `delay` step: park until its time (recorded on first sight), or go on when it is near or past. */
-async function runDelay(
-  step: LoadedStep,
-  record: StepRecord,
-  run: ClaimedRun,
-  outputs: Record<string, unknown>,
-  signal: AbortSignal,
-): Promise<StepOutcome> {
-  if (record.until === undefined) {
-    record.attempts.push({ started_at: now() });
-    let until: Date;
-    try {
-      until = delayUntil(resolvePayload(step.payload, { trigger: run.trigger, steps: outputs }));
-    } catch (error) {
-      const attempt = record.attempts.at(-1);
-      if (attempt) Object.assign(attempt, { finished_at: now(), error: errorText(error) });
-      return failRecord(record, errorText(error));
-    }
-    record.status = "waiting";
-    record.until = until.toISOString();
-    const remaining = until.getTime() - Date.now();
-    if (remaining > IN_PROCESS_WAIT_MS) return { kind: "park", until };
-    await sleep(remaining, signal);
-    signal.throwIfAborted();
-  }
-  return succeed(record, { until: record.until });
-}
-
-/** Attempts of a step until one succeeds, the attempts run out, or a long backoff parks the run. */
-async function runAttempts(
-  deps: ExecutorDeps,
-  step: LoadedStep,
-  record: StepRecord,
-  run: ClaimedRun,
-  outputs: Record<string, unknown>,
-  signal: AbortSignal,
-  checkpoint: () => Promise<void>,
-): Promise<StepOutcome> {
-  const interrupted = record.attempts.at(-1);
-  if (interrupted && interrupted.finished_at === undefined) {
-    Object.assign(interrupted, { finished_at: now(), error: INTERRUPTED });
-  }
-  const fn = deps.functions[step.subject as StepSubject];
-  const pure = PURE_SUBJECTS.has(step.subject);
-  // Nothing to wait for in these: no timer, no signal of their own.
-  const instant = step.subject === "transform" || step.subject === "respond";
-  for (;;) {
-    let payload: unknown;
-    // Every value the step resolves is redacted from whatever failure text it leads to.
+  async function runStop(step: LoadedStop, key: string, record: StepRecord, scope: TemplateScope): Promise<Outcome> {
     let secrets: Record<string, string> | undefined;
+    let answer: RespondOutput | undefined;
+    let output: unknown;
     try {
-      secrets = step.secretKeys.length > 0 ? await deps.secrets(run.accountId, step.secretKeys) : undefined;
-      payload = resolvePayload(
-        step.payload,
-        { trigger: run.trigger, steps: outputs, secrets },
-        { urlFields: URL_FIELDS[step.subject] },
-      );
-    } catch (error) {
-      if (!isRetryable(error) || countedFailures(record) + 1 >= step.options.attempts) {
-        const text = errorText(error, secrets);
-        record.attempts.push({ started_at: now(), finished_at: now(), error: text });
-        return failRecord(record, text);
+      const guarded = await withSecrets(step, scope);
+      secrets = guarded.secrets;
+      output = (await step.output.resolve(guarded)) ?? null;
+      if (step.response) {
+        const context = {
+          accountId: run.accountId,
+          runId: run.id,
+          stepName: step.name,
+          timeoutMs: 1000,
+          trigger: run.trigger,
+          steps: scope.steps ?? {},
+          signal,
+        };
+        answer = (await deps.functions.respond(await step.response.resolve(guarded), context)) as RespondOutput;
       }
-      throw error;
+      const failure = unstorableOutput(JSON.stringify({ output, answer }), deps.outputMaxBytes);
+      if (failure) throw failure;
+    } catch (error) {
+      return settle(key, record, { kind: "failed", error: `stop: ${errorText(error, secrets)}`, step: step.name });
     }
-    const attempt: StepRecord["attempts"][number] = { started_at: now() };
-    record.attempts.push(attempt);
-    record.status = "running";
-    delete record.until;
-    if (!pure) await checkpoint();
-    let error: unknown;
-    try {
-      const context = {
-        accountId: run.accountId,
-        runId: run.id,
-        stepName: step.name,
-        timeoutMs: step.options.timeout,
-        trigger: run.trigger,
-        steps: outputs,
-      };
-      const output = instant
-        ? await fn(payload, { ...context, signal })
-        : await withTimeout(step.options.timeout, signal, (attemptSignal) =>
-            fn(payload, { ...context, signal: attemptSignal }),
-          );
-      const stored = output === undefined ? null : output;
-      error = unstorableOutput(JSON.stringify(stored), deps.outputMaxBytes);
-      if (!error) return succeed(record, stored);
-    } catch (thrown) {
-      // The worker is stopping: leave the attempt open; the next delivery marks it interrupted.
-      if (signal.aborted) throw thrown;
-      error = thrown;
+    Object.assign(record, { status: "succeeded", output, stopped: true, finished_at: now() });
+    if (answer !== undefined) {
+      record.response = answer;
+      response = answer;
     }
-    attempt.finished_at = now();
-    attempt.error = errorText(error, secrets);
-    const failed = countedFailures(record);
-    if (!isRetryable(error) || failed >= step.options.attempts) return failRecord(record, attempt.error);
-    const wait = backoffDelay(step.options.backoff_ms, failed);
-    record.status = "retrying";
-    record.until = new Date(Date.now() + wait).toISOString();
-    if (wait > IN_PROCESS_WAIT_MS) return { kind: "park", until: new Date(record.until) };
-    await sleep(wait, signal);
-    signal.throwIfAborted();
+    stopOutput = output;
+    touch(key, record);
+    return { kind: "stopped" };
   }
+
+  const park = async (until: Date): Promise<RunEnd> => {
+    await writer.write({ status: "running", wakeAt: until, release: true, finished: false });
+    return { kind: "parked", until };
+  };
+
+  const top: Frame = { outputs: {}, suffix: "" };
+  const main = await runList(flow.steps, top, true);
+  if (main.kind === "park") return park(main.until);
+  if (main.kind === "failed") {
+    const error = `step "${main.step}" failed: ${main.error}`;
+    if (flow.onFailure.length > 0) {
+      const alerted = await runList(flow.onFailure, { ...top, error: { message: main.error, step: main.step } }, false);
+      if (alerted.kind === "park") return park(alerted.until);
+    }
+    await writer.write({ status: "failed", error, release: true, finished: true });
+    return { kind: "finished", status: "failed", output: null, response, error };
+  }
+  const output = main.kind === "stopped" ? stopOutput : main.output;
+  await writer.write({ status: "succeeded", error: null, release: true, finished: true });
+  return { kind: "finished", status: "succeeded", output: output ?? null, response, error: null };
 }

@@ -1,14 +1,4 @@
 import type { RunStatus } from "@platform/db";
-import type { BuiltInSubject } from "../built-in-functions.ts";
-import type { StepOptions } from "../flows/step-defaults.ts";
-
-/** A step as a flow revision stores it (written by the flows API, see engine-design). */
-export interface RevisionStep {
-  name: string;
-  subject: BuiltInSubject;
-  payload: unknown;
-  options: StepOptions;
-}
 
 /** One try of a step. */
 export interface AttemptRecord {
@@ -20,12 +10,16 @@ export interface AttemptRecord {
 }
 
 /**
- * `running`: an attempt is under way; `waiting`: a `delay` step waits until `until`;
- * `retrying`: a failed attempt waits for its backoff until `until`.
+ * `running`: an attempt (or, for a control step, its steps) is under way; `waiting`: a
+ * `delay` step waits until `until`; `retrying`: a failed attempt waits for its backoff until
+ * `until`; `skipped`: its `if` was false.
  */
-export type StepStatus = "running" | "waiting" | "retrying" | "succeeded" | "failed";
+export type StepStatus = "running" | "waiting" | "retrying" | "succeeded" | "failed" | "skipped";
 
-/** What the run row keeps of one step (the checkpoint). */
+/**
+ * What the run keeps of one step (the checkpoint), under its key: the step's name, and
+ * inside a for-each the item's index after it (`fetch[3]`, nested `fetch[3][0]`).
+ */
 export interface StepRecord {
   status: StepStatus;
   attempts: AttemptRecord[];
@@ -35,6 +29,17 @@ export interface StepRecord {
   finished_at?: string;
   /** When a waiting or retrying step may go on (ISO). */
   until?: string;
+  /** A switch: the case that ran (its index), `"default"`, or null when none did. */
+  case?: number | "default" | null;
+  /** A for-each: how many items it iterates. */
+  items?: number;
+  /** The task whose failure this step ended with or handled (for a control step, one of its steps). */
+  failed_step?: string;
+  /** Its `catch` handler ran after `error`; the output is the handler's. */
+  handled?: boolean;
+  /** A `stop` ended the run here; `response` is its wait-mode answer, if it gave one. */
+  stopped?: boolean;
+  response?: unknown;
 }
 
 export type StepRecords = Record<string, StepRecord>;

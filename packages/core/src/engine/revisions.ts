@@ -1,52 +1,158 @@
 import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
-import { STEP_OPTION_DEFAULTS } from "../flows/step-defaults.ts";
-import { inspectPayload } from "../templates/index.ts";
-import type { RevisionStep } from "./records.ts";
+import type { BuiltInSubject } from "../built-in-functions.ts";
+import type { StoredStep } from "../flows/index.ts";
+import { STEP_OPTION_DEFAULTS, type StepOptions } from "../flows/step-defaults.ts";
+import { isForEach, isParallel, isStop, isSwitch } from "../flows/step-tree.ts";
+import { type CompiledPayload, compilePayload, inspectPayload } from "../templates/index.ts";
 
-/** A revision's steps as the executor runs them. */
-export interface LoadedStep extends RevisionStep {
-  /** Keys of the secrets the payload names, read before each attempt. */
+/**
+ * A flow revision as the executor runs it: every template parsed and every expression
+ * compiled once, when the revision is first loaded in the process (revisions never change).
+ */
+
+interface LoadedBase {
+  name: string;
+  /** The `if` guard; absent, the step always runs. */
+  condition?: CompiledPayload;
+  /** The `catch` handler. */
+  handler?: LoadedStep[];
+  /** Keys of the secrets its own templates name (its lists' steps name their own), read before it resolves them. */
   secretKeys: string[];
 }
 
+export interface LoadedTask extends LoadedBase {
+  kind: "task";
+  subject: BuiltInSubject;
+  payload: CompiledPayload;
+  options: StepOptions;
+}
+
+export interface LoadedSwitch extends LoadedBase {
+  kind: "switch";
+  cases: { when: CompiledPayload; steps: LoadedStep[] }[];
+  fallback: LoadedStep[] | null;
+}
+
+export interface LoadedForEach extends LoadedBase {
+  kind: "for_each";
+  items: CompiledPayload;
+  steps: LoadedStep[];
+  concurrency: number;
+}
+
+export interface LoadedParallel extends LoadedBase {
+  kind: "parallel";
+  branches: [string, LoadedStep[]][];
+}
+
+export interface LoadedStop extends LoadedBase {
+  kind: "stop";
+  output: CompiledPayload;
+  response: CompiledPayload | null;
+}
+
+export type LoadedStep = LoadedTask | LoadedSwitch | LoadedForEach | LoadedParallel | LoadedStop;
+
+export interface LoadedFlow {
+  steps: LoadedStep[];
+  onFailure: LoadedStep[];
+}
+
+/** The keys of the secrets the templates of `fields` name. */
+function secretKeysOf(...fields: unknown[]): string[] {
+  const keys = new Set<string>();
+  for (const field of fields) {
+    for (const { reference } of inspectPayload(field).references) {
+      if (reference.root === "secrets") keys.add(reference.path[0] as string);
+    }
+  }
+  return [...keys];
+}
+
+function loadStep(step: StoredStep): LoadedStep {
+  const guardFields = step.if === undefined ? [] : [step.if];
+  const base = {
+    name: step.name,
+    ...(step.if === undefined ? {} : { condition: compilePayload(step.if) }),
+    ...(!isStop(step) && step.catch ? { handler: loadSteps(step.catch) } : {}),
+  };
+  if (isSwitch(step)) {
+    return {
+      ...base,
+      kind: "switch",
+      cases: step.switch.map((branch) => ({ when: compilePayload(branch.when), steps: loadSteps(branch.steps) })),
+      fallback: step.default ? loadSteps(step.default) : null,
+      secretKeys: secretKeysOf(...guardFields, ...step.switch.map((branch) => branch.when)),
+    };
+  }
+  if (isForEach(step)) {
+    return {
+      ...base,
+      kind: "for_each",
+      items: compilePayload(step.for_each),
+      steps: loadSteps(step.steps),
+      concurrency: step.concurrency,
+      secretKeys: secretKeysOf(...guardFields, step.for_each),
+    };
+  }
+  if (isParallel(step)) {
+    return {
+      ...base,
+      kind: "parallel",
+      branches: Object.entries(step.parallel).map(([branch, steps]) => [branch, loadSteps(steps)]),
+      secretKeys: secretKeysOf(...guardFields),
+    };
+  }
+  if (isStop(step)) {
+    return {
+      ...base,
+      kind: "stop",
+      output: compilePayload(step.stop.output ?? null),
+      response: step.stop.response ? compilePayload(step.stop.response) : null,
+      secretKeys: secretKeysOf(...guardFields, step.stop),
+    };
+  }
+  return {
+    ...base,
+    kind: "task",
+    subject: step.subject,
+    payload: compilePayload(step.payload),
+    options: { ...STEP_OPTION_DEFAULTS, ...step.options },
+    secretKeys: secretKeysOf(...guardFields, step.payload),
+  };
+}
+
+const loadSteps = (steps: StoredStep[]): LoadedStep[] => steps.map(loadStep);
+
 export interface RevisionCache {
-  /** The steps of a flow revision, or null when it does not exist. */
-  steps(flowId: string, revision: number): Promise<LoadedStep[] | null>;
+  /** A flow revision ready to run, or null when it does not exist. */
+  flow(flowId: string, revision: number): Promise<LoadedFlow | null>;
 }
 
 /**
  * Flow revisions are immutable, so each process keeps the ones it ran (the most recent
- * `maxEntries`) and reads each from the database once.
+ * `maxEntries`) and reads and compiles each once.
  */
 export function createRevisionCache(db: Kysely<Database>, maxEntries = 1000): RevisionCache {
-  const cache = new Map<string, Promise<LoadedStep[] | null>>();
+  const cache = new Map<string, Promise<LoadedFlow | null>>();
 
-  async function load(flowId: string, revision: number): Promise<LoadedStep[] | null> {
+  async function load(flowId: string, revision: number): Promise<LoadedFlow | null> {
     const row = await db
       .selectFrom("flow_revisions")
-      .select("steps")
+      .select(["steps", "on_failure"])
       .where("flow_id", "=", flowId)
       .where("revision", "=", revision)
       .executeTakeFirst();
     if (!row) return null;
-    return (row.steps as unknown as RevisionStep[]).map((step) => ({
-      name: step.name,
-      subject: step.subject,
-      payload: step.payload,
-      options: { ...STEP_OPTION_DEFAULTS, ...step.options },
-      secretKeys: [
-        ...new Set(
-          inspectPayload(step.payload)
-            .references.filter(({ reference }) => reference.root === "secrets")
-            .map(({ reference }) => reference.path[0] as string),
-        ),
-      ],
-    }));
+    return {
+      steps: loadSteps(row.steps as unknown as StoredStep[]),
+      onFailure: loadSteps(row.on_failure as unknown as StoredStep[]),
+    };
   }
 
   return {
-    steps(flowId, revision) {
+    flow(flowId, revision) {
       const key = `${flowId}:${revision}`;
       const cached = cache.get(key);
       if (cached !== undefined) return cached;

@@ -1,6 +1,6 @@
 import type { BuiltInSubject } from "../built-in-functions.ts";
 import { isDomainError } from "../errors.ts";
-import { UrlTemplateError } from "../templates/index.ts";
+import { ExpressionEvaluationError, UrlTemplateError } from "../templates/index.ts";
 import { StepFailure } from "./step-failure.ts";
 
 /** What a step function knows about the step it runs. */
@@ -42,7 +42,7 @@ const RETRYABLE_CODES = new Set(["unavailable", "timeout", "internal_error", "ba
  */
 export function isRetryable(error: unknown): boolean {
   if (error instanceof StepFailure) return error.retryable;
-  if (error instanceof UrlTemplateError) return false;
+  if (error instanceof UrlTemplateError || error instanceof ExpressionEvaluationError) return false;
   if (isDomainError(error)) return RETRYABLE_CODES.has(error.code);
   return true;
 }

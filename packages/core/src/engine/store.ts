@@ -10,6 +10,8 @@ export interface ClaimedRun {
   flowId: string;
   revision: number;
   trigger: unknown;
+  /** When a worker first took it (ISO); for a run taken from its entry, when this delivery did. */
+  startedAt: string | null;
   /** The records of the steps it has begun, outputs of ended ones included. */
   steps: StepRecords;
   waiter: string | null;
@@ -89,6 +91,7 @@ interface ClaimRow {
   steps: StepRecords | null;
   waiter: string | null;
   held_by: string;
+  started_at: Date | null;
 }
 
 /** A step's row as the write sends it: its record without the output, and the output once it succeeded. */
@@ -120,7 +123,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
           from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as v(id uuid, entry text, holder text)
           where r.id = v.id and r.status in ('queued', 'running')
             and (r.held_by is null or split_part(r.held_by, '/', 1) = v.entry)
-          returning r.id, r.account_id, r.flow_id, r.revision, r.trigger, r.waiter, r.held_by
+          returning r.id, r.account_id, r.flow_id, r.revision, r.trigger, r.waiter, r.held_by, r.started_at
         )
         select c.*, (
           select jsonb_object_agg(
@@ -180,6 +183,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
         flowId: row.flow_id,
         revision: row.revision,
         trigger: row.trigger,
+        startedAt: row.started_at ? new Date(row.started_at).toISOString() : null,
         steps: row.steps ?? {},
         waiter: row.waiter,
         holder: row.held_by,
@@ -187,7 +191,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
       };
     },
     fresh(run, entryId) {
-      return { ...run, steps: {}, holder: `${entryId}/1`, claimed: false };
+      return { ...run, startedAt: new Date().toISOString(), steps: {}, holder: `${entryId}/1`, claimed: false };
     },
     write(change) {
       const json = JSON.stringify({

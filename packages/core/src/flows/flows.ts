@@ -10,7 +10,7 @@ import type { DefinitionCache } from "../storage/definition-cache.ts";
 import { unixSeconds } from "../time.ts";
 import { signingSecretProblem } from "../webhooks/index.ts";
 import { insertRevision } from "./revisions.ts";
-import type { Flow, FlowInput, StepInput, TriggerInput, TriggerSettings } from "./schemas.ts";
+import type { Flow, FlowInput, TriggerInput, TriggerSettings } from "./schemas.ts";
 import { resolveSteps } from "./steps.ts";
 import { flowSecretSealingContext, webhookCacheKey } from "./webhook-flows.ts";
 
@@ -40,7 +40,8 @@ function toFlow(row: FlowRow, config: FlowsDeps["config"]): Flow {
     description: row.description,
     active: row.active,
     trigger: row.trigger as unknown as TriggerSettings,
-    steps: row.steps as unknown as StepInput[],
+    steps: row.steps as Flow["steps"],
+    on_failure: row.on_failure as Flow["on_failure"],
     webhook: { id: row.webhook_id, url: `${config.webhookBaseUrl}/${row.webhook_id}` },
     revision: row.revision,
     created: unixSeconds(row.created_at),
@@ -56,6 +57,7 @@ function definitionColumns(input: FlowInput) {
     active: input.active,
     trigger: JSON.stringify(input.trigger.settings),
     steps: JSON.stringify(input.steps),
+    on_failure: JSON.stringify(input.on_failure),
   };
 }
 
@@ -65,17 +67,17 @@ function definitionColumns(input: FlowInput) {
  * allowed to read it.
  */
 async function stepsToSave(deps: FlowsDeps, principal: Principal, input: FlowInput) {
-  const steps = await resolveSteps(deps.db, principal.accountId, input.steps);
+  const { fields, ...resolved } = await resolveSteps(deps.db, principal.accountId, input.steps, input.on_failure);
   requireSecretReads(
     principal,
-    steps.flatMap((step, index) => secretReferences(step.payload, `steps.${index}.payload`)),
+    fields.flatMap(({ origin, value }) => secretReferences(value, origin.join("."))),
   );
-  return steps;
+  return resolved;
 }
 
 export async function createFlow(deps: FlowsDeps, principal: Principal, input: FlowInput): Promise<Flow> {
   const accountId = principal.accountId;
-  const steps = await stepsToSave(deps, principal, input);
+  const { steps, onFailure } = await stepsToSave(deps, principal, input);
   const id = Bun.randomUUIDv7();
   const secret = input.trigger.signingSecret;
   const row = await deps.db.transaction().execute(async (trx) => {
@@ -91,7 +93,7 @@ export async function createFlow(deps: FlowsDeps, principal: Principal, input: F
       })
       .returningAll()
       .executeTakeFirstOrThrow();
-    await insertRevision(trx, { flowId: id, revision: 1, trigger: input.trigger.settings, steps });
+    await insertRevision(trx, { flowId: id, revision: 1, trigger: input.trigger.settings, steps, onFailure });
     return created;
   });
   return toFlow(row, deps.config);
@@ -169,7 +171,7 @@ async function lockFlow(trx: Transaction<Database>, accountId: string, id: strin
  */
 export async function updateFlow(deps: FlowsDeps, principal: Principal, id: string, input: FlowInput): Promise<Flow> {
   const accountId = principal.accountId;
-  const steps = await stepsToSave(deps, principal, input);
+  const { steps, onFailure } = await stepsToSave(deps, principal, input);
   const row = await deps.db.transaction().execute(async (trx) => {
     const current = await lockFlow(trx, accountId, id);
     const revision = current.revision + 1;
@@ -184,7 +186,7 @@ export async function updateFlow(deps: FlowsDeps, principal: Principal, id: stri
       .where("id", "=", id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    await insertRevision(trx, { flowId: id, revision, trigger: input.trigger.settings, steps });
+    await insertRevision(trx, { flowId: id, revision, trigger: input.trigger.settings, steps, onFailure });
     return updated;
   });
   await deps.storageDefinitions.changed(...webhookCacheKey(row.webhook_id));

@@ -3,20 +3,24 @@ import type { Kysely } from "kysely";
 import type { BuiltInSubject } from "../built-in-functions.ts";
 import type { TriggerSettings } from "./schemas.ts";
 import type { StepOptions } from "./step-defaults.ts";
+import type { FlowStep } from "./step-tree.ts";
 
 /**
  * Revisions: every save of a flow writes one immutable row, so a run executes exactly the
  * definition it was accepted under. This is the contract with the engine.
  */
 
-/** A step as it runs: node references already resolved, options complete. */
-export interface StoredStep {
+/** A task as it runs: node references already resolved, options complete. */
+export interface TaskStep {
   name: string;
   subject: BuiltInSubject;
-  /** JSON whose strings may hold `{{trigger.*}}`, `{{steps.<earlier step>.*}}` and `{{secrets.*}}` references. */
+  /** JSON whose strings may hold templates (see templates/parse.ts). */
   payload: Record<string, unknown>;
   options: StepOptions;
 }
+
+/** A step as a revision stores it: tasks resolved, control steps holding their lists (see step-tree.ts). */
+export type StoredStep = FlowStep<TaskStep>;
 
 export interface FlowRevision {
   flowId: string;
@@ -24,6 +28,8 @@ export interface FlowRevision {
   /** The trigger as saved, without its signing secret. */
   trigger: TriggerSettings;
   steps: StoredStep[];
+  /** Run once when a run fails. */
+  onFailure: StoredStep[];
 }
 
 export async function insertRevision(db: Kysely<Database>, revision: FlowRevision): Promise<void> {
@@ -34,6 +40,7 @@ export async function insertRevision(db: Kysely<Database>, revision: FlowRevisio
       revision: revision.revision,
       trigger: JSON.stringify(revision.trigger),
       steps: JSON.stringify(revision.steps),
+      on_failure: JSON.stringify(revision.onFailure),
     })
     .execute();
 }
@@ -51,7 +58,7 @@ export async function readRevision(
   const row = await db
     .selectFrom("flow_revisions")
     .innerJoin("flows", "flows.id", "flow_revisions.flow_id")
-    .select(["flow_revisions.trigger", "flow_revisions.steps"])
+    .select(["flow_revisions.trigger", "flow_revisions.steps", "flow_revisions.on_failure"])
     .where("flows.account_id", "=", accountId)
     .where("flow_revisions.flow_id", "=", flowId)
     .where("flow_revisions.revision", "=", revision)
@@ -62,5 +69,6 @@ export async function readRevision(
     revision,
     trigger: row.trigger as unknown as TriggerSettings,
     steps: row.steps as unknown as StoredStep[],
+    onFailure: row.on_failure as unknown as StoredStep[],
   };
 }

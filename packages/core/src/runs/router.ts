@@ -1,6 +1,15 @@
 import { withCredential } from "../schemas.ts";
 import { authedProcedure, operations, router } from "../trpc.ts";
-import { accepted, listRunsInput, listRunsOutput, run, runIdInput, startRunInput, startRunOutput } from "./schemas.ts";
+import {
+  accepted,
+  listRunsInput,
+  listRunsOutput,
+  run,
+  runIdInput,
+  runViewInput,
+  startRunInput,
+  startRunOutput,
+} from "./schemas.ts";
 
 const op = operations(["runs"]);
 const runIdRule =
@@ -49,12 +58,12 @@ export const runsRouter = router({
       method: "GET",
       path: "/runs/{id}",
       summary: "Read a run",
-      description: `Status (\`queued\`, \`running\`, \`succeeded\`, \`failed\`; \`filtered\`, \`duplicate\` and \`rejected\` for webhook deliveries that started nothing), the trigger data, each step's attempts (start, end, error), output, error and timings, the output and the \`respond\` step's response. Times are ISO 8601 in UTC. ${runIdRule}`,
+      description: `Status (\`queued\`, \`running\`, \`succeeded\`, \`failed\`; \`filtered\`, \`duplicate\` and \`rejected\` for webhook deliveries that started nothing), the trigger data, each step's attempts (start, end, error), output, error and timings (the path taken: skipped steps, the case a switch took, each for-each item's steps, parallel branches, handlers that ran), the output and the \`respond\` step's response. Times are ISO 8601 in UTC. ${runIdRule}`,
       errorResponses: { ...withCredential, 404: "No such run" },
     })
-    .input(runIdInput)
+    .input(runViewInput)
     .output(run)
-    .query(({ ctx, input }) => ctx.services.runs.get(ctx.principal.accountId, input.id)),
+    .query(({ ctx, input }) => ctx.services.runs.get(ctx.principal.accountId, input.id, input.items_from)),
 
   replay: op
     .authed({

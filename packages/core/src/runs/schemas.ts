@@ -17,9 +17,16 @@ export const attempt = z
 export const runStep = z
   .object({
     name: z.string(),
-    status: z.enum(["running", "waiting", "retrying", "succeeded", "failed"]).meta({
+    parent: z.string().optional().meta({
       description:
-        "`waiting`: a `delay` step until `until`; `retrying`: a failed attempt waits for its backoff until `until`.",
+        "The control step whose list holds this step (a switch case, a for-each, a parallel branch, a `catch`).",
+    }),
+    item: z.array(z.number().int()).optional().meta({
+      description: "Inside a for-each: the item's index, one per enclosing for-each, outermost first.",
+    }),
+    status: z.enum(["running", "waiting", "retrying", "succeeded", "failed", "skipped"]).meta({
+      description:
+        "`waiting`: a `delay` step until `until`; `retrying`: a failed attempt waits for its backoff until `until`; `skipped`: its `if` was false (output null). A control step is `running` while its steps run.",
     }),
     attempts: z.array(attempt),
     output: z.unknown().optional(),
@@ -27,6 +34,21 @@ export const runStep = z
     started_at: isoTime,
     finished_at: isoTime.optional(),
     until: isoTime.optional(),
+    case: z
+      .union([z.number().int(), z.literal("default"), z.null()])
+      .optional()
+      .meta({
+        description: "A switch: the index of the case that ran, `default`, or null when none did.",
+      }),
+    items: z.number().int().optional().meta({ description: "A for-each: how many items it iterates." }),
+    failed_step: z.string().optional().meta({
+      description: "The task whose failure this step ended with, or (with `handled`) its handler handled.",
+    }),
+    handled: z.boolean().optional().meta({
+      description: "Its `catch` handler ran after `error`; `output` is the handler's.",
+    }),
+    stopped: z.boolean().optional().meta({ description: "A `stop` ended the run here." }),
+    response: z.unknown().optional().meta({ description: "A `stop`: the wait-mode answer it gave." }),
   })
   .meta({ id: "RunStep" });
 
@@ -49,13 +71,28 @@ export const run = z
   .object({
     ...runFields,
     trigger: z.unknown().meta({ description: "The trigger data." }),
-    steps: z.array(runStep).meta({ description: "The steps that started, in order." }),
+    steps: z.array(runStep).meta({
+      description:
+        "The steps that started or were skipped, in the flow's order; inside a for-each, item by item (100 items at a time: `items_from`).",
+    }),
     output: z.unknown().meta({ description: "The last step's output, once the run succeeded." }),
     response: z.unknown().meta({ description: "The `respond` step's status, headers and body, if it ran." }),
   })
   .meta({ id: "Run" });
 
 export const runIdInput = z.object({ id: uuidParam("Id of the run (a UUID).") });
+
+export const runViewInput = runIdInput.extend({
+  items_from: z.coerce
+    .number()
+    .int({ error: "must be a whole number" })
+    .min(0, { error: "must be at least 0" })
+    .default(0)
+    .meta({
+      description:
+        "Which for-each items to show the steps of: 100 from this index (default 0). A for-each's own step says how many `items` it has.",
+    }),
+});
 
 export const listRunsInput = z.object({
   id: uuidParam("Id of the flow (a UUID)."),

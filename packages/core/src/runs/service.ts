@@ -4,11 +4,13 @@ import type { Broker } from "../broker/port.ts";
 import { isFinal, type RespondOutput } from "../engine/records.ts";
 import { createRunWaiters, type RunDone } from "../engine/waiting.ts";
 import { DomainError } from "../errors.ts";
+import type { StoredStep } from "../flows/index.ts";
 import type { AccountLimits } from "../limits/account-limits.ts";
 import type { Logger } from "../logger.ts";
 import type { MetricsRecorder } from "../monitoring/recorder.ts";
 import { createRunStarter, newRunId, type StartedRun, type StartRunInput } from "./start.ts";
 import {
+  outlineSteps,
   type RunDetail,
   type RunSummary,
   type RunView,
@@ -40,7 +42,8 @@ export interface RunsService {
   start(input: StartRunInput): Promise<StartedRun>;
   /** Starts a run and waits up to `timeoutMs` for its end. */
   startAndWait(input: StartRunInput, timeoutMs: number): Promise<RunOutcome>;
-  get(accountId: string, runId: string): Promise<RunView>;
+  /** The run, with the steps of for-each items `itemsFrom` to `itemsFrom + 99`. */
+  get(accountId: string, runId: string, itemsFrom?: number): Promise<RunView>;
   list(
     accountId: string,
     flowId: string,
@@ -105,12 +108,14 @@ export function createRunsService(deps: RunsDeps): RunsService {
       readStepRecords(db, row.id),
       db
         .selectFrom("flow_revisions")
-        .select("steps")
+        .select(["steps", "on_failure"])
         .where("flow_id", "=", row.flow_id)
         .where("revision", "=", row.revision)
         .executeTakeFirst(),
     ]);
-    const order = (revision?.steps ?? []).map((step) => ({ name: String(step.name), subject: String(step.subject) }));
+    const order = revision
+      ? outlineSteps(revision.steps as unknown as StoredStep[], revision.on_failure as unknown as StoredStep[])
+      : [];
     return { records, order };
   }
 
@@ -152,9 +157,9 @@ export function createRunsService(deps: RunsDeps): RunsService {
       }
     },
 
-    async get(accountId, runId) {
+    async get(accountId, runId, itemsFrom = 0) {
       const row = await findRun(accountId, runId);
-      return runView(row, await readDetail(row));
+      return runView(row, await readDetail(row), itemsFrom);
     },
 
     async list(accountId, flowId, query) {

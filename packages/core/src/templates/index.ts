@@ -1,18 +1,24 @@
-/** Template references in payloads: one module for node templates (checked at save) and flows (resolved at run). */
+/** Templates in payloads: one module for node templates (checked at save) and flows (compiled per revision, resolved at run). */
+export {
+  EXPRESSION_BUDGET,
+  ExpressionEvaluationError,
+} from "./expressions.ts";
 export {
   parseTemplate,
   TEMPLATE_ROOTS,
+  type TemplateExpression,
   type TemplatePart,
   type TemplateReference,
   type TemplateRoot,
   TemplateSyntaxError,
 } from "./parse.ts";
 export {
+  type CompiledPayload,
+  compilePayload,
   type FieldPath,
   type FieldReference,
   inspectPayload,
   type ResolveOptions,
-  resolvePayload,
   type TemplateProblem,
   type TemplateScope,
   UrlTemplateError,

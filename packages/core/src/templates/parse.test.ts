@@ -13,7 +13,7 @@ function refusal(text: string): string {
 
 const ref = (expression: string): TemplateReference => {
   const [root, ...path] = expression.split(".");
-  return { root: root as TemplateRoot, path, expression };
+  return { kind: "path", root: root as TemplateRoot, path, expression };
 };
 
 describe("parsing template references", () => {
@@ -52,23 +52,23 @@ describe("parsing template references", () => {
     ["{{}}", "empty template reference"],
     ["{{   }}", "empty template reference"],
     [
-      "{{trigger.items[0]}}",
-      "invalid template reference {{trigger.items[0]}}: array indexes are written items.0, not items[0]",
-    ],
-    [
       "{{trigger.first name}}",
-      "invalid template reference {{trigger.first name}}: a path is segments of letters, digits, _ or - joined by dots",
+      'invalid expression {{trigger.first name}}: S0201: Syntax error: "name" at character 18',
+    ],
+    ["{{trigger..id}}", 'invalid expression {{trigger..id}}: S0201: Syntax error: ".." at character 9'],
+    ["{{trigger.id.}}", "invalid expression {{trigger.id.}}: S0207: Unexpected end of expression at character 11"],
+    [
+      "{{ env.HOME }}",
+      'unknown template root "env" in {{env.HOME}} (trigger, steps, secrets, run, item, index, error)',
     ],
     [
-      "{{trigger..id}}",
-      "invalid template reference {{trigger..id}}: a path is segments of letters, digits, _ or - joined by dots",
+      "{{Trigger.id}}",
+      'unknown template root "Trigger" in {{Trigger.id}} (trigger, steps, secrets, run, item, index, error)',
     ],
     [
-      "{{trigger.id.}}",
-      "invalid template reference {{trigger.id.}}: a path is segments of letters, digits, _ or - joined by dots",
+      "{{ secrets.db.password = 'x' }}",
+      "in {{secrets.db.password = 'x'}}: {{secrets.db.password}}: a secret is named by its key alone, nothing after it",
     ],
-    ["{{ env.HOME }}", 'unknown template root "env" in {{env.HOME}} (trigger, steps or secrets)'],
-    ["{{Trigger.id}}", 'unknown template root "Trigger" in {{Trigger.id}} (trigger, steps or secrets)'],
     ["{{steps}}", "{{steps}} needs a step name: {{steps.<name>}}"],
     ["{{secrets}}", "{{secrets}} needs a key: {{secrets.<key>}}"],
     ["{{secrets.db.password}}", "{{secrets.db.password}}: a secret is named by its key alone, nothing after it"],

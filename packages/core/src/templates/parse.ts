@@ -1,20 +1,31 @@
+import { type ExpressionRead, ExpressionSyntaxError, parseExpression } from "./expressions.ts";
+
 /**
- * Template references in payload strings: `{{ trigger.data.id }}`, `{{ steps.fetch.body.items.0 }}`,
- * `{{ secrets.stripe-key }}`.
+ * Templates in payload strings: `{{ trigger.data.id }}`, `{{ steps.fetch.body.items.0 }}`,
+ * `{{ secrets.stripe-key }}`, `{{ $sum(trigger.body.items.price) }}`.
  *
- * Syntax, the one way to write a reference:
- * - `{{` opens a reference and the next `}}` closes it; spaces inside the braces are ignored.
- * - Inside is a path: a root (`trigger`, `steps` or `secrets`) followed by `.segment`s, each
- *   segment made of letters, digits, `_` and `-`. Array elements are numeric segments
- *   (`items.0`); `items[0]` is refused with a hint.
- * - `steps.<name>` starts with the step's name; `secrets.<key>` is a key and nothing after it.
- * - `\{{` writes a literal `{{`. A `}}` outside a reference is plain text.
+ * Syntax:
+ * - `{{` opens a template and the next `}}` closes it; spaces inside the braces are ignored
+ *   (an expression that needs `}}` writes `} }`).
+ * - A plain path is a reference: a root (see TEMPLATE_ROOTS) followed by `.segment`s, each
+ *   segment made of letters, digits, `_` and `-`; array elements are numeric segments
+ *   (`items.0`). `steps.<name>` starts with the step's name; `secrets.<key>` is a key and
+ *   nothing after it. A path is looked up directly, without an evaluator: the common case
+ *   costs what it always did.
+ * - Anything else is a JSONata expression (see expressions.ts), checked for syntax here.
+ * - `\{{` writes a literal `{{`. A `}}` outside a template is plain text.
  */
 
-export const TEMPLATE_ROOTS = ["trigger", "steps", "secrets"] as const;
+/**
+ * The names in scope: the trigger data, earlier steps' outputs, secrets, the run
+ * (`id`, `flow_id`, `started_at`), the item and its index inside a for-each, and the
+ * failure inside a `catch` or `on_failure` (`message`, `step`).
+ */
+export const TEMPLATE_ROOTS = ["trigger", "steps", "secrets", "run", "item", "index", "error"] as const;
 export type TemplateRoot = (typeof TEMPLATE_ROOTS)[number];
 
 export interface TemplateReference {
+  kind: "path";
   root: TemplateRoot;
   /** The segments after the root: for `steps` the step name comes first, for `secrets` it is the key alone. */
   path: string[];
@@ -22,8 +33,16 @@ export interface TemplateReference {
   expression: string;
 }
 
-/** A template is literal text and references, in order. */
-export type TemplatePart = string | TemplateReference;
+export interface TemplateExpression {
+  kind: "expression";
+  /** As written between the braces, trimmed. */
+  expression: string;
+  /** The plain paths from a scope root it reads (`steps.<name>`, `secrets.<key>`), checked as references are. */
+  reads: TemplateReference[];
+}
+
+/** A template is literal text, references and expressions, in order. */
+export type TemplatePart = string | TemplateReference | TemplateExpression;
 
 export class TemplateSyntaxError extends Error {
   override name = "TemplateSyntaxError";
@@ -38,24 +57,25 @@ function isRoot(name: string): name is TemplateRoot {
   return (TEMPLATE_ROOTS as readonly string[]).includes(name);
 }
 
-/** Reads the path between the braces; throws TemplateSyntaxError naming what is wrong. */
-function parseReference(inner: string): TemplateReference {
+/** Reads what is between the braces: a plain path, else an expression. Throws TemplateSyntaxError naming what is wrong. */
+function parseReference(inner: string): TemplateReference | TemplateExpression {
   const expression = inner.trim();
   if (expression === "") throw new TemplateSyntaxError("empty template reference");
-  if (expression.includes("[")) {
-    throw new TemplateSyntaxError(
-      `invalid template reference {{${expression}}}: array indexes are written items.0, not items[0]`,
-    );
-  }
   const segments = expression.split(".");
-  if (!segments.every((segment) => SEGMENT.test(segment))) {
-    throw new TemplateSyntaxError(
-      `invalid template reference {{${expression}}}: a path is segments of letters, digits, _ or - joined by dots`,
-    );
-  }
-  const [root = "", ...path] = segments;
+  const [first = ""] = segments;
+  const literal = segments.length === 1 && !isRoot(first) && (JSONATA_LITERALS.has(first) || /^\d+$/.test(first));
+  if (literal || !segments.every((segment) => SEGMENT.test(segment))) return parseTemplateExpression(expression);
+  return checkedPath(expression, segments);
+}
+
+const ROOT_LIST = TEMPLATE_ROOTS.join(", ");
+/** Words that read like a path but are JSONata values: `{{true}}` is the boolean. */
+const JSONATA_LITERALS = new Set(["true", "false", "null"]);
+
+/** A path's root and its rules: `steps` needs a name, `secrets` exactly a key. */
+function checkedPath(expression: string, [root = "", ...path]: string[]): TemplateReference {
   if (!isRoot(root)) {
-    throw new TemplateSyntaxError(`unknown template root "${root}" in {{${expression}}} (trigger, steps or secrets)`);
+    throw new TemplateSyntaxError(`unknown template root "${root}" in {{${expression}}} (${ROOT_LIST})`);
   }
   if (root === "steps" && path.length === 0) {
     throw new TemplateSyntaxError("{{steps}} needs a step name: {{steps.<name>}}");
@@ -67,7 +87,32 @@ function parseReference(inner: string): TemplateReference {
         : `{{${expression}}}: a secret is named by its key alone, nothing after it`,
     );
   }
-  return { root, path, expression };
+  return { kind: "path", root, path, expression };
+}
+
+/**
+ * An expression, checked for syntax; the paths it reads from a scope root follow the
+ * rules of plain paths (a secret is read by its key: `secrets.token` or secrets.`my-key`).
+ */
+function parseTemplateExpression(expression: string): TemplateExpression {
+  let reads: ExpressionRead[];
+  try {
+    reads = parseExpression(expression);
+  } catch (error) {
+    if (!(error instanceof ExpressionSyntaxError)) throw error;
+    throw new TemplateSyntaxError(`invalid expression {{${expression}}}: ${error.message}`);
+  }
+  const references = reads
+    .filter((read) => isRoot(read.root))
+    .map((read) => {
+      try {
+        return checkedPath([read.root, ...read.path].join("."), [read.root, ...read.path]);
+      } catch (error) {
+        if (!(error instanceof TemplateSyntaxError)) throw error;
+        throw new TemplateSyntaxError(`in {{${expression}}}: ${error.message}`);
+      }
+    });
+  return { kind: "expression", expression, reads: references };
 }
 
 /** Splits a string into text and references; throws TemplateSyntaxError on the first malformed reference. */

@@ -1,5 +1,16 @@
 import { describe, expect, test } from "bun:test";
-import { inspectPayload, resolvePayload, type TemplateScope, UrlTemplateError } from "./index.ts";
+import {
+  compilePayload,
+  ExpressionEvaluationError,
+  inspectPayload,
+  type ResolveOptions,
+  type TemplateScope,
+  UrlTemplateError,
+} from "./index.ts";
+
+/** A payload compiled and resolved in one go, as a step's is at each attempt. */
+const resolvePayload = async (payload: unknown, scope: TemplateScope, options?: ResolveOptions) =>
+  compilePayload(payload).resolve(scope, options);
 
 const scope: TemplateScope = {
   trigger: {
@@ -13,7 +24,7 @@ const scope: TemplateScope = {
 };
 
 describe("inspecting a payload", () => {
-  test("lists every reference with the field it is in, through objects and arrays", () => {
+  test("lists every reference with the field it is in, through objects and arrays", async () => {
     const { problems, references } = inspectPayload({
       url: "https://x/{{trigger.data.object.id}}",
       headers: [{ authorization: "Bearer {{secrets.stripe-key}}" }],
@@ -23,20 +34,30 @@ describe("inspecting a payload", () => {
     expect(references).toEqual([
       {
         field: ["url"],
-        reference: { root: "trigger", path: ["data", "object", "id"], expression: "trigger.data.object.id" },
+        reference: {
+          kind: "path",
+          root: "trigger",
+          path: ["data", "object", "id"],
+          expression: "trigger.data.object.id",
+        },
       },
       {
         field: ["headers", 0, "authorization"],
-        reference: { root: "secrets", path: ["stripe-key"], expression: "secrets.stripe-key" },
+        reference: { kind: "path", root: "secrets", path: ["stripe-key"], expression: "secrets.stripe-key" },
       },
       {
         field: ["body", "rows"],
-        reference: { root: "steps", path: ["fetch", "body", "rows"], expression: "steps.fetch.body.rows" },
+        reference: {
+          kind: "path",
+          root: "steps",
+          path: ["fetch", "body", "rows"],
+          expression: "steps.fetch.body.rows",
+        },
       },
     ]);
   });
 
-  test("reports each malformed string with its field, and keeps the references of the others", () => {
+  test("reports each malformed string with its field, and keeps the references of the others", async () => {
     const { problems, references } = inspectPayload({
       url: "https://x/{{trigger.id",
       list: ["ok", "{{ nope.x }}"],
@@ -45,16 +66,19 @@ describe("inspecting a payload", () => {
     });
     expect(problems).toEqual([
       { field: ["url"], message: "unclosed template reference" },
-      { field: ["list", 1], message: 'unknown template root "nope" in {{nope.x}} (trigger, steps or secrets)' },
+      {
+        field: ["list", 1],
+        message: 'unknown template root "nope" in {{nope.x}} (trigger, steps, secrets, run, item, index, error)',
+      },
     ]);
     expect(references.map((r) => r.reference.expression)).toEqual(["trigger.note"]);
   });
 });
 
 describe("resolving a payload", () => {
-  test("a string that is exactly one reference keeps the value's type", () => {
+  test("a string that is exactly one reference keeps the value's type", async () => {
     expect(
-      resolvePayload(
+      await resolvePayload(
         {
           object: "{{trigger.data.object.metadata}}",
           number: "{{ trigger.data.object.amount }}",
@@ -77,9 +101,9 @@ describe("resolving a payload", () => {
     });
   });
 
-  test("references inside longer text are written into it, objects as JSON", () => {
+  test("references inside longer text are written into it, objects as JSON", async () => {
     expect(
-      resolvePayload(
+      await resolvePayload(
         [
           "id={{trigger.data.object.id}} amount={{trigger.data.object.amount}} paid={{trigger.data.object.paid}}",
           "meta={{trigger.data.object.metadata}} rows={{steps.fetch.body.rows}}",
@@ -98,9 +122,9 @@ describe("resolving a payload", () => {
     ]);
   });
 
-  test("a missing value is null alone and nothing inside text; so is null", () => {
+  test("a missing value is null alone and nothing inside text; so is null", async () => {
     expect(
-      resolvePayload(
+      await resolvePayload(
         {
           missing: "{{trigger.data.nothing.here}}",
           nullValue: "{{trigger.data.object.refunds}}",
@@ -121,22 +145,22 @@ describe("resolving a payload", () => {
       notAnIndex: null,
       inText: "[|]",
     });
-    expect(resolvePayload("{{trigger.id}}", {})).toBeNull();
+    expect(await resolvePayload("{{trigger.id}}", {})).toBeNull();
   });
 
-  test("only the data's own fields are reachable, never what objects inherit", () => {
+  test("only the data's own fields are reachable, never what objects inherit", async () => {
     expect(
-      resolvePayload(
+      await resolvePayload(
         ["{{trigger.constructor}}", "{{trigger.__proto__}}", "{{trigger.items.length}}", "{{trigger.toString}}"],
         scope,
       ),
     ).toEqual([null, null, null, null]);
   });
 
-  test("values that are not strings, and object keys, pass through untouched; the payload is not changed", () => {
+  test("values that are not strings, and object keys, pass through untouched; the payload is not changed", async () => {
     const payload = { "{{trigger.event}}": 1, n: 2.5, b: false, z: null, nested: { list: [1, "{{trigger.event}}"] } };
     const copy = structuredClone(payload);
-    expect(resolvePayload(payload, scope)).toEqual({
+    expect(await resolvePayload(payload, scope)).toEqual({
       "{{trigger.event}}": 1,
       n: 2.5,
       b: false,
@@ -146,8 +170,8 @@ describe("resolving a payload", () => {
     expect(payload).toEqual(copy);
   });
 
-  test("a malformed reference cannot be resolved", () => {
-    expect(() => resolvePayload({ url: "{{trigger.id" }, scope)).toThrow("unclosed template reference");
+  test("a malformed reference cannot be resolved", async () => {
+    await expect(resolvePayload({ url: "{{trigger.id" }, scope)).rejects.toThrow("unclosed template reference");
   });
 });
 
@@ -161,41 +185,121 @@ describe("resolving a URL field", () => {
     },
     secrets: { key: "s3cr3t/&=+ é" },
   };
-  const url = (text: string) =>
-    (resolvePayload({ url: text }, urlScope, { urlFields: ["url"] }) as { url: string }).url;
+  const url = async (text: string) =>
+    ((await resolvePayload({ url: text }, urlScope, { urlFields: ["url"] })) as { url: string }).url;
 
-  test("a value inside the text stays in its path segment or query value, whatever it holds", () => {
-    expect(url("https://api.example/items/{{trigger.params.id}}/detail")).toBe(
+  test("a value inside the text stays in its path segment or query value, whatever it holds", async () => {
+    expect(await url("https://api.example/items/{{trigger.params.id}}/detail")).toBe(
       "https://api.example/items/..%252F..%252Fadmin/detail",
     );
-    expect(url("https://api.example/search?q={{trigger.q}}&page=2")).toBe(
+    expect(await url("https://api.example/search?q={{trigger.q}}&page=2")).toBe(
       "https://api.example/search?q=x%3Fapi_key%3Dattacker%26&page=2",
     );
-    expect(url("https://api.example/v1?key={{secrets.key}}")).toBe(
+    expect(await url("https://api.example/v1?key={{secrets.key}}")).toBe(
       "https://api.example/v1?key=s3cr3t%2F%26%3D%2B%20%C3%A9",
     );
-    const parsed = new URL(url("https://api.example/items/{{trigger.params.id}}?q={{trigger.q}}"));
+    const parsed = new URL(await url("https://api.example/items/{{trigger.params.id}}?q={{trigger.q}}"));
     expect(parsed.pathname).toBe("/items/..%252F..%252Fadmin");
     expect([...parsed.searchParams.keys()]).toEqual(["q"]);
   });
 
-  test("a URL that is exactly one reference is taken as it is, for the address guard to check", () => {
-    expect(url("{{trigger.next}}")).toBe("https://other.example/a?b=1");
+  test("a URL that is exactly one reference is taken as it is, for the address guard to check", async () => {
+    expect(await url("{{trigger.next}}")).toBe("https://other.example/a?b=1");
   });
 
-  test("a value that would make a whole path segment . or .. is refused; inside a segment or the query it is text", () => {
-    expect(() => url("https://api.example/items/{{trigger.dots}}/admin")).toThrow(UrlTemplateError);
-    expect(() => url("https://api.example/items/{{trigger.dots}}")).toThrow('would make the URL\'s path segment ".."');
-    expect(url("https://api.example/items/v{{trigger.dots}}")).toBe("https://api.example/items/v..");
-    expect(url("https://api.example/items?d={{trigger.dots}}")).toBe("https://api.example/items?d=..");
+  test("a value that would make a whole path segment . or .. is refused; inside a segment or the query it is text", async () => {
+    await expect(url("https://api.example/items/{{trigger.dots}}/admin")).rejects.toThrow(UrlTemplateError);
+    await expect(url("https://api.example/items/{{trigger.dots}}")).rejects.toThrow(
+      'would make the URL\'s path segment ".."',
+    );
+    expect(await url("https://api.example/items/v{{trigger.dots}}")).toBe("https://api.example/items/v..");
+    expect(await url("https://api.example/items?d={{trigger.dots}}")).toBe("https://api.example/items?d=..");
   });
 
-  test("other fields and other payloads are resolved as before", () => {
+  test("other fields and other payloads are resolved as before", async () => {
     expect(
-      resolvePayload({ url: "https://x/{{trigger.q}}", body: "{{trigger.q}}" }, urlScope, { urlFields: ["url"] }),
+      await resolvePayload({ url: "https://x/{{trigger.q}}", body: "{{trigger.q}}" }, urlScope, { urlFields: ["url"] }),
     ).toEqual({ url: "https://x/x%3Fapi_key%3Dattacker%26", body: "x?api_key=attacker&" });
-    expect(resolvePayload({ url: "https://x/{{trigger.q}}" }, urlScope)).toEqual({
+    expect(await resolvePayload({ url: "https://x/{{trigger.q}}" }, urlScope)).toEqual({
       url: "https://x/x?api_key=attacker&",
     });
+  });
+});
+
+describe("expressions", () => {
+  const order: TemplateScope = {
+    trigger: {
+      body: {
+        amount: 150,
+        items: [
+          { sku: "a", qty: 2, price: 10 },
+          { sku: "b", qty: 0, price: 5 },
+          { sku: "c", qty: 1, price: 7.5 },
+        ],
+      },
+    },
+    steps: { fetch: { status: 200 } },
+    secrets: { "api-key": "k_1" },
+    run: { id: "run-1", flow_id: "flow-1", started_at: null },
+    item: { sku: "z" },
+    index: 3,
+  };
+
+  test("compare, compute, filter and map, keeping the value's type when alone", async () => {
+    expect(
+      await resolvePayload(
+        {
+          big: "{{trigger.body.amount > 100}}",
+          total: "{{$sum(trigger.body.items.price)}}",
+          skus: "{{trigger.body.items[qty > 0].sku}}",
+          label: "{{ $uppercase(item.sku) & '-' & index }}",
+          text: "ok={{steps.fetch.status = 200}} first={{trigger.body.items[0].sku}}",
+          pick: "{{trigger.body.amount > 100 ? 'large' : 'small'}}",
+          secret: "{{secrets.`api-key`}}",
+          run: "{{run.id}}",
+        },
+        order,
+      ),
+    ).toEqual({
+      big: true,
+      total: 22.5,
+      skus: ["a", "c"],
+      label: "Z-3",
+      text: "ok=true first=a",
+      pick: "large",
+      secret: "k_1",
+      run: "run-1",
+    });
+  });
+
+  test("an expression that matches nothing is null alone and nothing in text", async () => {
+    expect(
+      await resolvePayload({ none: "{{trigger.body.items[qty > 99].sku}}", text: "[{{ trigger.nope & '' }}]" }, order),
+    ).toEqual({
+      none: null,
+      text: "[]",
+    });
+  });
+
+  test("an expression past its budget fails with a clear error instead of holding the worker", async () => {
+    await expect(resolvePayload("{{ $count([1..10000000]) }}", order)).rejects.toThrow(ExpressionEvaluationError);
+    await expect(resolvePayload("{{ $count([1..10000000]) }}", order)).rejects.toThrow("maximum sequence length");
+    const forever = "{{ ($loop := function($n) { $loop($n + 1) }; $loop(0)) }}";
+    await expect(resolvePayload(forever, order)).rejects.toThrow(/timeout|stack/i);
+    await expect(resolvePayload("{{ trigger.body.items.sku + 1 }}", order)).rejects.toThrow(ExpressionEvaluationError);
+  });
+
+  test("the paths an expression reads are references: checked like plain ones", () => {
+    const { problems, references } = inspectPayload({
+      when: "{{ steps.fetch.status = 200 and secrets.`api-key` != '' }}",
+      bad: "{{ trigger.body.amount > }}",
+    });
+    expect(references.map(({ field, reference }) => [field.join("."), reference.expression])).toEqual([
+      ["when", "steps.fetch.status"],
+      ["when", "secrets.api-key"],
+    ]);
+    expect(problems).toEqual([
+      { field: ["bad"], message: expect.stringContaining("invalid expression {{trigger.body.amount >}}") },
+    ]);
   });
 });

@@ -1,9 +1,16 @@
-import { parseTemplate, type TemplatePart, type TemplateReference, TemplateSyntaxError } from "./parse.ts";
+import { type CompiledExpression, compileExpression } from "./expressions.ts";
+import {
+  parseTemplate,
+  type TemplateExpression,
+  type TemplatePart,
+  type TemplateReference,
+  TemplateSyntaxError,
+} from "./parse.ts";
 import { encodeUrlValue } from "./url-encoding.ts";
 
 /**
  * Payloads: JSON whose string values (at any depth, object keys excepted) may hold
- * template references. Checked when saved, resolved when a step runs.
+ * templates. Checked when saved, compiled once per flow revision, resolved when a step runs.
  */
 
 /** Where a string sits in a payload: object keys and array indexes from its top. */
@@ -19,11 +26,18 @@ export interface FieldReference {
   reference: TemplateReference;
 }
 
-/** What a run offers references: `trigger` data, each earlier step's output by name, secrets by key. */
+/**
+ * What a run offers templates: `trigger` data, each earlier step's output by name, secrets
+ * by key, the run, and where they apply the for-each item and the failure being handled.
+ */
 export interface TemplateScope {
   trigger?: unknown;
   steps?: Record<string, unknown>;
   secrets?: Record<string, string>;
+  run?: { id: string; flow_id: string; started_at: string | null };
+  item?: unknown;
+  index?: number;
+  error?: { message: string; step: string };
 }
 
 function visitStrings(value: unknown, field: FieldPath, visit: (text: string, field: FieldPath) => void): void {
@@ -36,9 +50,9 @@ function visitStrings(value: unknown, field: FieldPath, visit: (text: string, fi
 }
 
 /**
- * Every malformed reference in a payload (with the field it is in), and every reference
- * of the well-formed strings: flows check that `steps.<name>` names an earlier step and
- * `secrets.<key>` an existing secret.
+ * Every malformed template in a payload (with the field it is in), and every reference
+ * of the well-formed strings, the paths expressions read included: flows check that
+ * `steps.<name>` names an earlier step and `secrets.<key>` a secret the saver may read.
  */
 export function inspectPayload(payload: unknown): { problems: TemplateProblem[]; references: FieldReference[] } {
   const problems: TemplateProblem[] = [];
@@ -46,7 +60,9 @@ export function inspectPayload(payload: unknown): { problems: TemplateProblem[];
   visitStrings(payload, [], (text, field) => {
     try {
       for (const part of parseTemplate(text)) {
-        if (typeof part !== "string") references.push({ field, reference: part });
+        if (typeof part === "string") continue;
+        if (part.kind === "path") references.push({ field, reference: part });
+        else for (const reference of part.reads) references.push({ field, reference });
       }
     } catch (error) {
       if (!(error instanceof TemplateSyntaxError)) throw error;
@@ -78,13 +94,22 @@ function asText(value: unknown): string {
   return String(value);
 }
 
-function resolveString(text: string, scope: TemplateScope, url = false): unknown {
-  const parts: TemplatePart[] = parseTemplate(text);
+/** The scope of one resolution, with the values its expressions took. */
+interface Resolution {
+  scope: TemplateScope;
+  values: Map<TemplateExpression, unknown>;
+}
+
+const templateValue = (part: TemplateReference | TemplateExpression, { scope, values }: Resolution) =>
+  part.kind === "path" ? lookUp(scope, part) : values.get(part);
+
+function resolveString(parts: TemplatePart[], resolution: Resolution, url = false): unknown {
   const [only] = parts;
-  // A string that is exactly one reference takes the value itself: an object stays an object.
-  if (parts.length === 1 && only !== undefined && typeof only !== "string") return lookUp(scope, only) ?? null;
-  if (url) return resolveUrl(parts, scope);
-  return parts.map((part) => (typeof part === "string" ? part : asText(lookUp(scope, part)))).join("");
+  // A string that is exactly one template takes the value itself: an object stays an object.
+  if (parts.length === 1 && only !== undefined && typeof only !== "string")
+    return templateValue(only, resolution) ?? null;
+  if (url) return resolveUrl(parts, resolution);
+  return parts.map((part) => (typeof part === "string" ? part : asText(templateValue(part, resolution)))).join("");
 }
 
 /** A reference whose value would make a URL's path segment `.` or `..`, which URL parsing resolves away. */
@@ -99,14 +124,14 @@ export class UrlTemplateError extends Error {
  * (`..%2F..%2Fadmin` stays one segment, `x?api_key=attacker&` one value). A value that
  * makes a whole path segment `.` or `..` is refused: URL parsing would still walk up.
  */
-function resolveUrl(parts: TemplatePart[], scope: TemplateScope): string {
+function resolveUrl(parts: TemplatePart[], resolution: Resolution): string {
   let url = "";
   for (const [index, part] of parts.entries()) {
     if (typeof part === "string") {
       url += part;
       continue;
     }
-    const value = encodeUrlValue(asText(lookUp(scope, part)));
+    const value = encodeUrlValue(asText(templateValue(part, resolution)));
     const next = parts[index + 1];
     const inPath = !/[?#]/.test(url);
     const wholeSegment =
@@ -124,34 +149,69 @@ export interface ResolveOptions {
   urlFields?: readonly string[];
 }
 
-/**
- * The payload with every reference replaced by its value. A string that is exactly one
- * reference becomes the value (any JSON type; null when missing); references inside
- * longer text are written into it (strings as they are, numbers and booleans as
- * `String()` writes them, objects and arrays as JSON, missing or null values as nothing),
- * percent-encoded in a URL field. `\{{` becomes `{{`. Throws TemplateSyntaxError on a
- * malformed reference, which `inspectPayload` finds when the payload is saved.
- */
-export function resolvePayload(payload: unknown, scope: TemplateScope, options: ResolveOptions = {}): unknown {
-  const { urlFields } = options;
-  if (!urlFields || payload === null || typeof payload !== "object" || Array.isArray(payload)) {
-    return resolveValue(payload, scope);
-  }
-  return Object.fromEntries(
-    Object.entries(payload).map(([key, item]) => [
-      key,
-      typeof item === "string" && urlFields.includes(key)
-        ? resolveString(item, scope, true)
-        : resolveValue(item, scope),
-    ]),
-  );
+/** A payload parsed once: what a flow revision keeps of each step's payload. */
+export interface CompiledPayload {
+  /**
+   * The payload with every template replaced by its value. A string that is exactly one
+   * template becomes the value (any JSON type; null when missing); templates inside longer
+   * text are written into it (strings as they are, numbers and booleans as `String()` writes
+   * them, objects and arrays as JSON, missing or null values as nothing), percent-encoded in
+   * a URL field. `\{{` becomes `{{`. Rejects with ExpressionEvaluationError when an
+   * expression fails or exceeds its budget.
+   */
+  resolve(scope: TemplateScope, options?: ResolveOptions): Promise<unknown>;
 }
 
-function resolveValue(payload: unknown, scope: TemplateScope): unknown {
-  if (typeof payload === "string") return resolveString(payload, scope);
-  if (Array.isArray(payload)) return payload.map((item) => resolveValue(item, scope));
-  if (payload !== null && typeof payload === "object") {
-    return Object.fromEntries(Object.entries(payload).map(([key, item]) => [key, resolveValue(item, scope)]));
-  }
-  return payload;
+/**
+ * Parses every template string of a payload once and compiles its expressions once.
+ * Throws TemplateSyntaxError on a malformed template, which `inspectPayload` finds when the
+ * payload is saved.
+ */
+export function compilePayload(payload: unknown): CompiledPayload {
+  const templates = new Map<string, TemplatePart[]>();
+  const expressions = new Map<TemplateExpression, CompiledExpression>();
+  visitStrings(payload, [], (text) => {
+    if (templates.has(text)) return;
+    const parts = parseTemplate(text);
+    templates.set(text, parts);
+    for (const part of parts) {
+      if (typeof part !== "string" && part.kind === "expression") {
+        expressions.set(part, compileExpression(part.expression));
+      }
+    }
+  });
+  const evaluate = async (scope: TemplateScope) => {
+    const values = new Map<TemplateExpression, unknown>();
+    await Promise.all(
+      [...expressions].map(async ([part, compiled]) => values.set(part, await compiled.evaluate(scope))),
+    );
+    return values;
+  };
+  const none = new Map<TemplateExpression, unknown>();
+  return {
+    async resolve(scope, options = {}) {
+      // Paths alone (the common case) need no evaluator.
+      const resolution = { scope, values: expressions.size === 0 ? none : await evaluate(scope) };
+      const { urlFields } = options;
+      const resolveValue = (value: unknown): unknown => {
+        if (typeof value === "string") return resolveString(templates.get(value) ?? [value], resolution);
+        if (Array.isArray(value)) return value.map(resolveValue);
+        if (value !== null && typeof value === "object") {
+          return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, resolveValue(item)]));
+        }
+        return value;
+      };
+      if (!urlFields || payload === null || typeof payload !== "object" || Array.isArray(payload)) {
+        return resolveValue(payload);
+      }
+      return Object.fromEntries(
+        Object.entries(payload).map(([key, item]) => [
+          key,
+          typeof item === "string" && urlFields.includes(key)
+            ? resolveString(templates.get(item) ?? [item], resolution, true)
+            : resolveValue(item),
+        ]),
+      );
+    },
+  };
 }

@@ -1,0 +1,186 @@
+import { messageOf } from "../errors.ts";
+import { isStorableJson } from "../input-guard.ts";
+import { sleep } from "../sleep.ts";
+import type { TemplateScope } from "../templates/index.ts";
+import { PURE_SUBJECTS, URL_FIELDS } from "./built-ins.ts";
+import { delayUntil } from "./delay.ts";
+import { recordableErrorText } from "./error-text.ts";
+import type { StepRecord } from "./records.ts";
+import type { LoadedTask } from "./revisions.ts";
+import { StepFailure } from "./step-failure.ts";
+import { isRetryable, type StepFunctions, type StepSubject } from "./step-functions.ts";
+import { backoffDelay, IN_PROCESS_WAIT_MS, withTimeout } from "./timing.ts";
+
+/** What running a task needs besides the task and its record. */
+export interface TaskDeps {
+  functions: StepFunctions;
+  /** The values of the named secrets of an account; throws a failure naming a missing one. */
+  secrets(accountId: string, keys: string[]): Promise<Record<string, string>>;
+  /** The largest output a step may answer, in bytes of JSON (STEP_OUTPUT_MAX_BYTES). */
+  outputMaxBytes: number;
+}
+
+/** The run a task belongs to, as its function hears of it. */
+export interface TaskRun {
+  id: string;
+  accountId: string;
+  trigger: unknown;
+}
+
+export type TaskOutcome =
+  | { kind: "succeeded"; output: unknown }
+  | { kind: "failed"; error: string }
+  | { kind: "park"; until: Date };
+
+export const INTERRUPTED = "interrupted: the worker stopped during this attempt";
+
+export const now = () => new Date().toISOString();
+
+/** A failure as the run records it: redacted of the step's secrets, storable (see error-text.ts). */
+export const errorText = (error: unknown, secrets?: Record<string, string>) =>
+  recordableErrorText(messageOf(error), secrets);
+
+/** Attempts that count against `options.attempts`: those a crash interrupted do not. */
+const countedFailures = (record: StepRecord) =>
+  record.attempts.filter((attempt) => attempt.error !== undefined && attempt.error !== INTERRUPTED).length;
+
+/** Why a step's output (as JSON) cannot be kept in its run, or undefined when it can. */
+export function unstorableOutput(json: string, maxBytes: number): StepFailure | undefined {
+  // Characters are at most 3 bytes of UTF-8 (a 4-byte one is two characters): most outputs need no count.
+  const bytes = json.length * 3 <= maxBytes ? json.length : Buffer.byteLength(json);
+  if (bytes > maxBytes) {
+    return new StepFailure(
+      `the output is ${bytes.toLocaleString("en")} bytes of JSON; a step may answer at most ${maxBytes.toLocaleString("en")} (STEP_OUTPUT_MAX_BYTES)`,
+      false,
+    );
+  }
+  if (!isStorableJson(json)) {
+    return new StepFailure("the output holds text a run cannot store (a NUL character or a lone surrogate)", false);
+  }
+  return undefined;
+}
+
+export function succeed(record: StepRecord, output: unknown): { kind: "succeeded"; output: unknown } {
+  const at = now();
+  const attempt = record.attempts.at(-1);
+  if (attempt) attempt.finished_at = at;
+  record.status = "succeeded";
+  record.output = output;
+  record.finished_at = at;
+  delete record.until;
+  delete record.error;
+  return { kind: "succeeded", output };
+}
+
+export function failRecord(record: StepRecord, error: string): { kind: "failed"; error: string } {
+  record.status = "failed";
+  record.error = error;
+  record.finished_at = now();
+  delete record.until;
+  return { kind: "failed", error };
+}
+
+/** A `delay` step: park until its time (recorded on first sight), or go on when it is near or past. */
+export async function runDelay(
+  task: LoadedTask,
+  record: StepRecord,
+  scope: TemplateScope,
+  signal: AbortSignal,
+): Promise<TaskOutcome> {
+  if (record.until === undefined) {
+    record.attempts.push({ started_at: now() });
+    let until: Date;
+    try {
+      until = delayUntil(await task.payload.resolve(scope));
+    } catch (error) {
+      const attempt = record.attempts.at(-1);
+      if (attempt) Object.assign(attempt, { finished_at: now(), error: errorText(error) });
+      return failRecord(record, errorText(error));
+    }
+    record.status = "waiting";
+    record.until = until.toISOString();
+    const remaining = until.getTime() - Date.now();
+    if (remaining > IN_PROCESS_WAIT_MS) return { kind: "park", until };
+    await sleep(remaining, signal);
+    signal.throwIfAborted();
+  }
+  return succeed(record, { until: record.until });
+}
+
+/**
+ * Attempts of a task until one succeeds, the attempts run out, or a long backoff parks the
+ * run. An attempt of a task with outside effects is checkpointed before it starts, so a
+ * crash during it shows in the run.
+ */
+export async function runAttempts(
+  deps: TaskDeps,
+  task: LoadedTask,
+  record: StepRecord,
+  run: TaskRun,
+  scope: TemplateScope,
+  signal: AbortSignal,
+  checkpoint: () => Promise<void>,
+): Promise<TaskOutcome> {
+  const interrupted = record.attempts.at(-1);
+  if (interrupted && interrupted.finished_at === undefined) {
+    Object.assign(interrupted, { finished_at: now(), error: INTERRUPTED });
+  }
+  const fn = deps.functions[task.subject as StepSubject];
+  const pure = PURE_SUBJECTS.has(task.subject);
+  // Nothing to wait for in these: no timer, no signal of their own.
+  const instant = task.subject === "transform" || task.subject === "respond";
+  for (;;) {
+    let payload: unknown;
+    // Every value the step resolves is redacted from whatever failure text it leads to.
+    let secrets: Record<string, string> | undefined;
+    try {
+      secrets = task.secretKeys.length > 0 ? await deps.secrets(run.accountId, task.secretKeys) : scope.secrets;
+      payload = await task.payload.resolve({ ...scope, secrets }, { urlFields: URL_FIELDS[task.subject] });
+    } catch (error) {
+      if (!isRetryable(error) || countedFailures(record) + 1 >= task.options.attempts) {
+        const text = errorText(error, secrets);
+        record.attempts.push({ started_at: now(), finished_at: now(), error: text });
+        return failRecord(record, text);
+      }
+      throw error;
+    }
+    const attempt: StepRecord["attempts"][number] = { started_at: now() };
+    record.attempts.push(attempt);
+    record.status = "running";
+    delete record.until;
+    if (!pure) await checkpoint();
+    let error: unknown;
+    try {
+      const context = {
+        accountId: run.accountId,
+        runId: run.id,
+        stepName: task.name,
+        timeoutMs: task.options.timeout,
+        trigger: run.trigger,
+        steps: scope.steps ?? {},
+      };
+      const output = instant
+        ? await fn(payload, { ...context, signal })
+        : await withTimeout(task.options.timeout, signal, (attemptSignal) =>
+            fn(payload, { ...context, signal: attemptSignal }),
+          );
+      const stored = output === undefined ? null : output;
+      error = unstorableOutput(JSON.stringify(stored), deps.outputMaxBytes);
+      if (!error) return succeed(record, stored);
+    } catch (thrown) {
+      // The worker is stopping: leave the attempt open; the next delivery marks it interrupted.
+      if (signal.aborted) throw thrown;
+      error = thrown;
+    }
+    attempt.finished_at = now();
+    attempt.error = errorText(error, secrets);
+    const failed = countedFailures(record);
+    if (!isRetryable(error) || failed >= task.options.attempts) return failRecord(record, attempt.error);
+    const wait = backoffDelay(task.options.backoff_ms, failed);
+    record.status = "retrying";
+    record.until = new Date(Date.now() + wait).toISOString();
+    if (wait > IN_PROCESS_WAIT_MS) return { kind: "park", until: new Date(record.until) };
+    await sleep(wait, signal);
+    signal.throwIfAborted();
+  }
+}
