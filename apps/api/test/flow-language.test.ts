@@ -374,5 +374,170 @@ for (const { label, backend, redis, skip } of runModes()) {
       expect(run.steps[0].attempts).toHaveLength(1);
       expect(run.error).toStartWith('step "huge" failed: D2015: The maximum sequence length');
     });
+
+    test("wait.event parks the run until an event of its key arrives (POST /events); its output is the event's data", async () => {
+      const flowId = await flowOf({
+        steps: [
+          task("ask", { approve_with: "approval-{{trigger.order}}" }),
+          {
+            name: "approval",
+            subject: "wait.event",
+            payload: { key: "approval-{{trigger.order}}", timeout_ms: 600_000 },
+          },
+          task("decide", { approved: "{{steps.approval.approved}}", by: "{{steps.approval.by}}" }),
+        ],
+      });
+      const ids = await Promise.all(
+        [1, 2, 3].map(async (order) => (await startRun(api, owner, flowId, { order })).body.run_id as string),
+      );
+      // Each parks, waiting; none holds a worker.
+      for (const id of ids) {
+        const waiting = await runUntil(api, owner, id, (run) => byKey(run).approval?.status === "waiting");
+        expect(waiting.status).toBe("running");
+        expect(byKey(waiting).approval).toMatchObject({ wait: { key: expect.stringMatching(/^approval-/) } });
+      }
+      // An event nobody waits for resumes nothing; one for order 2 resumes that run only.
+      expect(await call(api, owner, "POST", "/events", { key: "approval-99", data: {} })).toMatchObject({
+        status: 200,
+        body: { data: { resumed: 0 } },
+      });
+      const sent = await call(api, owner, "POST", "/events", {
+        key: "approval-2",
+        data: { approved: true, by: "ada" },
+      });
+      expect(sent).toMatchObject({ status: 200, body: { data: { resumed: 1 } } });
+      const second = await runUntil(api, owner, ids[1] as string);
+      expect(second).toMatchObject({ status: "succeeded", output: { approved: true, by: "ada" } });
+      expect((await call(api, owner, "GET", `/runs/${ids[0]}`)).body.status).toBe("running");
+
+      // Another account's event of the same key reaches none of these runs.
+      const stranger = await newCaller(api, "stranger");
+      expect((await call(api, stranger, "POST", "/events", { key: "approval-1", data: {} })).body).toEqual({
+        data: { resumed: 0 },
+      });
+      // An event.send step of another flow delivers too.
+      const approver = await flowOf({
+        steps: [
+          {
+            name: "send",
+            subject: "event.send",
+            payload: { key: "approval-{{trigger.order}}", data: { approved: false, by: "bot" } },
+          },
+        ],
+      });
+      const sender = await ran(approver, { order: 1 });
+      expect(sender).toMatchObject({ status: "succeeded", output: { resumed: 1 } });
+      expect(await runUntil(api, owner, ids[0] as string)).toMatchObject({
+        status: "succeeded",
+        output: { approved: false, by: "bot" },
+      });
+      expect(await call(api, owner, "POST", "/events", { key: "" })).toMatchObject({ status: 400 });
+    });
+
+    test("a wait that times out fails the step, or goes on with null (on_timeout: continue)", async () => {
+      const flowId = await flowOf({
+        steps: [
+          {
+            name: "strict",
+            subject: "wait.event",
+            payload: { key: "never-{{run.id}}", timeout_ms: 200 },
+            if: "{{trigger.strict}}",
+          },
+          {
+            name: "lenient",
+            subject: "wait.event",
+            payload: { key: "never-{{run.id}}", timeout_ms: 200, on_timeout: "continue" },
+            if: "{{$not(trigger.strict)}}",
+          },
+          task("after", { got: "{{steps.lenient}}" }),
+        ],
+      });
+      const lenient = await ran(flowId, { strict: false });
+      expect(lenient).toMatchObject({ status: "succeeded", output: { got: null } });
+      const strict = await ran(flowId, { strict: true });
+      expect(strict.status).toBe("failed");
+      expect(strict.error).toStartWith('step "strict" failed: no event "never-');
+    });
+
+    test("flow.call runs another flow of the account, waits for it holding no worker, and outputs its output", async () => {
+      const child = await flowOf({
+        steps: [
+          { name: "pause", subject: "delay", payload: { ms: 300 } },
+          task("double", { n: "{{trigger.n * 2}}", parent_gave: "{{trigger}}" }),
+        ],
+      });
+      const failingChild = await flowOf({ steps: [failing("broken")] });
+      const parent = await flowOf({
+        steps: [
+          { name: "call", subject: "flow.call", payload: { flow_id: child, input: { n: "{{trigger.n}}" } } },
+          task("after", { doubled: "{{steps.call.n}}" }),
+          {
+            name: "bad",
+            subject: "flow.call",
+            payload: { flow_id: failingChild },
+            catch: [task("recovered", { why: "{{error.message}}" })],
+          },
+        ],
+      });
+      const run = await ran(parent, { n: 21 });
+      expect(run.status).toBe("succeeded");
+      expect(byKey(run).after.output).toEqual({ doubled: 42 });
+      const childId = byKey(run).call.child_run_id;
+      const childRun = (await call(api, owner, "GET", `/runs/${childId}`)).body;
+      expect(childRun).toMatchObject({
+        flow_id: child,
+        parent_run_id: run.id,
+        status: "succeeded",
+        trigger: { n: 21 },
+      });
+      expect(byKey(run).bad).toMatchObject({ handled: true, output: { why: expect.stringContaining("failed") } });
+      expect(run.output).toEqual({ why: expect.stringMatching(/^the called run .* failed: step "broken" failed/) });
+
+      const unknown = await ran(
+        await flowOf({ steps: [{ name: "c", subject: "flow.call", payload: { flow_id: crypto.randomUUID() } }] }),
+        {},
+      );
+      expect(unknown.error).toBe('step "c" failed: flow.call: flow not found');
+    });
+
+    test("flow.call cycles are bounded by FLOW_CALL_MAX_DEPTH", async () => {
+      // A flow that calls itself, decrementing: 3 deep succeeds; forever stops at the limit (10).
+      const created = await call(api, owner, "POST", "/flows", {
+        name: "recursive",
+        steps: [task("placeholder")],
+      });
+      const self = created.body.data.id;
+      const updated = await call(api, owner, "PUT", `/flows/${self}`, {
+        name: "recursive",
+        steps: [
+          {
+            name: "deeper",
+            subject: "flow.call",
+            payload: { flow_id: self, input: { left: "{{trigger.left - 1}}" } },
+            if: "{{trigger.left > 0}}",
+          },
+          task("depth", { left: "{{trigger.left}}" }),
+        ],
+      });
+      expect(updated.status).toBe(200);
+      expect(await ran(self, { left: 3 })).toMatchObject({ status: "succeeded", output: { left: 3 } });
+      const forever = await ran(self, { left: 1000 });
+      expect(forever.status).toBe("failed");
+      expect(forever.error).toContain("flow.call: calls nest at most 10 deep (FLOW_CALL_MAX_DEPTH)");
+    }, 60_000);
+
+    test("a replay runs the revision its original ran, not the flow's current one", async () => {
+      const flowId = await flowOf({ steps: [task("v", { version: 1 })] });
+      const original = await ran(flowId, {});
+      const updated = await call(api, owner, "PUT", `/flows/${flowId}`, {
+        name: "language",
+        steps: [task("v", { version: 2 })],
+      });
+      expect(updated.status).toBe(200);
+      const replayed = await call(api, owner, "POST", `/runs/${original.id}/replay`);
+      const replay = await runUntil(api, owner, replayed.body.run_id);
+      expect(replay).toMatchObject({ revision: 1, output: { version: 1 }, replay_of: original.id });
+      expect(await ran(flowId, {})).toMatchObject({ revision: 2, output: { version: 2 } });
+    });
   });
 }

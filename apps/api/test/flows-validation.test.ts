@@ -9,7 +9,8 @@ import { runModes, startTestApi, type TestApi } from "./harness.ts";
  * run before, malformed templates, and a trigger whose settings do not fit together.
  */
 
-const SUBJECTS = "http.request, kv.get, kv.put, stream.publish, transform, respond, delay, js";
+const SUBJECTS =
+  "http.request, kv.get, kv.put, stream.publish, transform, respond, delay, js, wait.event, event.send, flow.call";
 const LATER = "a step sees only the steps before it";
 const UNKNOWN_NODE = "nodes.00000000-0000-4000-8000-000000000001";
 

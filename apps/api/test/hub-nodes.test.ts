@@ -6,7 +6,20 @@ import { bearer, readBody, signUp } from "./accounts-helpers.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const BUILT_IN_SUBJECTS = ["http.request", "kv.get", "kv.put", "stream.publish", "transform", "respond", "delay", "js"];
+/** Every built-in subject, with the payload fields it requires. */
+const BUILT_IN_SUBJECTS: Record<string, Record<string, unknown>> = {
+  "http.request": {},
+  "kv.get": {},
+  "kv.put": {},
+  "stream.publish": {},
+  transform: {},
+  respond: {},
+  delay: {},
+  js: {},
+  "wait.event": { key: "approval-{{run.id}}" },
+  "event.send": { key: "approval-{{trigger.run}}" },
+  "flow.call": { flow_id: "{{trigger.flow}}" },
+};
 const DEFAULT_OPTIONS = { timeout: 30_000, attempts: 3, backoff_ms: 1_000 };
 const COLLECTION_RULE = "must be 1-128 characters: tokens of letters, digits, _ or - joined by dots";
 const NOT_A_UUID = { error: "invalid input: id: must be a UUID" };
@@ -88,9 +101,13 @@ for (const { backend, redis, label, skip } of runModes()) {
     });
 
     test("every built-in subject is accepted", async () => {
-      for (const subject of BUILT_IN_SUBJECTS) {
-        expect((await created("subjects", { subject })).data.subject).toBe(subject);
+      for (const [subject, payload] of Object.entries(BUILT_IN_SUBJECTS)) {
+        expect((await created("subjects", { subject, payload })).data.subject).toBe(subject);
       }
+      const missing = await create({ collection: "c", data: template({ subject: "flow.call", payload: {} }) });
+      expect(await readBody(missing)).toEqual({
+        error: "invalid input: data.payload.flow_id: is required by flow.call",
+      });
     });
 
     test("malformed data is 400 with an error naming each field", async () => {
@@ -111,7 +128,7 @@ for (const { backend, redis, label, skip } of runModes()) {
         [{ collection: "c", data: template({ node_type: "trigger" }) }, 'data.node_type: must be "function"'],
         [
           { collection: "c", data: template({ subject: "email.send" }) },
-          "data.subject: must be one of http.request, kv.get, kv.put, stream.publish, transform, respond, delay, js",
+          "data.subject: must be one of http.request, kv.get, kv.put, stream.publish, transform, respond, delay, js, wait.event, event.send, flow.call",
         ],
         [
           { collection: "c", data: template({ options: { timeout: 0, attempts: 2.5, backoff_ms: -1 } }) },

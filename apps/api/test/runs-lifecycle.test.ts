@@ -203,6 +203,7 @@ for (const { label, backend, redis, skip } of runModes()) {
           "flow_id",
           "id",
           "replay_of",
+          "parent_run_id",
           "revision",
           "started_at",
           "status",

@@ -11,6 +11,9 @@ export const BUILT_IN_SUBJECTS = [
   "respond",
   "delay",
   "js",
+  "wait.event",
+  "event.send",
+  "flow.call",
 ] as const;
 
 export type BuiltInSubject = (typeof BUILT_IN_SUBJECTS)[number];

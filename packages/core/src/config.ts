@@ -278,6 +278,12 @@ export const coreConfigSchema = z.object({
     fallback: 10_000,
     description: "Most items a for_each step may iterate; a longer array fails the step.",
   }),
+  FLOW_CALL_MAX_DEPTH: wholeNumber({
+    min: 1,
+    max: 100,
+    fallback: 10,
+    description: "How deep flow.call steps may nest (a flow calling a flow calling ...); a deeper call fails its step.",
+  }),
   TRIGGER_MAX_BYTES: wholeNumber({
     min: 1024,
     fallback: 10 * 1024 * 1024,
@@ -408,6 +414,7 @@ export function toCoreConfig(env: CoreEnv) {
       leaseMs: env.RUN_LEASE_MS,
       stepOutputMaxBytes: env.STEP_OUTPUT_MAX_BYTES,
       forEachMaxItems: env.FOR_EACH_MAX_ITEMS,
+      flowCallMaxDepth: env.FLOW_CALL_MAX_DEPTH,
       triggerMaxBytes: env.TRIGGER_MAX_BYTES,
     },
     steps: {

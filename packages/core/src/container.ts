@@ -4,6 +4,7 @@ import { createAuthenticator } from "./accounts/authenticate.ts";
 import { createAccountsDeps } from "./accounts/deps.ts";
 import { createBroker } from "./broker/index.ts";
 import type { CoreConfig } from "./config.ts";
+import { createRunEvents } from "./engine/events.ts";
 import { createRegistry } from "./hub/registry/service.ts";
 import { createAccountLimits } from "./limits/account-limits.ts";
 import { loadPlanLimits } from "./limits/plans.ts";
@@ -104,6 +105,7 @@ export async function createServices(
     accounts,
     storageDefinitions,
     runs,
+    events: createRunEvents(database.db),
     registry,
     limits,
   };

@@ -5,6 +5,7 @@ import type { AccessTarget } from "./accounts/path-patterns.ts";
 import type { Broker } from "./broker/port.ts";
 import type { CoreConfig } from "./config.ts";
 import type { Credential, Principal } from "./context.ts";
+import type { RunEvents } from "./engine/events.ts";
 import type { Registry } from "./hub/registry/service.ts";
 import type { AccountLimits } from "./limits/account-limits.ts";
 import type { Logger } from "./logger.ts";
@@ -34,6 +35,8 @@ export interface Services {
   storageDefinitions: DefinitionCache;
   /** Starting runs of flows (by hand, webhooks, gateways) and reading them. */
   runs: RunsService;
+  /** Events for the runs waiting on them (`POST /events`, `event.send`, `wait.event`). */
+  events: RunEvents;
   /** The public MCP registry's mirror: its sync and the endpoint's reads. */
   registry: Registry;
   /** Each account's plan and its limits on what accounts share (storage bytes, rates). */

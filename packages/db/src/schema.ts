@@ -320,9 +320,25 @@ export interface RunsTable {
   lease_until: Date | null;
   /** The API process waiting for its outcome (wait mode). */
   waiter: string | null;
+  /** The event keys a parked run waits on (`wait.event`, `flow.call`): an event with one wakes it. */
+  waiting_on: string[] | null;
+  /** The run whose `flow.call` step started this one. */
+  parent_run_id: string | null;
+  /** How many `flow.call`s deep this run is (0 for a run started otherwise). */
+  call_depth: Generated<number>;
   created_at: CreatedAt;
   started_at: Date | null;
   finished_at: Date | null;
+}
+
+/** An event sent to an account's waiting runs (`POST /events`, `event.send`, a called run's end). */
+export interface RunEventsTable {
+  id: Generated<string>;
+  account_id: string;
+  key: string;
+  /** Written as a JSON string. */
+  data: ColumnType<unknown, string, string>;
+  created_at: CreatedAt;
 }
 
 export interface Database {
@@ -348,6 +364,7 @@ export interface Database {
   storage_kv_buckets: StorageKvBucketsTable;
   runs: RunsTable;
   run_steps: RunStepsTable;
+  run_events: RunEventsTable;
   mcp_registry_servers: McpRegistryServersTable;
   mcp_registry_sync: McpRegistrySyncTable;
 }

@@ -5,6 +5,8 @@ import { putKey } from "../storage/kv/keys.ts";
 import { keyText } from "../storage/names.ts";
 import { publish } from "../storage/streams/messages.ts";
 import { SUBJECT_RULE, subjectProblem } from "../storage/streams/subjects.ts";
+import { eventKey } from "./event-keys.ts";
+import type { RunEvents } from "./events.ts";
 import type { RespondOutput } from "./records.ts";
 import { failStep, type StepFunction, type StepFunctions, unavailableStep } from "./step-functions.ts";
 
@@ -81,6 +83,16 @@ const respond: StepFunction = async (payload) => {
   return { status, headers, body: body ?? null } satisfies RespondOutput;
 };
 
+const eventSendPayload = z.object({ key: eventKey, data: z.unknown().default(null) });
+
+/** `event.send` delivers an event to the account's runs waiting on its key and answers `{resumed}`. */
+const eventSend =
+  (events: RunEvents): StepFunction =>
+  async (payload, context) => {
+    const { key, data } = read(eventSendPayload, payload);
+    return { resumed: await events.send(context.accountId, key, data) };
+  };
+
 /** `transform` answers its (resolved) payload. */
 const transform: StepFunction = async (payload) => payload;
 
@@ -91,13 +103,18 @@ export interface ModuleSteps {
 }
 
 /**
- * Every built-in subject but `delay` (the engine's own). `http.request` and `js` come from
- * their modules; a build without them fails those steps with a clear error.
+ * Every built-in subject but the engine's own (`delay`, `wait.event`, `flow.call`).
+ * `http.request` and `js` come from their modules; a build without them fails those steps
+ * with a clear error.
  */
-export function createStepFunctions(deps: StorageDeps, modules: ModuleSteps = {}): StepFunctions {
+export function createStepFunctions(
+  deps: StorageDeps & { events: RunEvents },
+  modules: ModuleSteps = {},
+): StepFunctions {
   return {
     transform,
     respond,
+    "event.send": eventSend(deps.events),
     "kv.get": kvGet(deps),
     "kv.put": kvPut(deps),
     "stream.publish": streamPublish(deps),

@@ -30,6 +30,9 @@ export const runEntrySchema = z.object({
       revision: z.number().int(),
       waiter: z.string().nullable(),
       trigger: z.unknown(),
+      /** A run started by a `flow.call`: its parent and how deep the calls go. */
+      parent: z.uuid().optional(),
+      depth: z.number().int().optional(),
     })
     .optional(),
 });
@@ -105,6 +108,8 @@ function takeRun(store: RunStore, entry: RunEntry, entryId: string, attempt: num
         revision: start.revision,
         trigger: start.trigger,
         waiter: start.waiter,
+        parentRunId: start.parent ?? null,
+        callDepth: start.depth ?? 0,
       },
       entryId,
     ),
@@ -124,6 +129,10 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
     secrets: secretsReader(services),
     outputMaxBytes: services.config.runs.stepOutputMaxBytes,
     forEachMaxItems: services.config.runs.forEachMaxItems,
+    events: services.events,
+    startChild: (input) => services.runs.start(input),
+    childOutcome: (accountId, runId) => services.runs.outcome(accountId, runId),
+    maxCallDepth: services.config.runs.flowCallMaxDepth,
   };
   return {
     close: async () => {
@@ -164,6 +173,8 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
         lease?.end();
       }
       if (end?.kind !== "finished") return;
+      // The run that called this one goes on (its wait looks at this run's end).
+      if (run.parentRunId) await services.events.wake(run.parentRunId);
       services.metrics.count(run.accountId, end.status === "succeeded" ? "runs.succeeded" : "runs.failed");
       services.metrics.count(PLATFORM_SCOPE, end.status === "succeeded" ? "runs.succeeded" : "runs.failed");
       if (run.waiter) {

@@ -4,6 +4,7 @@ import { openTestDatabase } from "@platform/db/testing";
 import { STEP_OPTION_DEFAULTS } from "../flows/step-defaults.ts";
 import { readStepRecords } from "../runs/views.ts";
 import { compilePayload } from "../templates/index.ts";
+import { createRunEvents } from "./events.ts";
 import { type ExecutorDeps, executeRun, RunClaimedElsewhere, RunTakenOver } from "./executor.ts";
 import type { StepRecords } from "./records.ts";
 import type { LoadedStep, LoadedTask } from "./revisions.ts";
@@ -61,6 +62,7 @@ describe("the run executor", () => {
       "stream.publish": unused,
       "http.request": unused,
       js: unused,
+      "event.send": unused,
       ...overrides,
     };
   }
@@ -80,12 +82,26 @@ describe("the run executor", () => {
 
   /** A flow of these steps, run by the executor. */
   const execute = (
-    deps: Omit<ExecutorDeps, "forEachMaxItems">,
+    deps: Pick<ExecutorDeps, "store" | "functions" | "secrets" | "outputMaxBytes">,
     run: Parameters<typeof executeRun>[1],
     steps: LoadedStep[],
     signal: AbortSignal,
     onClaimed?: (claimedAt: number) => void,
-  ) => executeRun({ ...deps, forEachMaxItems: 100 }, run, { steps, onFailure: [] }, signal, onClaimed);
+  ) =>
+    executeRun(
+      {
+        ...deps,
+        forEachMaxItems: 100,
+        events: createRunEvents(database.db),
+        startChild: () => Promise.reject(new Error("no flow.call here")),
+        childOutcome: async () => null,
+        maxCallDepth: 10,
+      },
+      run,
+      { steps, onFailure: [] },
+      signal,
+      onClaimed,
+    );
 
   const noSecrets = async () => ({});
   const OUTPUT_MAX_BYTES = 64 * 1024;
@@ -223,7 +239,10 @@ describe("the run executor", () => {
   });
 
   const fresh = (runId: string, entryId: string, trigger: unknown = {}) =>
-    store.fresh({ id: runId, accountId, flowId, revision: 1, trigger, waiter: null }, entryId);
+    store.fresh(
+      { id: runId, accountId, flowId, revision: 1, trigger, waiter: null, parentRunId: null, callDepth: 0 },
+      entryId,
+    );
 
   test("a run taken from its queueing entry, without reading its row, is claimed by its first write and runs to its end", async () => {
     const runId = await queuedRun({ n: 7 });

@@ -16,11 +16,12 @@ import { createRunWriter, type RunWriter } from "./run-writer.ts";
 import type { ClaimedRun, RunStore } from "./store.ts";
 import { errorText, failRecord, now, runAttempts, runDelay, type TaskDeps, unstorableOutput } from "./task.ts";
 import { IN_PROCESS_WAIT_MS } from "./timing.ts";
+import { runFlowCall, runWaitEvent, type WaitDeps, type WaitOutcome } from "./waits.ts";
 
 export { RunClaimedElsewhere, RunTakenOver } from "./run-writer.ts";
 
 /** What the executor needs besides the run. */
-export interface ExecutorDeps extends TaskDeps {
+export interface ExecutorDeps extends TaskDeps, WaitDeps {
   store: RunStore;
   /** Most items a for-each iterates (FOR_EACH_MAX_ITEMS). */
   forEachMaxItems: number;
@@ -96,7 +97,15 @@ export async function executeRun(
 ): Promise<RunEnd> {
   const records: StepRecords = { ...run.steps };
   const writer: RunWriter = createRunWriter(deps.store, run, onClaimed);
-  const runInfo = { id: run.id, flowId: run.flowId, accountId: run.accountId, trigger: run.trigger };
+  const runInfo = {
+    id: run.id,
+    flowId: run.flowId,
+    accountId: run.accountId,
+    trigger: run.trigger,
+    callDepth: run.callDepth,
+  };
+  /** The waits the run parks on, by step record: their event keys go with the park, and are looked at again after it. */
+  const waits = new Map<string, Extract<WaitOutcome, { kind: "wait" }>>();
   const runScope = { id: run.id, flow_id: run.flowId, started_at: run.startedAt };
   let response: unknown = null;
   let stopOutput: unknown = null;
@@ -238,7 +247,9 @@ export async function executeRun(
     final: boolean,
   ): Promise<Outcome> {
     // A wait recorded earlier (a delay, or a retry's backoff): over, short, or park again.
-    if (record.until !== undefined && (record.status === "waiting" || record.status === "retrying")) {
+    // (`wait.event` and `flow.call` look at what they wait for first.)
+    const timed = record.status === "retrying" || (record.status === "waiting" && task.subject === "delay");
+    if (record.until !== undefined && timed) {
       const remaining = Date.parse(record.until) - Date.now();
       if (remaining > IN_PROCESS_WAIT_MS) return { kind: "park", until: new Date(record.until) };
       await sleep(remaining, signal);
@@ -248,13 +259,23 @@ export async function executeRun(
       touch(key, record);
       return writer.checkpoint();
     };
-    const outcome =
-      task.subject === "delay"
-        ? await runDelay(task, record, scope, signal)
-        : await runAttempts(deps, task, record, runInfo, scope, signal, checkpoint);
+    let outcome: WaitOutcome;
+    if (task.subject === "delay") outcome = await runDelay(task, record, scope, signal);
+    else if (task.subject === "wait.event")
+      outcome = await runWaitEvent(deps, deps.secrets, task, record, runInfo, scope);
+    else if (task.subject === "flow.call") {
+      outcome = await runFlowCall(deps, deps.secrets, task, record, runInfo, scope, key);
+      // The called run is started: it is on record before anything else happens.
+      touch(key, record);
+      if (outcome.kind === "wait") await writer.checkpoint();
+    } else outcome = await runAttempts(deps, task, record, runInfo, scope, signal, checkpoint);
     touch(key, record);
     if (outcome.kind === "failed") return { kind: "failed", error: outcome.error, step: task.name };
     if (outcome.kind === "park") return outcome;
+    if (outcome.kind === "wait") {
+      waits.set(key, outcome);
+      return { kind: "park", until: outcome.until };
+    }
     if (task.subject === "respond") response = outcome.output;
     // A step with outside effects is not done twice: its result is written before anything goes on.
     if (!final && !PURE_SUBJECTS.has(task.subject)) await writer.checkpoint();
@@ -395,8 +416,15 @@ export async function executeRun(
     return { kind: "stopped" };
   }
 
+  /**
+   * Parks the run until `until`, and on the keys of its waits; then looks at each wait again:
+   * what came while the run still held itself woke nothing (see events.ts), so it wakes itself.
+   */
   const park = async (until: Date): Promise<RunEnd> => {
-    await writer.write({ status: "running", wakeAt: until, release: true, finished: false });
+    const waitingOn = [...waits.values()].flatMap((wait) => (wait.eventKey === undefined ? [] : [wait.eventKey]));
+    await writer.write({ status: "running", wakeAt: until, waitingOn, release: true, finished: false });
+    const ready = await Promise.all([...waits.values()].map((wait) => wait.ready()));
+    if (ready.some(Boolean)) await deps.events.wake(run.id);
     return { kind: "parked", until };
   };
 

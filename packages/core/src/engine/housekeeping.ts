@@ -3,6 +3,7 @@ import { PLATFORM_SCOPE } from "../broker/port.ts";
 import type { Services } from "../services.ts";
 import type { PeriodicJob } from "../worker/periodic.ts";
 import { RUN_STREAM } from "./consumer.ts";
+import { EVENT_RETENTION_DAYS } from "./events.ts";
 
 /** Runs queued per statement by the waker, and deleted per statement by retention. */
 const PAGE = 500;
@@ -61,7 +62,8 @@ export function firstIdAt(epochMs: number): string {
 
 /**
  * Deletes the records of runs accepted more than RUN_RETENTION_DAYS ago that have ended
- * (a run still waiting on a long `delay` stays), a page at a time, along the primary key.
+ * (a run still waiting on a long `delay` stays), a page at a time, along the primary key;
+ * then the events older than any wait may be.
  */
 export function runRetentionJob(services: Pick<Services, "db" | "config">, everyMs = 60_000): PeriodicJob {
   return {
@@ -73,6 +75,14 @@ export function runRetentionJob(services: Pick<Services, "db" | "config">, every
         const { numAffectedRows } = await sql`
           delete from runs where id in (
             select id from runs where id < ${before}::uuid and status not in ('queued', 'running')
+            order by id limit ${PAGE})`.execute(services.db);
+        if (Number(numAffectedRows ?? 0) < PAGE) break;
+      }
+      // Events outlive the longest wait, and no more.
+      while (!signal.aborted) {
+        const { numAffectedRows } = await sql`
+          delete from run_events where id in (
+            select id from run_events where created_at < now() - ${EVENT_RETENTION_DAYS} * interval '1 day'
             order by id limit ${PAGE})`.execute(services.db);
         if (Number(numAffectedRows ?? 0) < PAGE) return;
       }

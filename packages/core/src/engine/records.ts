@@ -37,6 +37,10 @@ export interface StepRecord {
   failed_step?: string;
   /** Its `catch` handler ran after `error`; the output is the handler's. */
   handled?: boolean;
+  /** A `wait.event` or `flow.call` waiting: the event key, since when (ISO), and what a timeout does. */
+  wait?: { key: string; since: string; on_timeout: "fail" | "continue" };
+  /** A `flow.call`: the run it started. */
+  child_run_id?: string;
   /** A `stop` ended the run here; `response` is its wait-mode answer, if it gave one. */
   stopped?: boolean;
   response?: unknown;

@@ -21,8 +21,10 @@ export interface StepContext {
 /** One built-in function: takes the step's resolved payload, answers its output (any JSON). */
 export type StepFunction = (payload: unknown, context: StepContext) => Promise<unknown>;
 
-/** Every subject but `delay`, which the engine itself carries out (it parks the run). */
-export type StepSubject = Exclude<BuiltInSubject, "delay">;
+/** Every subject but those the engine itself carries out (they park the run): `delay`, `wait.event`, `flow.call`. */
+export type StepSubject = Exclude<BuiltInSubject, EngineSubject>;
+
+export type EngineSubject = "delay" | "wait.event" | "flow.call";
 
 export type StepFunctions = Record<StepSubject, StepFunction>;
 

@@ -15,6 +15,9 @@ export interface ClaimedRun {
   /** The records of the steps it has begun, outputs of ended ones included. */
   steps: StepRecords;
   waiter: string | null;
+  /** The run whose `flow.call` started this one, and how deep the calls go (0 for none). */
+  parentRunId: string | null;
+  callDepth: number;
   /** `<entry id>/<delivery>`: the stream delivery that holds the run; every write names it. */
   holder: string;
   /**
@@ -32,6 +35,8 @@ export interface FreshRun {
   revision: number;
   trigger: unknown;
   waiter: string | null;
+  parentRunId: string | null;
+  callDepth: number;
 }
 
 /** A step whose record changed since the run's last write. */
@@ -54,6 +59,8 @@ export interface RunWrite {
   error?: string | null;
   /** Parked until then (the waker queues it again). */
   wakeAt?: Date | null;
+  /** Parked on these event keys too: an event with one wakes it (see events.ts). */
+  waitingOn?: string[];
   /** Let go of the run (parked or ended): another delivery may take it. */
   release: boolean;
   /** The run ended: sets `finished_at`. */
@@ -92,6 +99,8 @@ interface ClaimRow {
   waiter: string | null;
   held_by: string;
   started_at: Date | null;
+  parent_run_id: string | null;
+  call_depth: number;
 }
 
 /** A step's row as the write sends it: its record without the output, and the output once it succeeded. */
@@ -123,7 +132,8 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
           from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as v(id uuid, entry text, holder text)
           where r.id = v.id and r.status in ('queued', 'running')
             and (r.held_by is null or split_part(r.held_by, '/', 1) = v.entry)
-          returning r.id, r.account_id, r.flow_id, r.revision, r.trigger, r.waiter, r.held_by, r.started_at
+          returning r.id, r.account_id, r.flow_id, r.revision, r.trigger, r.waiter, r.held_by, r.started_at,
+            r.parent_run_id, r.call_depth
         )
         select c.*, (
           select jsonb_object_agg(
@@ -145,13 +155,15 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
         with written as (
           update runs as r
           set status = v.status, error = v.error, wake_at = v.wake_at,
+            waiting_on = case when v.waiting_on is null then null
+              else array(select jsonb_array_elements_text(v.waiting_on)) end,
             held_by = case when v.release then null else v.holder end,
             started_at = case when v.claim then least(greatest(v.started_at, r.created_at), now()) else r.started_at end,
             lease_until = case when v.claim then now() + ${leaseMs}::integer * interval '1 millisecond' else r.lease_until end,
             finished_at = case when v.finished then now() else r.finished_at end
           from jsonb_to_recordset(${`[${changes.map((change) => change.json).join(",")}]`}::jsonb) as v(
-            id uuid, holder text, status text, error text, wake_at timestamptz, release boolean, finished boolean,
-            claim boolean, started_at timestamptz, steps jsonb)
+            id uuid, holder text, status text, error text, wake_at timestamptz, waiting_on jsonb, release boolean,
+            finished boolean, claim boolean, started_at timestamptz, steps jsonb)
           where r.id = v.id
             and case when v.claim then r.status = 'queued' and r.held_by is null else r.held_by = v.holder end
           returning r.id, v.holder, v.steps
@@ -186,6 +198,8 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
         startedAt: row.started_at ? new Date(row.started_at).toISOString() : null,
         steps: row.steps ?? {},
         waiter: row.waiter,
+        parentRunId: row.parent_run_id,
+        callDepth: row.call_depth,
         holder: row.held_by,
         claimed: true,
       };
@@ -201,6 +215,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
         steps: change.steps.map(stepRow),
         error: change.error ?? null,
         wake_at: change.wakeAt?.toISOString() ?? null,
+        waiting_on: change.waitingOn && change.waitingOn.length > 0 ? change.waitingOn : null,
         release: change.release,
         finished: change.finished,
         claim: change.claim !== undefined,

@@ -7,6 +7,8 @@ import {
   run,
   runIdInput,
   runViewInput,
+  sendEventInput,
+  sendEventOutput,
   startRunInput,
   startRunOutput,
 } from "./schemas.ts";
@@ -70,7 +72,7 @@ export const runsRouter = router({
       method: "POST",
       path: "/runs/{id}/replay",
       summary: "Run a run's trigger data again",
-      description: `Starts a new run of the same flow, under its current revision, with the same trigger data; the new run's \`replay_of\` names the original. Answers like a run started by hand: \`{message: "accepted", run_id}\`. A run of a deleted flow is 404 \`flow not found\`. ${runIdRule}`,
+      description: `Starts a new run of the same flow, under the revision the original ran (not the flow's current one: a replay repeats what happened), with the same trigger data; the new run's \`replay_of\` names the original. Answers like a run started by hand: \`{message: "accepted", run_id}\`. A run of a deleted flow is 404 \`flow not found\`. ${runIdRule}`,
       errorResponses: { ...withCredential, 404: "No such run, or its flow was deleted" },
     })
     .input(runIdInput)
@@ -79,4 +81,19 @@ export const runsRouter = router({
       const { runId } = await ctx.services.runs.replay(ctx.principal.accountId, input.id);
       return { message: "accepted" as const, run_id: runId };
     }),
+
+  sendEvent: op
+    .authed({
+      method: "POST",
+      path: "/events",
+      summary: "Send an event to waiting runs",
+      description:
+        "Delivers an event to every run of the account whose `wait.event` step waits on `key` (the first event of its key sent after the step began waiting); that step's output is `data` and the run goes on, holding no worker meanwhile. Events are kept 31 days; one sent when nothing waits resumes nothing (`resumed: 0`). An approval step is built this way: a `wait.event` on `approval-{{run.id}}`, and the approver's click sends that key.",
+      errorResponses: withCredential,
+    })
+    .input(sendEventInput)
+    .output(sendEventOutput)
+    .mutation(async ({ ctx, input }) => ({
+      data: { resumed: await ctx.services.events.send(ctx.principal.accountId, input.key, input.data) },
+    })),
 });

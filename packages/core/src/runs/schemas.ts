@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { eventKey } from "../engine/event-keys.ts";
 import { uuidParam } from "../schemas.ts";
 
 export const RUN_STATUSES = ["queued", "running", "succeeded", "failed", "filtered", "duplicate", "rejected"] as const;
@@ -48,6 +49,11 @@ export const runStep = z
       description: "Its `catch` handler ran after `error`; `output` is the handler's.",
     }),
     stopped: z.boolean().optional().meta({ description: "A `stop` ended the run here." }),
+    wait: z
+      .object({ key: z.string(), since: isoTime, on_timeout: z.enum(["fail", "continue"]) })
+      .optional()
+      .meta({ description: "A `wait.event` waiting: the event key, since when, and what its timeout (`until`) does." }),
+    child_run_id: z.string().optional().meta({ description: "A `flow.call`: the run it started." }),
     response: z.unknown().optional().meta({ description: "A `stop`: the wait-mode answer it gave." }),
   })
   .meta({ id: "RunStep" });
@@ -59,6 +65,9 @@ const runFields = {
   status: z.enum(RUN_STATUSES),
   error: z.string().nullable().meta({ description: "Why the run failed: the failed step and its last error." }),
   replay_of: z.string().nullable().meta({ description: "The run this one replays." }),
+  parent_run_id: z.string().nullable().meta({
+    description: "The run whose `flow.call` step started this one (its step names this run: `child_run_id`).",
+  }),
   created_at: isoTime.meta({ description: "When the run was accepted." }),
   started_at: nullableTime.meta({ description: "When a worker first took it." }),
   finished_at: nullableTime,
@@ -141,3 +150,14 @@ export const startRunOutput = z.union([
     error: z.string().optional(),
   }),
 ]);
+
+export const sendEventInput = z.object({
+  key: eventKey,
+  data: z.unknown().default(null).meta({ description: "Any JSON: the output of the steps that waited for it." }),
+});
+
+export const sendEventOutput = z.object({
+  data: z.object({
+    resumed: z.number().int().meta({ description: "How many waiting runs the event woke." }),
+  }),
+});

@@ -42,6 +42,11 @@ export interface RunsService {
   start(input: StartRunInput): Promise<StartedRun>;
   /** Starts a run and waits up to `timeoutMs` for its end. */
   startAndWait(input: StartRunInput, timeoutMs: number): Promise<RunOutcome>;
+  /** How a run ended (its output when it succeeded), or null while it has not. */
+  outcome(
+    accountId: string,
+    runId: string,
+  ): Promise<{ status: "succeeded" | "failed"; output: unknown; error: string | null } | null>;
   /** The run, with the steps of for-each items `itemsFrom` to `itemsFrom + 99`. */
   get(accountId: string, runId: string, itemsFrom?: number): Promise<RunView>;
   list(
@@ -157,6 +162,13 @@ export function createRunsService(deps: RunsDeps): RunsService {
       }
     },
 
+    async outcome(accountId, runId) {
+      const row = await findRun(accountId, runId);
+      if (row.status !== "succeeded" && row.status !== "failed") return null;
+      const { output } = runResult(row.status, await readDetail(row));
+      return { status: row.status, output, error: row.error };
+    },
+
     async get(accountId, runId, itemsFrom = 0) {
       const row = await findRun(accountId, runId);
       return runView(row, await readDetail(row), itemsFrom);
@@ -182,6 +194,7 @@ export function createRunsService(deps: RunsDeps): RunsService {
           "status",
           "error",
           "replay_of",
+          "parent_run_id",
           "delivery_id",
           "wake_at",
           "held_by",
@@ -219,7 +232,7 @@ export function createRunsService(deps: RunsDeps): RunsService {
     async replay(accountId, runId) {
       const original = await db
         .selectFrom("runs")
-        .select(["flow_id", "trigger"])
+        .select(["flow_id", "trigger", "revision"])
         .where("id", "=", runId)
         .where("account_id", "=", accountId)
         .executeTakeFirst();
@@ -230,6 +243,7 @@ export function createRunsService(deps: RunsDeps): RunsService {
         flowId: original.flow_id,
         trigger: original.trigger,
         replayOf: runId,
+        revision: original.revision,
       });
     },
 

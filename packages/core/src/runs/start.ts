@@ -20,6 +20,10 @@ export interface StartRunInput {
   replayOf?: string;
   /** The webhook delivery id: a second start with the same one for the flow starts nothing. */
   deliveryId?: string;
+  /** The flow revision to run; absent, the flow's current one (a replay runs the one its original ran). */
+  revision?: number;
+  /** The run whose `flow.call` step starts this one, and how deep the calls go. */
+  parent?: { runId: string; depth: number };
 }
 
 export interface StartedRun {
@@ -42,7 +46,7 @@ interface Row {
   input: QueuedStart;
 }
 
-/** What the INSERT did for one start: wrote its row (under the flow's current revision), or did not (see `notStarted`). */
+/** What the INSERT did for one start: wrote its row (under the revision asked, else the flow's current one), or did not (see `notStarted`). */
 type Inserted = { written: true; revision: number } | StartedRun | { failure: unknown };
 
 export const newRunId = () => Bun.randomUUIDv7();
@@ -62,6 +66,7 @@ function entryOf(row: Row, revision: number): string {
     flow: input.flowId,
     revision,
     waiter: input.waiter ?? null,
+    ...(input.parent ? { parent: input.parent.runId, depth: input.parent.depth } : {}),
   });
   return `{"run":"${input.id}","start":${start.slice(0, -1)},"trigger":${row.trigger}}}`;
 }
@@ -74,7 +79,7 @@ function entryOf(row: Row, revision: number): string {
  * append goes out, and the Broker sends the appends of one tick together (Redis
  * auto-pipelining, PostgreSQL's append batches). One INSERT at a time: the batch that
  * gathers behind a commit is what keeps commits (and their WAL flushes) few under load,
- * and an idle starter writes at once. The INSERT reads the flow's current revision in the
+ * and an idle starter writes at once. The INSERT reads the flow's current revision (unless the start names one) in the
  * same statement; a flow that is not the account's (or deleted) inserts nothing.
  */
 export function createRunStarter(deps: {
@@ -91,10 +96,13 @@ export function createRunStarter(deps: {
 
   async function insertRows(rows: Row[]): Promise<Inserted[]> {
     const { rows: inserted } = await sql<{ id: string; revision: number }>`
-      insert into runs (id, account_id, flow_id, revision, status, trigger, replay_of, delivery_id, waiter)
-      select v.id, f.account_id, f.id, f.revision, 'queued', v.trigger, v.replay_of, v.delivery_id, v.waiter
+      insert into runs (
+        id, account_id, flow_id, revision, status, trigger, replay_of, delivery_id, waiter, parent_run_id, call_depth)
+      select v.id, f.account_id, f.id, coalesce(v.revision, f.revision), 'queued', v.trigger, v.replay_of,
+        v.delivery_id, v.waiter, v.parent_run_id, coalesce(v.call_depth, 0)
       from jsonb_to_recordset(${`[${rows.map((row) => row.json).join(",")}]`}::jsonb) as v(
-        id uuid, account_id text, flow_id uuid, trigger jsonb, replay_of uuid, delivery_id text, waiter text)
+        id uuid, account_id text, flow_id uuid, trigger jsonb, replay_of uuid, delivery_id text, waiter text,
+        revision integer, parent_run_id uuid, call_depth integer)
       join flows f on f.id = v.flow_id and f.account_id = v.account_id and f.deleted_at is null
       on conflict (flow_id, delivery_id) where delivery_id is not null do nothing
       returning id, revision`.execute(db);
@@ -156,6 +164,9 @@ export function createRunStarter(deps: {
       replay_of: input.replayOf ?? null,
       delivery_id: input.deliveryId ?? null,
       waiter: input.waiter ?? null,
+      revision: input.revision ?? null,
+      parent_run_id: input.parent?.runId ?? null,
+      call_depth: input.parent?.depth ?? null,
     }).slice(0, -1)},"trigger":${trigger}}`;
     // The last check before the shared INSERT: what jsonb refuses would fail every start of the batch.
     if (!isStorableJson(json)) {

@@ -27,6 +27,8 @@ export interface RunView {
   response: unknown;
   error: string | null;
   replay_of: string | null;
+  /** The run whose `flow.call` step started this one. */
+  parent_run_id: string | null;
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
@@ -197,7 +199,16 @@ const iso = (date: Date | null) => (date ? date.toISOString() : null);
 /** The columns a summary reads. */
 type SummaryRow = Pick<
   RunRow,
-  "id" | "flow_id" | "revision" | "status" | "error" | "replay_of" | "created_at" | "started_at" | "finished_at"
+  | "id"
+  | "flow_id"
+  | "revision"
+  | "status"
+  | "error"
+  | "replay_of"
+  | "parent_run_id"
+  | "created_at"
+  | "started_at"
+  | "finished_at"
 >;
 
 export function runSummary(row: SummaryRow): RunSummary {
@@ -208,6 +219,7 @@ export function runSummary(row: SummaryRow): RunSummary {
     status: row.status,
     error: row.error,
     replay_of: row.replay_of,
+    parent_run_id: row.parent_run_id,
     created_at: row.created_at.toISOString(),
     started_at: iso(row.started_at),
     finished_at: iso(row.finished_at),

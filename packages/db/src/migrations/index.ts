@@ -19,6 +19,7 @@ import * as m20261125010000 from "./20261125010000_gateway_subjects_any_case.ts"
 import * as m20261125020000 from "./20261125020000_run_steps.ts";
 import * as m20261125030000 from "./20261125030000_broker_usage.ts";
 import * as m20261126010000 from "./20261126010000_flow_on_failure.ts";
+import * as m20261126020000 from "./20261126020000_run_events.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -45,4 +46,5 @@ export const migrations: Record<string, Migration> = {
   "20261125020000_run_steps": m20261125020000,
   "20261125030000_broker_usage": m20261125030000,
   "20261126010000_flow_on_failure": m20261126010000,
+  "20261126020000_run_events": m20261126020000,
 };

@@ -64,11 +64,23 @@ export function addSubjectPayloadIssues(
   ctx: z.RefinementCtx,
   at: (string | number)[] = [],
 ): void {
+  for (const field of REQUIRED_FIELDS[subject] ?? []) {
+    if (payload[field] === undefined || payload[field] === null || payload[field] === "") {
+      ctx.addIssue({ code: "custom", path: [...at, "payload", field], message: `is required by ${subject}` });
+    }
+  }
   if (subject !== "respond") return;
   for (const problem of respondPayloadProblems(payload)) {
     ctx.addIssue({ code: "custom", path: [...at, "payload", ...problem.field], message: problem.message });
   }
 }
+
+/** Payload fields a subject cannot run without (their values may be templates, checked when the step runs). */
+const REQUIRED_FIELDS: Partial<Record<string, readonly string[]>> = {
+  "wait.event": ["key"],
+  "event.send": ["key"],
+  "flow.call": ["flow_id"],
+};
 
 export const nodeTemplateInput = z
   .object({
