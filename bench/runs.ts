@@ -2,7 +2,9 @@
  * The run engine's throughput, in both modes (issue 8's target, scale-out: ≥ 8,000 one-step
  * `transform` runs and ≥ 2,000 one-step `js` runs completed per second), next to a trivial
  * `Bun.serve` driven by the same load generator in the same run. A three-step `transform` flow,
- * each step reading the one before, shows what every further step of a run costs.
+ * each step reading the one before, shows what every further step of a run costs; a
+ * five-step flow of the flow language (expressions, an `if`, a 10-item `for_each`) what the
+ * constructs cost (issue 18: the one-step flow must not pay for them).
  *
  *   bun bench/runs.ts [--seconds N] [--connections N] [--window N] [--modes embedded,scale-out]
  *
@@ -62,6 +64,25 @@ const FLOWS = {
         payload: { before: "{{steps.order}}", total: "{{trigger.qty}}", step: 2 },
       },
       { name: "shipped", subject: "transform", payload: { before: "{{steps.priced}}", step: 3 } },
+    ],
+  },
+  "five-step language": {
+    name: "bench flow language",
+    steps: [
+      { name: "order", subject: "transform", payload: { order: "{{trigger.order}}", big: "{{trigger.qty > 2}}" } },
+      {
+        name: "vip",
+        subject: "transform",
+        if: "{{trigger.customer.tier = 'gold'}}",
+        payload: { tier: "{{$uppercase(trigger.customer.tier)}}" },
+      },
+      {
+        name: "lines",
+        for_each: "{{[1..10]}}",
+        steps: [{ name: "line", subject: "transform", payload: { n: "{{item}}", total: "{{item * 9.5}}" } }],
+      },
+      { name: "total", subject: "transform", payload: { sum: "{{$sum(steps.lines.total)}}" } },
+      { name: "done", subject: "transform", payload: { order: "{{steps.order.order}}", sum: "{{steps.total.sum}}" } },
     ],
   },
   js: {

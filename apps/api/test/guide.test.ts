@@ -13,6 +13,7 @@ const PAGES = [
   "nodes",
   "flows",
   "runs",
+  "flow-language",
   "webhooks",
   "storage",
   "gateways",
