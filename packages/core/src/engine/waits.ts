@@ -6,6 +6,7 @@ import { eventKey } from "./event-keys.ts";
 import { type RunEvents, WAIT_EVENT_DEFAULT_TIMEOUT_MS, WAIT_EVENT_MAX_TIMEOUT_MS } from "./events.ts";
 import type { StepRecord } from "./records.ts";
 import type { LoadedTask } from "./revisions.ts";
+import { isRetryable } from "./step-functions.ts";
 import { errorText, failRecord, now, succeed, type TaskOutcome, type TaskRun } from "./task.ts";
 
 /**
@@ -56,9 +57,27 @@ function readPayload<S extends z.ZodType>(schema: S, payload: unknown): z.output
   return `invalid payload: ${parsed.error.issues.map((issue) => `${issue.path.join(".") || "payload"}: ${issue.message}`).join("; ")}`;
 }
 
-async function resolved(task: LoadedTask, scope: TemplateScope, secrets: WaitSecrets, accountId: string) {
-  const values = task.secretKeys.length > 0 ? await secrets(accountId, task.secretKeys) : undefined;
-  return { payload: await task.payload.resolve({ ...scope, secrets: values }), values };
+/**
+ * The step's payload resolved and read with `schema`; a failure to do either that another
+ * try would meet too (a payload that does not fit, an expression's error, a missing secret)
+ * as the text the step fails with.
+ */
+async function readResolved<S extends z.ZodType>(
+  schema: S,
+  task: LoadedTask,
+  scope: TemplateScope,
+  secrets: WaitSecrets,
+  accountId: string,
+): Promise<z.output<S> | string> {
+  let values: Record<string, string> | undefined;
+  try {
+    values = task.secretKeys.length > 0 ? await secrets(accountId, task.secretKeys) : undefined;
+    return readPayload(schema, await task.payload.resolve({ ...scope, secrets: values }));
+  } catch (error) {
+    // The database failing is not the step's fault: the delivery is tried again.
+    if (isRetryable(error)) throw error;
+    return errorText(error, values);
+  }
 }
 
 type WaitSecrets = (accountId: string, keys: string[]) => Promise<Record<string, string>>;
@@ -80,12 +99,7 @@ export async function runWaitEvent(
 ): Promise<WaitOutcome> {
   if (record.wait === undefined) {
     record.attempts.push({ started_at: now() });
-    let read: z.output<typeof waitEventPayload> | string;
-    try {
-      read = readPayload(waitEventPayload, (await resolved(task, scope, secrets, run.accountId)).payload);
-    } catch (error) {
-      read = errorText(error);
-    }
+    const read = await readResolved(waitEventPayload, task, scope, secrets, run.accountId);
     if (typeof read === "string") return failRecord(record, read);
     const since = now();
     record.status = "waiting";
@@ -123,12 +137,7 @@ export async function runFlowCall(
     if (run.callDepth >= deps.maxCallDepth) {
       return failRecord(record, `flow.call: calls nest at most ${deps.maxCallDepth} deep (FLOW_CALL_MAX_DEPTH)`);
     }
-    let read: z.output<typeof flowCallPayload> | string;
-    try {
-      read = readPayload(flowCallPayload, (await resolved(task, scope, secrets, run.accountId)).payload);
-    } catch (error) {
-      read = errorText(error);
-    }
+    const read = await readResolved(flowCallPayload, task, scope, secrets, run.accountId);
     if (typeof read === "string") return failRecord(record, read);
     try {
       const started = await deps.startChild({

@@ -62,8 +62,6 @@ export const isSwitch = <T>(step: FlowStep<T>): step is SwitchStep<T> => "switch
 export const isForEach = <T>(step: FlowStep<T>): step is ForEachStep<T> => "for_each" in step;
 export const isParallel = <T>(step: FlowStep<T>): step is ParallelStep<T> => "parallel" in step;
 export const isStop = <T>(step: FlowStep<T>): step is StopStep => "stop" in step;
-export const isControl = <T>(step: FlowStep<T>): step is ControlStep<T> =>
-  isSwitch(step) || isForEach(step) || isParallel(step) || isStop(step);
 
 /** The lists a step holds, in the order they appear in it (cases, default, items, branches, handler). */
 export function childLists<T>(step: FlowStep<T>): ChildList<T>[] {
@@ -79,22 +77,4 @@ export function childLists<T>(step: FlowStep<T>): ChildList<T>[] {
   }
   if (!isStop(step) && step.catch) lists.push({ field: ["catch"], steps: step.catch, handler: true });
   return lists;
-}
-
-/** Every step of a tree in document order, each with its field path and what is in scope there. */
-export function* walkSteps<T>(
-  steps: FlowStep<T>[],
-  at: (string | number)[],
-  scope: { perItem: boolean; handler: boolean } = { perItem: false, handler: false },
-): Generator<{ step: FlowStep<T>; path: (string | number)[]; perItem: boolean; handler: boolean }> {
-  for (const [index, step] of steps.entries()) {
-    const path = [...at, index];
-    yield { step, path, ...scope };
-    for (const list of childLists(step)) {
-      yield* walkSteps(list.steps, [...path, ...list.field], {
-        perItem: scope.perItem || Boolean(list.perItem),
-        handler: scope.handler || Boolean(list.handler),
-      });
-    }
-  }
 }

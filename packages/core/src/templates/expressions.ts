@@ -76,13 +76,43 @@ function pathsOf(ast: unknown): ExpressionRead[] {
   return reads;
 }
 
-/** Checks an expression's syntax; the plain paths it reads. Throws ExpressionSyntaxError. */
+/**
+ * A quantified group holding a quantifier (`(a+)+`, `(x*y)*`, `(a|b+){2,}`): the shape of
+ * the patterns whose backtracking grows exponentially with the input. A regular expression
+ * runs to its end once started (the budget is checked between evaluation steps only), so
+ * these are refused when the expression is saved.
+ */
+const NESTED_QUANTIFIER = /\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)(?:[+*]|\{\d+,)/;
+
+/** The regular expressions written in the syntax tree (JSONata builds none from strings). */
+function regexesOf(ast: unknown): RegExp[] {
+  const found: RegExp[] = [];
+  const seen = new Set<unknown>();
+  const visit = (value: unknown) => {
+    if (value instanceof RegExp) found.push(value);
+    if (value === null || typeof value !== "object" || seen.has(value)) return;
+    seen.add(value);
+    for (const child of Array.isArray(value) ? value : Object.values(value)) visit(child);
+  };
+  visit(ast);
+  return found;
+}
+
+/** Checks an expression's syntax and its regular expressions; the plain paths it reads. Throws ExpressionSyntaxError. */
 export function parseExpression(text: string): ExpressionRead[] {
+  let ast: unknown;
   try {
-    return pathsOf(jsonata(text).ast());
+    ast = jsonata(text).ast();
   } catch (error) {
     throw new ExpressionSyntaxError(describe(error));
   }
+  const risky = regexesOf(ast).find((regex) => NESTED_QUANTIFIER.test(regex.source));
+  if (risky) {
+    throw new ExpressionSyntaxError(
+      `the regular expression /${risky.source}/ repeats a group that itself repeats, which can take exponential time; write it without the nesting`,
+    );
+  }
+  return pathsOf(ast);
 }
 
 export interface CompiledExpression {

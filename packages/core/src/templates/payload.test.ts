@@ -289,6 +289,15 @@ describe("expressions", () => {
     await expect(resolvePayload("{{ trigger.body.items.sku + 1 }}", order)).rejects.toThrow(ExpressionEvaluationError);
   });
 
+  test("a regular expression that could backtrack exponentially is refused when saved; a plain one runs", async () => {
+    for (const pattern of ["(a+)+$", "(x*y)*", "([a-z]+\\d{1,3})+z", "(a|b+){2,}"]) {
+      const { problems } = inspectPayload({ m: `{{ $match(trigger.s, /${pattern}/) }}` });
+      expect(problems[0]?.message).toContain("repeats a group that itself repeats");
+    }
+    expect(await resolvePayload("{{ $contains('order-17', /order-\\d+/) }}", order)).toBe(true);
+    expect(inspectPayload({ m: "{{ $match(trigger.s, /(ab)+c*/) }}" }).problems).toEqual([]);
+  });
+
   test("the paths an expression reads are references: checked like plain ones", () => {
     const { problems, references } = inspectPayload({
       when: "{{ steps.fetch.status = 200 and secrets.`api-key` != '' }}",
