@@ -84,7 +84,9 @@ export async function createServices(
   const authenticate = createAuthenticator(accounts);
   const metrics = createMetricsRecorder({ broker, logger: logger.child({ component: "metrics" }) });
   const limits = createAccountLimits({ db: database.db, broker, plans });
+  const events = createRunEvents(database.db);
   const runs = createRunsService({
+    events,
     database,
     db: database.db,
     broker,
@@ -105,7 +107,7 @@ export async function createServices(
     accounts,
     storageDefinitions,
     runs,
-    events: createRunEvents(database.db),
+    events,
     registry,
     limits,
   };

@@ -284,7 +284,15 @@ export interface McpRegistrySyncTable {
   lease_until: Date | null;
 }
 
-export type RunStatus = "queued" | "running" | "succeeded" | "failed" | "filtered" | "duplicate" | "rejected";
+export type RunStatus =
+  | "queued"
+  | "running"
+  | "succeeded"
+  | "failed"
+  | "cancelled"
+  | "filtered"
+  | "duplicate"
+  | "rejected";
 
 /** A run of a flow: its trigger data, each step's checkpoint, and its outcome. */
 /** One step of a run: its record, and its output once it ended (see packages/core/src/engine/records.ts). */

@@ -4,7 +4,7 @@ import { isDomainError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { defineConsumer, type WorkerConsumer } from "../worker/catalog.ts";
 import { createStepFunctions, type ModuleSteps } from "./built-ins.ts";
-import { type ExecutorDeps, executeRun, RunClaimedElsewhere, type RunEnd } from "./executor.ts";
+import { type ExecutorDeps, executeRun, RunClaimedElsewhere, type RunEnd, RunTakenOver } from "./executor.ts";
 import { createRunLeases, type RunLease } from "./leases.ts";
 import { createModuleSteps } from "./module-steps.ts";
 import { createRevisionCache } from "./revisions.ts";
@@ -77,6 +77,11 @@ function secretsReader(services: Pick<Services, "db" | "sealer">): ExecutorDeps[
     if (missing !== undefined) failStep(`secret "${missing}" does not exist`);
     return values;
   };
+}
+
+async function isCancelled(services: Pick<Services, "db">, runId: string): Promise<boolean> {
+  const row = await services.db.selectFrom("runs").select("status").where("id", "=", runId).executeTakeFirst();
+  return row?.status === "cancelled";
 }
 
 /** Ends a run the executor will not take further; null when it was not this delivery's to end. */
@@ -164,8 +169,10 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
           end = await failRun(store, run, `revision ${run.revision} of the flow no longer exists`);
         } else {
           const signal = AbortSignal.any([context.signal, lost.signal]);
-          end = await executeRun(deps, run, flow, signal, hold).catch((error: unknown) => {
+          end = await executeRun(deps, run, flow, signal, hold).catch(async (error: unknown) => {
             if (error instanceof RunClaimedElsewhere) return null;
+            // Cancelled while it ran: the write that found it so ends this delivery's work.
+            if (error instanceof RunTakenOver && (await isCancelled(services, run.id))) return null;
             throw error;
           });
         }

@@ -49,7 +49,14 @@ export interface StepRecord {
 export type StepRecords = Record<string, StepRecord>;
 
 /** Statuses after which nothing more happens to a run. */
-export const FINAL_STATUSES: readonly RunStatus[] = ["succeeded", "failed", "filtered", "duplicate", "rejected"];
+export const FINAL_STATUSES: readonly RunStatus[] = [
+  "succeeded",
+  "failed",
+  "cancelled",
+  "filtered",
+  "duplicate",
+  "rejected",
+];
 
 export const isFinal = (status: RunStatus) => FINAL_STATUSES.includes(status);
 

@@ -113,7 +113,8 @@ function stepRow({ name, record }: StepChange) {
  * The worker's reads and writes of run rows, each a group commit: the claims (and the
  * writes) of every run a process handles at one time go to the database as one statement.
  * A claim starts the holder's lease (`leaseMs`, see leases.ts) and reads the run's step
- * records back in the same statement. A write updates the run row and upserts the rows of
+ * records back in the same statement. A write updates the run row (only while it is running
+ * and the holder's: a run cancelled meanwhile refuses it) and upserts the rows of
  * the steps that changed (`run_steps`) in one statement, the steps only if the run row was
  * still the holder's to write. A write that claims (a fresh run's first) goes with the
  * others: it is taken only while still `queued` and held by nobody, and its `started_at`
@@ -165,7 +166,8 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
             id uuid, holder text, status text, error text, wake_at timestamptz, waiting_on jsonb, release boolean,
             finished boolean, claim boolean, started_at timestamptz, steps jsonb)
           where r.id = v.id
-            and case when v.claim then r.status = 'queued' and r.held_by is null else r.held_by = v.holder end
+            and case when v.claim then r.status = 'queued' and r.held_by is null
+              else r.held_by = v.holder and r.status = 'running' end
           returning r.id, v.holder, v.steps
         ), steps as (
           insert into run_steps (run_id, name, record, output)

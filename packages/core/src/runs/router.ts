@@ -82,6 +82,18 @@ export const runsRouter = router({
       return { message: "accepted" as const, run_id: runId };
     }),
 
+  cancel: op
+    .authed({
+      method: "POST",
+      path: "/runs/{id}/cancel",
+      summary: "Cancel a run",
+      description: `Ends a queued, waiting or running run \`cancelled\` and answers it as \`GET /runs/{id}\` does. A step under way is not interrupted mid-call, but its result is discarded and no further step starts; a \`delay\`, \`wait.event\` or \`flow.call\` waiting ends at once (a flow.call's caller sees its call fail: \`cancelled\`). A wait-mode request waiting for the run answers 500 \`cancelled\`. Idempotent: a run that has ended already is answered as it is. ${runIdRule}`,
+      errorResponses: { ...withCredential, 404: "No such run" },
+    })
+    .input(runIdInput)
+    .output(run)
+    .mutation(({ ctx, input }) => ctx.services.runs.cancel(ctx.principal.accountId, input.id)),
+
   sendEvent: op
     .authed({
       method: "POST",

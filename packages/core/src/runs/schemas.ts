@@ -2,7 +2,16 @@ import { z } from "zod";
 import { eventKey } from "../engine/event-keys.ts";
 import { uuidParam } from "../schemas.ts";
 
-export const RUN_STATUSES = ["queued", "running", "succeeded", "failed", "filtered", "duplicate", "rejected"] as const;
+export const RUN_STATUSES = [
+  "queued",
+  "running",
+  "succeeded",
+  "failed",
+  "cancelled",
+  "filtered",
+  "duplicate",
+  "rejected",
+] as const;
 
 const isoTime = z.string().meta({ description: "ISO 8601 time, UTC, with milliseconds." });
 const nullableTime = isoTime.nullable();

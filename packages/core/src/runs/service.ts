@@ -1,8 +1,9 @@
 import type { Database, DatabaseHandle } from "@platform/db";
 import { type Kysely, sql } from "kysely";
 import type { Broker } from "../broker/port.ts";
+import type { RunEvents } from "../engine/events.ts";
 import { isFinal, type RespondOutput } from "../engine/records.ts";
-import { createRunWaiters, type RunDone } from "../engine/waiting.ts";
+import { createRunWaiters, publishRunDone, type RunDone } from "../engine/waiting.ts";
 import { DomainError } from "../errors.ts";
 import type { StoredStep } from "../flows/index.ts";
 import type { AccountLimits } from "../limits/account-limits.ts";
@@ -59,6 +60,12 @@ export interface RunsService {
    * start (`filtered`): visible in the flow's runs, never queued. Answers its id.
    */
   recordFiltered(input: Pick<StartRunInput, "accountId" | "flowId" | "trigger">): Promise<string>;
+  /**
+   * Ends a queued, waiting or running run `cancelled` (a run already ended stays as it was) and
+   * answers it. A step under way is not interrupted, but its worker can write nothing more of
+   * it: its result is discarded and no further step starts.
+   */
+  cancel(accountId: string, runId: string): Promise<RunView>;
   /** A new run of the same flow with the same trigger data, linked to the original. */
   replay(accountId: string, runId: string): Promise<StartedRun>;
   close(): Promise<void>;
@@ -74,6 +81,8 @@ export interface RunsDeps {
   triggerMaxBytes: number;
   /** Accounts' plans: runs started per minute. */
   limits: AccountLimits;
+  /** Wakes the run a cancelled `flow.call` child was called by. */
+  events: Pick<RunEvents, "wake">;
 }
 
 const runNotFound = () => new DomainError("not_found", "run not found");
@@ -164,6 +173,7 @@ export function createRunsService(deps: RunsDeps): RunsService {
 
     async outcome(accountId, runId) {
       const row = await findRun(accountId, runId);
+      if (row.status === "cancelled") return { status: "failed", output: null, error: "cancelled" };
       if (row.status !== "succeeded" && row.status !== "failed") return null;
       const { output } = runResult(row.status, await readDetail(row));
       return { status: row.status, output, error: row.error };
@@ -227,6 +237,29 @@ export function createRunsService(deps: RunsDeps): RunsService {
         returning id`.execute(db);
       if (inserted.rows.length === 0) throw flowNotFound();
       return id;
+    },
+
+    async cancel(accountId, runId) {
+      const { rows } = await sql<{ waiter: string | null; parent_run_id: string | null }>`
+        update runs
+        set status = 'cancelled', error = 'cancelled', finished_at = now(), held_by = null, wake_at = null,
+          waiting_on = null
+        where id = ${runId} and account_id = ${accountId} and status in ('queued', 'running')
+        returning waiter, parent_run_id`.execute(db);
+      const [cancelled] = rows;
+      if (cancelled?.waiter) {
+        await publishRunDone(deps.broker, cancelled.waiter, {
+          id: runId,
+          status: "failed",
+          output: null,
+          response: null,
+          error: "cancelled",
+        }).catch(() => undefined);
+      }
+      // A flow.call waiting for this run looks at its end now.
+      if (cancelled?.parent_run_id) await deps.events.wake(cancelled.parent_run_id);
+      const row = await findRun(accountId, runId);
+      return runView(row, await readDetail(row));
     },
 
     async replay(accountId, runId) {
