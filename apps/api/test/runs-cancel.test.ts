@@ -115,6 +115,23 @@ for (const { label, backend, redis, skip } of runModes()) {
       });
     });
 
+    test("an API key that does not name cancel or events is refused them (403); bad ids are 400", async () => {
+      const created = await call(api, owner, "POST", "/accounts/api-keys", {
+        name: "reader",
+        allowed_paths: ["GET /runs/*", "GET /flows/*"],
+      });
+      const reader = { headers: { "x-api-key": created.body.data.key as string } };
+      const flowId = await flowOf([after]);
+      const run = await runUntil(api, owner, (await startRun(api, owner, flowId, {})).body.run_id);
+      expect((await call(api, reader, "GET", `/runs/${run.id}`)).status).toBe(200);
+      expect((await call(api, reader, "POST", `/runs/${run.id}/cancel`)).status).toBe(403);
+      expect((await call(api, reader, "POST", "/events", { key: "k" })).status).toBe(403);
+      expect(await call(api, owner, "POST", "/runs/not-a-uuid/cancel")).toMatchObject({
+        status: 400,
+        body: { error: "invalid input: id: must be a UUID" },
+      });
+    });
+
     test("a wait-mode request for a cancelled run answers 500 cancelled at once", async () => {
       const flowId = await flowOf([{ name: "pause", subject: "delay", payload: { ms: 60_000 } }, after]);
       const waiting = api.request(`/flows/${flowId}/runs?wait=true`, {
