@@ -162,7 +162,7 @@ const CASES: [string, unknown, string][] = [
     },
     `steps.0.payload.x: {{steps.b.x}} refers to step "b", which runs later; ${LATER}; steps.0.payload.y: {{steps.a}} refers to its own step; ${LATER}; steps.0.payload.z: {{steps.zz.q}} refers to no step of this flow ("zz")`,
   ],
-  ["another trigger type", withTrigger({ type: "cron" }), 'trigger.type: must be "webhook"'],
+  ["another trigger type", withTrigger({ type: "cron" }), 'trigger.type: must be "webhook", "schedule" or "manual"'],
   [
     "empty and long event types",
     withTrigger({ events: ["", "x".repeat(201)] }),

@@ -170,6 +170,8 @@ export interface FlowsTable {
   steps: ColumnType<Record<string, unknown>[], string | undefined, string>;
   /** Steps run once when a run fails, as saved. Written as a JSON string. */
   on_failure: ColumnType<Record<string, unknown>[], string | undefined, string>;
+  /** A schedule trigger's next tick; null for other triggers and inactive flows. */
+  schedule_next_at: Date | null;
   /** Sealed; never returned. */
   signing_secret: string | null;
   webhook_id: string;

@@ -10,6 +10,7 @@ import type { DefinitionCache } from "../storage/definition-cache.ts";
 import { unixSeconds } from "../time.ts";
 import { signingSecretProblem } from "../webhooks/index.ts";
 import { insertRevision } from "./revisions.ts";
+import { fireTimes, nextFireTime } from "./schedules.ts";
 import type { Flow, FlowInput, TriggerInput, TriggerSettings } from "./schemas.ts";
 import { resolveSteps } from "./steps.ts";
 import { flowSecretSealingContext, webhookCacheKey } from "./webhook-flows.ts";
@@ -33,13 +34,21 @@ const notFound = () => new DomainError("not_found", "flow not found");
 /** 128 random bits in hex: the capability to start the flow from outside. */
 const newWebhookId = () => randomBytes(16).toString("hex");
 
+/** The trigger as read: a schedule's next five ticks with it (none while the flow is inactive). */
+function triggerView(row: FlowRow): Flow["trigger"] {
+  const trigger = row.trigger as unknown as TriggerSettings;
+  if (trigger.type !== "schedule") return trigger;
+  const next = row.active ? fireTimes(trigger, new Date(), 5).map((at) => at.toISOString()) : [];
+  return { ...trigger, next_fire_times: next };
+}
+
 function toFlow(row: FlowRow, config: FlowsDeps["config"]): Flow {
   return {
     id: row.id,
     name: row.name,
     description: row.description,
     active: row.active,
-    trigger: row.trigger as unknown as TriggerSettings,
+    trigger: triggerView(row),
     steps: row.steps as Flow["steps"],
     on_failure: row.on_failure as Flow["on_failure"],
     webhook: { id: row.webhook_id, url: `${config.webhookBaseUrl}/${row.webhook_id}` },
@@ -49,13 +58,16 @@ function toFlow(row: FlowRow, config: FlowsDeps["config"]): Flow {
   };
 }
 
-/** The columns a save writes, but the secret. */
+/** The columns a save writes, but the secret: a schedule's next tick from now when the flow is active. */
 function definitionColumns(input: FlowInput) {
+  const trigger = input.trigger.settings;
+  const scheduled = trigger.type === "schedule" && input.active;
   return {
     name: input.name,
     description: input.description,
     active: input.active,
-    trigger: JSON.stringify(input.trigger.settings),
+    schedule_next_at: scheduled ? nextFireTime(trigger, new Date()) : null,
+    trigger: JSON.stringify(trigger),
     steps: JSON.stringify(input.steps),
     on_failure: JSON.stringify(input.on_failure),
   };
@@ -130,7 +142,7 @@ export async function getFlow(deps: FlowsDeps, accountId: string, id: string): P
  */
 function secretToStore(deps: FlowsDeps, flowId: string, trigger: TriggerInput, stored: string | null): string | null {
   const { settings, signingSecret } = trigger;
-  if (settings.access !== "signature") return null;
+  if (settings.type !== "webhook" || settings.access !== "signature") return null;
   const context = flowSecretSealingContext(flowId);
   if (signingSecret !== null) return deps.sealer.seal(signingSecret, context);
   if (stored === null) {

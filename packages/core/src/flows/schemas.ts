@@ -12,6 +12,7 @@ import {
   webhookSecurityShape,
   webhookService,
 } from "../webhooks/index.ts";
+import { cronProblem, type ScheduleSettings, timezoneProblem } from "./schedules.ts";
 import { STEP_OPTION_DEFAULTS } from "./step-defaults.ts";
 import type { FlowStep } from "./step-tree.ts";
 
@@ -333,8 +334,8 @@ const responseMode = z
   .enum(["acknowledge", "wait"])
   .meta({ description: "`acknowledge` (default): 200 at once; `wait`: the answer follows the end of the run." });
 
-/** The trigger as stored and returned: everything but the signing secret. */
-export interface TriggerSettings {
+/** A webhook trigger as stored and returned: everything but the signing secret. */
+export interface WebhookTriggerSettings {
   type: "webhook";
   events: string[];
   response_mode: "acknowledge" | "wait";
@@ -346,61 +347,144 @@ export interface TriggerSettings {
   dedup_window_s: number;
 }
 
+/** A flow started only by `POST /flows/{id}/runs` (which every flow keeps). */
+export interface ManualTriggerSettings {
+  type: "manual";
+}
+
+/** The trigger as stored and returned. */
+export type TriggerSettings = WebhookTriggerSettings | ScheduleSettings | ManualTriggerSettings;
+
 export interface TriggerInput {
   settings: TriggerSettings;
   /** The secret sent with this save, if any (write-only). */
   signingSecret: string | null;
 }
 
-/** `secretRequired: false` on update: a flow that keeps signature access may keep its stored secret. */
+/** Fields of a webhook trigger only: another type given one is a mistake, named. */
+const WEBHOOK_ONLY = [
+  "events",
+  "response_mode",
+  "access",
+  "service",
+  "signing_secret",
+  "hmac",
+  "delivery_id_field",
+  "dedup_window_s",
+] as const;
+const SCHEDULE_ONLY = ["cron", "timezone", "catch_up"] as const;
+
+/** Before defaults fill them in: a field given for another type of trigger is named as a mistake. */
+function refuseOtherTypesFields(value: unknown, ctx: z.RefinementCtx) {
+  if (value === null || typeof value !== "object") return value;
+  const given = value as Record<string, unknown>;
+  const type = given.type ?? "webhook";
+  const foreign =
+    type === "webhook" ? SCHEDULE_ONLY : type === "schedule" ? WEBHOOK_ONLY : [...WEBHOOK_ONLY, ...SCHEDULE_ONLY];
+  for (const field of foreign) {
+    if (given[field] !== undefined) {
+      ctx.addIssue({ code: "custom", path: [field], message: `is not used with a ${String(type)} trigger` });
+    }
+  }
+  return value;
+}
+
+/**
+ * The trigger, one object for its three types so a mistake is named by its field: `webhook`
+ * (the default; its fields below), `schedule` (`cron`, `timezone`, `catch_up`) or `manual`.
+ * `secretRequired: false` on update: a flow that keeps signature access may keep its stored secret.
+ */
 const triggerInput = (secretRequired: boolean) =>
   z
-    .strictObject({
-      type: z.literal("webhook", { error: 'must be "webhook"' }).default("webhook"),
-      events: z
-        .array(eventType)
-        .max(MAX_EVENTS, { error: `must list at most ${MAX_EVENTS} event types` })
-        .default([])
-        .meta({ description: "Event types that start the flow; empty (the default) = every event." }),
-      response_mode: responseMode.default("acknowledge"),
-      ...webhookSecurityShape,
-      delivery_id_field: deliveryIdField.nullish().meta({
-        description:
-          "Where the delivery id (for de-duplication) is read when the service defines none: a dot path into the body, e.g. `id`.",
-      }),
-      dedup_window_s: z
-        .number()
-        .int()
-        .min(0)
-        .max(MAX_DEDUP_WINDOW_S)
-        .default(DEFAULT_DEDUP_WINDOW_S)
-        .meta({
-          description:
-            "Seconds a delivery id is remembered (default 259200, 72 h; at most 30 days; 0 turns de-duplication off): " +
-            "a delivery repeated within them starts no second run and is answered with the first run's id.",
+    .preprocess(
+      refuseOtherTypesFields,
+      z
+        .strictObject({
+          type: z
+            .enum(["webhook", "schedule", "manual"], { error: 'must be "webhook", "schedule" or "manual"' })
+            .default("webhook")
+            .meta({
+              description:
+                "`webhook` (default): deliveries to the flow's webhook URL start runs; `schedule`: `cron` starts them; `manual`: only `POST /flows/{id}/runs` does (every flow keeps that).",
+            }),
+          events: z
+            .array(eventType)
+            .max(MAX_EVENTS, { error: `must list at most ${MAX_EVENTS} event types` })
+            .default([])
+            .meta({ description: "Event types that start the flow; empty (the default) = every event." }),
+          response_mode: responseMode.default("acknowledge"),
+          ...webhookSecurityShape,
+          delivery_id_field: deliveryIdField.nullish().meta({
+            description:
+              "Where the delivery id (for de-duplication) is read when the service defines none: a dot path into the body, e.g. `id`.",
+          }),
+          dedup_window_s: z
+            .number()
+            .int()
+            .min(0)
+            .max(MAX_DEDUP_WINDOW_S)
+            .default(DEFAULT_DEDUP_WINDOW_S)
+            .meta({
+              description:
+                "Seconds a delivery id is remembered (default 259200, 72 h; at most 30 days; 0 turns de-duplication off): " +
+                "a delivery repeated within them starts no second run and is answered with the first run's id.",
+            }),
+          cron: z.string().max(200, { error: "must be at most 200 characters" }).optional().meta({
+            description:
+              "With `schedule`: five fields (minute hour day month weekday), or six with seconds first. Each tick starts exactly one run, however many workers run.",
+          }),
+          timezone: z
+            .string()
+            .max(100)
+            .optional()
+            .meta({ description: "With `schedule`: the IANA zone the expression is read in (default UTC)." }),
+          catch_up: z.enum(["skip", "latest"], { error: 'must be "skip" or "latest"' }).optional().meta({
+            description:
+              "With `schedule`: a tick no worker was up for (started over a minute late) starts nothing (`skip`, the default) or one run for the latest missed tick (`latest`).",
+          }),
+        })
+        .superRefine((trigger, ctx) => {
+          if (trigger.type === "webhook") refineWebhookSecurity({ secretRequired })(trigger, ctx);
+          if (trigger.type !== "schedule") return;
+          const cronIssue =
+            trigger.cron === undefined ? "is required with a schedule trigger" : cronProblem(trigger.cron);
+          if (cronIssue) ctx.addIssue({ code: "custom", path: ["cron"], message: cronIssue });
+          const zoneIssue = trigger.timezone === undefined ? null : timezoneProblem(trigger.timezone);
+          if (zoneIssue) ctx.addIssue({ code: "custom", path: ["timezone"], message: zoneIssue });
+        })
+        .transform((trigger): TriggerInput => {
+          if (trigger.type === "manual") return { settings: { type: "manual" }, signingSecret: null };
+          if (trigger.type === "schedule") {
+            return {
+              settings: {
+                type: "schedule",
+                cron: trigger.cron as string,
+                timezone: trigger.timezone ?? "UTC",
+                catch_up: trigger.catch_up ?? "skip",
+              },
+              signingSecret: null,
+            };
+          }
+          return {
+            settings: {
+              type: "webhook",
+              // Listed twice filters the same: kept once, in the order given.
+              events: [...new Set(trigger.events)],
+              response_mode: trigger.response_mode,
+              access: trigger.access,
+              service: trigger.service ?? null,
+              hmac: trigger.hmac ?? null,
+              delivery_id_field: trigger.delivery_id_field ?? null,
+              dedup_window_s: trigger.dedup_window_s,
+            },
+            signingSecret: trigger.signing_secret ?? null,
+          };
         }),
-    })
-    .superRefine(refineWebhookSecurity({ secretRequired }))
-    .transform(
-      (trigger): TriggerInput => ({
-        settings: {
-          type: trigger.type,
-          // Listed twice filters the same: kept once, in the order given.
-          events: [...new Set(trigger.events)],
-          response_mode: trigger.response_mode,
-          access: trigger.access,
-          service: trigger.service ?? null,
-          hmac: trigger.hmac ?? null,
-          delivery_id_field: trigger.delivery_id_field ?? null,
-          dedup_window_s: trigger.dedup_window_s,
-        },
-        signingSecret: trigger.signing_secret ?? null,
-      }),
     )
     .prefault({})
     .meta({
       description:
-        "The webhook trigger; absent, a public one in acknowledge mode for every event. `signing_secret` is write-only and sealed at rest.",
+        "What starts the flow; absent, a public webhook in acknowledge mode for every event. `signing_secret` is write-only and sealed at rest.",
     });
 
 /**
@@ -438,7 +522,7 @@ export const flowIdInput = z.object({ id: uuidParam("Id of the flow (a UUID).") 
 
 export const updateFlowInput = flowIdInput.extend(flowFields(false).shape);
 
-const triggerOutput = z
+const webhookTriggerOutput = z
   .object({
     type: z.literal("webhook"),
     events: z.array(z.string()),
@@ -449,7 +533,25 @@ const triggerOutput = z
     delivery_id_field: z.string().nullable(),
     dedup_window_s: z.number().int(),
   })
-  .meta({ id: "FlowTrigger", description: "The trigger; its signing secret is never returned." });
+  .meta({ id: "FlowWebhookTrigger", description: "A webhook trigger; its signing secret is never returned." });
+
+const triggerOutput = z
+  .union([
+    webhookTriggerOutput,
+    z
+      .object({
+        type: z.literal("schedule"),
+        cron: z.string(),
+        timezone: z.string(),
+        catch_up: z.enum(["skip", "latest"]),
+        next_fire_times: z.array(z.string()).meta({
+          description: "The next five ticks (ISO 8601, UTC); empty while the flow is inactive.",
+        }),
+      })
+      .meta({ id: "FlowScheduleTrigger" }),
+    z.object({ type: z.literal("manual") }).meta({ id: "FlowManualTrigger" }),
+  ])
+  .meta({ id: "FlowTrigger", description: "What starts the flow." });
 
 const stepOutput = z.looseObject({ name: z.string() }).meta({
   id: "FlowStep",

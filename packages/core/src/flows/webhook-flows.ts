@@ -1,8 +1,8 @@
 import type { Database } from "@platform/db";
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { openSealed, type Sealer } from "../sealing.ts";
 import type { DefinitionCache } from "../storage/definition-cache.ts";
-import type { TriggerSettings } from "./schemas.ts";
+import type { WebhookTriggerSettings } from "./schemas.ts";
 
 /** What the webhook ingress needs to take a delivery: whose flow it is, how it is secured, what runs. */
 export interface WebhookFlow {
@@ -12,7 +12,7 @@ export interface WebhookFlow {
   active: boolean;
   /** The current revision: a run started now runs this one. */
   revision: number;
-  trigger: TriggerSettings;
+  trigger: WebhookTriggerSettings;
   /** The signing secret in clear; null unless `trigger.access` is `signature`. */
   signingSecret: string | null;
 }
@@ -49,6 +49,8 @@ async function loadWebhookFlow(
     .select(["id", "account_id", "active", "revision", "trigger", "signing_secret"])
     .where("webhook_id", "=", webhookId)
     .where("deleted_at", "is", null)
+    // A flow whose trigger is a schedule or manual has no webhook that answers.
+    .where(sql<boolean>`trigger ->> 'type' = 'webhook'`)
     .executeTakeFirst();
   if (!row) return null;
   const signingSecret =
@@ -65,7 +67,7 @@ async function loadWebhookFlow(
     flowId: row.id,
     active: row.active,
     revision: row.revision,
-    trigger: row.trigger as unknown as TriggerSettings,
+    trigger: row.trigger as unknown as WebhookTriggerSettings,
     signingSecret,
   };
 }

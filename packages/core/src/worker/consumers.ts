@@ -1,6 +1,7 @@
 import { runWorkerConsumer } from "../engine/consumer.ts";
 import { runRetentionJob, runStreamTrimJob, runWakerJob } from "../engine/housekeeping.ts";
 import { runRecoveryJob } from "../engine/recovery.ts";
+import { flowSchedulerJob } from "../flows/scheduler.ts";
 import { housekeepingJob } from "../housekeeping/housekeeping.ts";
 import { registrySyncJob } from "../hub/registry/job.ts";
 import type { Services } from "../services.ts";
@@ -28,6 +29,7 @@ export function platformJobs(services: Services): PeriodicJob[] {
     streamRetentionJob(services),
     housekeepingJob({ db: services.db, broker: services.broker, groups }),
     runWakerJob(services),
+    flowSchedulerJob(services),
     runRetentionJob(services),
     deliveryWindowJob(services),
     registrySyncJob({ registry: services.registry, config: services.config.registry }),
