@@ -4,7 +4,9 @@
  * `Bun.serve` driven by the same load generator in the same run. A three-step `transform` flow,
  * each step reading the one before, shows what every further step of a run costs; a
  * five-step flow of the flow language (expressions, an `if`, a 10-item `for_each`) what the
- * constructs cost (issue 18: the one-step flow must not pay for them).
+ * constructs cost (issue 18: the one-step flow must not pay for them); the one-step flow
+ * limited to 50 runs at once (all the bench's runs share one key) what a concurrency slot
+ * costs (issue 19).
  *
  *   bun bench/runs.ts [--seconds N] [--connections N] [--window N] [--modes embedded,scale-out]
  *
@@ -83,6 +85,17 @@ const FLOWS = {
       },
       { name: "total", subject: "transform", payload: { sum: "{{$sum(steps.lines.total)}}" } },
       { name: "done", subject: "transform", payload: { order: "{{steps.order.order}}", sum: "{{steps.total.sum}}" } },
+    ],
+  },
+  "concurrency-limited transform": {
+    name: "bench concurrency",
+    concurrency: { limit: 50, key: "{{trigger.customer.tier}}" },
+    steps: [
+      {
+        name: "shape",
+        subject: "transform",
+        payload: { order: "{{trigger.order}}", qty: "{{trigger.qty}}", who: "{{trigger.customer.name}}" },
+      },
     ],
   },
   js: {

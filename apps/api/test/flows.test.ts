@@ -111,6 +111,7 @@ for (const { backend, redis, label, skip } of runModes()) {
         steps: stripeFlow().steps,
         webhook: { id: data.webhook.id, url: `${WEBHOOK_BASE_URL}/${data.webhook.id}` },
         on_failure: [],
+        concurrency: null,
         revision: 1,
         created: expect.any(Number),
         modified: data.created,
@@ -175,6 +176,7 @@ for (const { backend, redis, label, skip } of runModes()) {
           },
         ],
         onFailure: [],
+        concurrency: null,
       });
       expect(await revisionOf(data.id, 2)).toBeNull();
     });
@@ -265,6 +267,7 @@ for (const { backend, redis, label, skip } of runModes()) {
         steps: replacement.steps.map((step) => ({ ...step, node_type: "function", options: STEP_DEFAULTS })),
         webhook: first.webhook,
         on_failure: [],
+        concurrency: null,
         revision: 2,
         created: first.created,
         modified: expect.any(Number),

@@ -204,6 +204,7 @@ for (const { label, backend, redis, skip } of runModes()) {
           "id",
           "replay_of",
           "parent_run_id",
+          "queue_reason",
           "revision",
           "started_at",
           "status",

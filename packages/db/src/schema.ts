@@ -172,6 +172,8 @@ export interface FlowsTable {
   on_failure: ColumnType<Record<string, unknown>[], string | undefined, string>;
   /** A schedule trigger's next tick; null for other triggers and inactive flows. */
   schedule_next_at: Date | null;
+  /** `{limit, key?}`: how many of its runs execute at once (per key). Written as a JSON string. */
+  concurrency: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   /** Sealed; never returned. */
   signing_secret: string | null;
   webhook_id: string;
@@ -189,6 +191,7 @@ export interface FlowRevisionsTable {
   trigger: ColumnType<Record<string, unknown>, string, string>;
   steps: ColumnType<Record<string, unknown>[], string, string>;
   on_failure: ColumnType<Record<string, unknown>[], string | undefined, string>;
+  concurrency: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
 }
 
@@ -336,6 +339,10 @@ export interface RunsTable {
   parent_run_id: string | null;
   /** How many `flow.call`s deep this run is (0 for a run started otherwise). */
   call_depth: Generated<number>;
+  /** Of a flow with a concurrency limit: the key whose slot it takes (or waits for). */
+  slot_key: string | null;
+  /** Why a run waits before it can execute: `waiting for concurrency slot`. */
+  queue_reason: string | null;
   created_at: CreatedAt;
   started_at: Date | null;
   finished_at: Date | null;

@@ -4,6 +4,7 @@ import { isDomainError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { defineConsumer, type WorkerConsumer } from "../worker/catalog.ts";
 import { createStepFunctions, type ModuleSteps } from "./built-ins.ts";
+import { slotFreed, slotKeyOf, takeSlot } from "./concurrency.ts";
 import { type ExecutorDeps, executeRun, RunClaimedElsewhere, type RunEnd, RunTakenOver } from "./executor.ts";
 import { createRunLeases, type RunLease } from "./leases.ts";
 import { createModuleSteps } from "./module-steps.ts";
@@ -148,9 +149,21 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
     definition: services.database.kind === "pglite" ? { ...runConsumer, concurrency: 1 } : runConsumer,
     async handle(payload, context) {
       const claimedAt = Date.now();
-      const run = await takeRun(store, payload as RunEntry, context.entryId, context.attempt);
+      const entry = payload as RunEntry;
+      // A run of a flow with a concurrency limit is claimed at once (its slot is counted from claims).
+      const limited =
+        entry.start !== undefined && context.attempt === 1
+          ? (await revisions.flow(entry.start.flow, entry.start.revision))?.concurrency
+          : undefined;
+      const run = limited
+        ? await store.claim(entry.run, context.entryId, context.attempt)
+        : await takeRun(store, entry, context.entryId, context.attempt);
       // Ended, unknown, or held by another entry's delivery: nothing to do for this one.
       if (!run) return;
+      const limit =
+        limited ?? (run.claimed ? (await revisions.flow(run.flowId, run.revision))?.concurrency : undefined);
+      const slot = limit ? await slotKeyOf(limit, run.trigger) : undefined;
+      if (limit && slot !== undefined && !(await takeSlot(services.db, run, limit.limit, slot))) return;
       // A run claimed here holds its lease from now; one taken from its entry, once its first write claims it.
       const lost = new AbortController();
       let lease: RunLease | undefined;
@@ -179,6 +192,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
       } finally {
         lease?.end();
       }
+      if (slot !== undefined && end) await slotFreed(services, run.flowId, slot);
       if (end?.kind !== "finished") return;
       // The run that called this one goes on (its wait looks at this run's end).
       if (run.parentRunId) await services.events.wake(run.parentRunId);

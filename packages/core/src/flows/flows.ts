@@ -51,6 +51,7 @@ function toFlow(row: FlowRow, config: FlowsDeps["config"]): Flow {
     trigger: triggerView(row),
     steps: row.steps as Flow["steps"],
     on_failure: row.on_failure as Flow["on_failure"],
+    concurrency: row.concurrency as Flow["concurrency"],
     webhook: { id: row.webhook_id, url: `${config.webhookBaseUrl}/${row.webhook_id}` },
     revision: row.revision,
     created: unixSeconds(row.created_at),
@@ -70,6 +71,7 @@ function definitionColumns(input: FlowInput) {
     trigger: JSON.stringify(trigger),
     steps: JSON.stringify(input.steps),
     on_failure: JSON.stringify(input.on_failure),
+    concurrency: input.concurrency ? JSON.stringify(input.concurrency) : null,
   };
 }
 
@@ -105,7 +107,14 @@ export async function createFlow(deps: FlowsDeps, principal: Principal, input: F
       })
       .returningAll()
       .executeTakeFirstOrThrow();
-    await insertRevision(trx, { flowId: id, revision: 1, trigger: input.trigger.settings, steps, onFailure });
+    await insertRevision(trx, {
+      flowId: id,
+      revision: 1,
+      trigger: input.trigger.settings,
+      steps,
+      onFailure,
+      concurrency: input.concurrency,
+    });
     return created;
   });
   return toFlow(row, deps.config);
@@ -198,7 +207,14 @@ export async function updateFlow(deps: FlowsDeps, principal: Principal, id: stri
       .where("id", "=", id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    await insertRevision(trx, { flowId: id, revision, trigger: input.trigger.settings, steps, onFailure });
+    await insertRevision(trx, {
+      flowId: id,
+      revision,
+      trigger: input.trigger.settings,
+      steps,
+      onFailure,
+      concurrency: input.concurrency,
+    });
     return updated;
   });
   await deps.storageDefinitions.changed(...webhookCacheKey(row.webhook_id));

@@ -30,6 +30,14 @@ export interface FlowRevision {
   steps: StoredStep[];
   /** Run once when a run fails. */
   onFailure: StoredStep[];
+  /** How many runs execute at once (per key value); null: no limit. */
+  concurrency: ConcurrencyLimit | null;
+}
+
+export interface ConcurrencyLimit {
+  limit: number;
+  /** A template of the trigger data; absent, all the flow's runs share the limit. */
+  key?: string;
 }
 
 export async function insertRevision(db: Kysely<Database>, revision: FlowRevision): Promise<void> {
@@ -41,6 +49,7 @@ export async function insertRevision(db: Kysely<Database>, revision: FlowRevisio
       trigger: JSON.stringify(revision.trigger),
       steps: JSON.stringify(revision.steps),
       on_failure: JSON.stringify(revision.onFailure),
+      concurrency: revision.concurrency ? JSON.stringify(revision.concurrency) : null,
     })
     .execute();
 }
@@ -58,7 +67,12 @@ export async function readRevision(
   const row = await db
     .selectFrom("flow_revisions")
     .innerJoin("flows", "flows.id", "flow_revisions.flow_id")
-    .select(["flow_revisions.trigger", "flow_revisions.steps", "flow_revisions.on_failure"])
+    .select([
+      "flow_revisions.trigger",
+      "flow_revisions.steps",
+      "flow_revisions.on_failure",
+      "flow_revisions.concurrency",
+    ])
     .where("flows.account_id", "=", accountId)
     .where("flow_revisions.flow_id", "=", flowId)
     .where("flow_revisions.revision", "=", revision)
@@ -70,5 +84,6 @@ export async function readRevision(
     trigger: row.trigger as unknown as TriggerSettings,
     steps: row.steps as unknown as StoredStep[],
     onFailure: row.on_failure as unknown as StoredStep[],
+    concurrency: (row.concurrency as ConcurrencyLimit | null) ?? null,
   };
 }

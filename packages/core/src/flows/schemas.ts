@@ -95,6 +95,7 @@ export const MAX_NESTING = 8;
 const MAX_CASES = 50;
 const MAX_BRANCHES = 20;
 const MAX_CONCURRENCY = 50;
+const MAX_CONCURRENCY_LIMIT = 1000;
 
 /** A template field (`if`, `when`, `for_each`): checked like payload strings. */
 const templateField = (description: string) =>
@@ -505,6 +506,23 @@ const flowFields = (secretRequired: boolean) =>
       .array(stepInput)
       .min(1, { error: "must hold at least one step" })
       .max(MAX_STEPS, { error: `must hold at most ${MAX_STEPS} steps` }),
+    concurrency: z
+      .strictObject({
+        limit: z
+          .number()
+          .int({ error: "must be a whole number" })
+          .min(1, { error: "must be at least 1" })
+          .max(MAX_CONCURRENCY_LIMIT, { error: `must be at most ${MAX_CONCURRENCY_LIMIT}` }),
+        key: templateField(
+          "Runs with the same value of this template share the limit (`{{trigger.body.customer_id}}`); absent, all the flow's runs do.",
+        ).optional(),
+      })
+      .nullish()
+      .transform((value) => value ?? null)
+      .meta({
+        description:
+          "At most `limit` runs of the flow (per `key` value) execute at once, across every worker; the others wait `queued` (`queue_reason`: `waiting for concurrency slot`), oldest first, and are never dropped. A run parked on a delay or a wait gives its slot up until it goes on.",
+      }),
     on_failure: z
       .array(stepInput)
       .max(MAX_STEPS, { error: `must hold at most ${MAX_STEPS} steps` })
@@ -568,6 +586,10 @@ export const flow = z
     trigger: triggerOutput,
     steps: z.array(stepOutput).meta({ description: "The steps as saved." }),
     on_failure: z.array(stepOutput).meta({ description: "The steps run once when a run fails, as saved." }),
+    concurrency: z
+      .object({ limit: z.number().int(), key: z.string().optional() })
+      .nullable()
+      .meta({ description: "How many of its runs execute at once (per key); null: no limit." }),
     webhook: z
       .object({
         id: z.string().meta({ description: "Random and unguessable; replaced by regeneration." }),

@@ -77,6 +77,9 @@ const runFields = {
   parent_run_id: z.string().nullable().meta({
     description: "The run whose `flow.call` step started this one (its step names this run: `child_run_id`).",
   }),
+  queue_reason: z.string().nullable().meta({
+    description: "Why a queued run waits: `waiting for concurrency slot` (the flow's `concurrency`); null otherwise.",
+  }),
   created_at: isoTime.meta({ description: "When the run was accepted." }),
   started_at: nullableTime.meta({ description: "When a worker first took it." }),
   finished_at: nullableTime,

@@ -205,6 +205,7 @@ export function createRunsService(deps: RunsDeps): RunsService {
           "error",
           "replay_of",
           "parent_run_id",
+          "queue_reason",
           "delivery_id",
           "wake_at",
           "held_by",

@@ -29,6 +29,8 @@ export interface RunView {
   replay_of: string | null;
   /** The run whose `flow.call` step started this one. */
   parent_run_id: string | null;
+  /** Why a queued run waits: `waiting for concurrency slot`. */
+  queue_reason: string | null;
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
@@ -206,6 +208,7 @@ type SummaryRow = Pick<
   | "error"
   | "replay_of"
   | "parent_run_id"
+  | "queue_reason"
   | "created_at"
   | "started_at"
   | "finished_at"
@@ -220,6 +223,7 @@ export function runSummary(row: SummaryRow): RunSummary {
     error: row.error,
     replay_of: row.replay_of,
     parent_run_id: row.parent_run_id,
+    queue_reason: row.queue_reason,
     created_at: row.created_at.toISOString(),
     started_at: iso(row.started_at),
     finished_at: iso(row.finished_at),

@@ -21,6 +21,7 @@ import * as m20261125030000 from "./20261125030000_broker_usage.ts";
 import * as m20261126010000 from "./20261126010000_flow_on_failure.ts";
 import * as m20261126020000 from "./20261126020000_run_events.ts";
 import * as m20261126030000 from "./20261126030000_flow_schedules.ts";
+import * as m20261126040000 from "./20261126040000_flow_concurrency.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -49,4 +50,5 @@ export const migrations: Record<string, Migration> = {
   "20261126010000_flow_on_failure": m20261126010000,
   "20261126020000_run_events": m20261126020000,
   "20261126030000_flow_schedules": m20261126030000,
+  "20261126040000_flow_concurrency": m20261126040000,
 };

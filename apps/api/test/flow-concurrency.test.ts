@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Server } from "bun";
+import { type Caller, call, newCaller, runUntil, startRun } from "./context.ts";
+import { runModes, startTestApi, type TestApi } from "./harness.ts";
+
+/**
+ * Per-flow concurrency limits (issue 19): 200 runs of a flow limited to 3 at once per key,
+ * over 4 keys, never have more than 3 running per key (the upstream each run calls counts
+ * the calls in flight per key), and all 200 succeed; a run waiting shows why.
+ */
+const RUNS = 200;
+const KEYS = ["a", "b", "c", "d"];
+const LIMIT = 3;
+
+for (const { label, backend, redis, skip } of runModes()) {
+  describe.skipIf(Boolean(skip))(`concurrency limits on ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {
+    let api: TestApi;
+    let owner: Caller;
+    let upstream: Server<undefined>;
+    const inFlight = new Map<string, number>();
+    const most = new Map<string, number>();
+
+    beforeAll(async () => {
+      upstream = Bun.serve({
+        port: 0,
+        hostname: "127.0.0.1",
+        async fetch(request) {
+          const key = new URL(request.url).pathname.split("/").at(-1) ?? "";
+          const now = (inFlight.get(key) ?? 0) + 1;
+          inFlight.set(key, now);
+          most.set(key, Math.max(most.get(key) ?? 0, now));
+          await Bun.sleep(15);
+          inFlight.set(key, (inFlight.get(key) ?? 1) - 1);
+          return Response.json({ key });
+        },
+      });
+      api = await startTestApi({ backend, redis, worker: true, env: { HTTP_REQUEST_ALLOWED_NETWORKS: "127.0.0.1" } });
+      owner = await newCaller(api, "concurrency");
+    }, 60_000);
+    afterAll(async () => {
+      await api.stop();
+      upstream.stop(true);
+    });
+
+    test("at most `limit` runs per key execute at once; the others wait, in order, and all succeed", async () => {
+      inFlight.clear();
+      most.clear();
+      const created = await call(api, owner, "POST", "/flows", {
+        name: "limited",
+        concurrency: { limit: LIMIT, key: "{{trigger.customer}}" },
+        steps: [
+          {
+            name: "call",
+            subject: "http.request",
+            payload: { url: `http://127.0.0.1:${upstream.port}/customer/{{trigger.customer}}` },
+          },
+        ],
+      });
+      expect(created.status).toBe(200);
+      expect(created.body.data.concurrency).toEqual({ limit: LIMIT, key: "{{trigger.customer}}" });
+      const flowId = created.body.data.id;
+      const ids: string[] = [];
+      for (let from = 0; from < RUNS; from += 50) {
+        const started = await Promise.all(
+          Array.from({ length: 50 }, (_, i) =>
+            startRun(api, owner, flowId, { customer: KEYS[(from + i) % KEYS.length] }),
+          ),
+        );
+        for (const answer of started) ids.push(answer.body.run_id);
+      }
+      // Some run waits for a slot, and says so.
+      const waiting = await call(api, owner, "GET", `/flows/${flowId}/runs?status=queued&limit=100`);
+      const reasons = new Set(waiting.body.data.map((run: { queue_reason: string | null }) => run.queue_reason));
+      const runs = await Promise.all(ids.map((id) => runUntil(api, owner, id)));
+      expect(runs.filter((run) => run.status !== "succeeded")).toEqual([]);
+      for (const key of KEYS) expect(most.get(key)).toBeLessThanOrEqual(LIMIT);
+      expect([...most.values()].some((n) => n === LIMIT)).toBe(true);
+      expect(runs.every((run) => run.queue_reason === null)).toBe(true);
+      expect([...reasons].filter(Boolean)).toEqual(["waiting for concurrency slot"]);
+    }, 120_000);
+
+    test("a bad limit is a 400 naming it", async () => {
+      const answer = await call(api, owner, "POST", "/flows", {
+        name: "bad",
+        concurrency: { limit: 0, key: "customer" },
+        steps: [{ name: "s", subject: "transform", payload: {} }],
+      });
+      expect(answer).toMatchObject({
+        status: 400,
+        body: {
+          error:
+            "invalid input: concurrency.limit: must be at least 1; concurrency.key: must hold a template: {{ expression }}",
+        },
+      });
+    });
+  });
+}

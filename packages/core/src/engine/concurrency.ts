@@ -1,0 +1,70 @@
+import type { Database } from "@platform/db";
+import { type Kysely, sql } from "kysely";
+import type { Broker } from "../broker/port.ts";
+import { PLATFORM_SCOPE } from "../broker/port.ts";
+import { RUN_STREAM } from "./consumer.ts";
+import type { LoadedFlow } from "./revisions.ts";
+import type { ClaimedRun } from "./store.ts";
+
+/**
+ * Per-flow concurrency limits (`concurrency: {limit, key?}`). A run of such a flow executes
+ * only while it holds a slot of its key: a claimed run (`held_by` set) whose `slot_key` is
+ * the key. Taking a slot is serialized per flow and key by a transaction-scoped advisory
+ * lock, and counts the runs of the key that are held right now, so every worker process
+ * sees the same count; a run whose worker died keeps its slot until another delivery takes
+ * it over and ends it. A run that finds no slot free, or an older run of its key waiting,
+ * gives its claim back and waits `queued` (`queue_reason`); a run that parks or ends frees its
+ * slot, and the oldest waiting run of the key is queued at once (and every WAIT_RECHECK_MS
+ * in any case, should that be lost).
+ */
+
+export const WAITING_FOR_SLOT = "waiting for concurrency slot";
+const WAIT_RECHECK_MS = 30_000;
+
+/** The key a run of the flow takes a slot of: its template's value as text, or "" when the limit is flow-wide. */
+export async function slotKeyOf(limit: NonNullable<LoadedFlow["concurrency"]>, trigger: unknown): Promise<string> {
+  if (!limit.key) return "";
+  const value = await limit.key.resolve({ trigger });
+  return value === null || value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/**
+ * Takes a slot for a claimed run: true when it may execute; false when it waits (its claim
+ * is given back, it is `queued` again unless it had begun, with the reason).
+ */
+export async function takeSlot(db: Kysely<Database>, run: ClaimedRun, limit: number, key: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext(${`${run.flowId}/${key}`}))`.execute(trx);
+    const { rows } = await sql<{ id: string }>`
+      update runs set slot_key = ${key}, queue_reason = null
+      where id = ${run.id} and held_by = ${run.holder}
+        and (select count(*) from runs as o
+             where o.flow_id = ${run.flowId} and o.slot_key = ${key} and o.held_by is not null
+               and o.status = 'running' and o.id <> ${run.id}) < ${limit}
+        and not exists (select 1 from runs as w
+             where w.flow_id = ${run.flowId} and w.slot_key = ${key} and w.queue_reason is not null
+               and w.status in ('queued', 'running') and w.id < ${run.id})
+      returning id`.execute(trx);
+    if (rows.length > 0) return true;
+    await sql`
+      update runs set slot_key = ${key}, queue_reason = ${WAITING_FOR_SLOT}, held_by = null,
+        wake_at = now() + ${WAIT_RECHECK_MS}::integer * interval '1 millisecond',
+        status = case when exists (select 1 from run_steps where run_id = runs.id) then status else 'queued' end,
+        started_at = case when exists (select 1 from run_steps where run_id = runs.id) then started_at else null end
+      where id = ${run.id} and held_by = ${run.holder}`.execute(trx);
+    return false;
+  });
+}
+
+/** A slot of the key was freed: the oldest run waiting for one is queued now. */
+export async function slotFreed(
+  deps: { db: Kysely<Database>; broker: Broker },
+  flowId: string,
+  key: string,
+): Promise<void> {
+  const { rows } = await sql<{ id: string }>`
+    select id from runs
+    where flow_id = ${flowId} and slot_key = ${key} and queue_reason is not null and status in ('queued', 'running')
+    order by id limit 1`.execute(deps.db);
+  await Promise.all(rows.map((row) => deps.broker.append(PLATFORM_SCOPE, RUN_STREAM, JSON.stringify({ run: row.id }))));
+}
