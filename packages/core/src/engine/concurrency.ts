@@ -15,10 +15,13 @@ import type { ClaimedRun } from "./store.ts";
  * it over and ends it. A run that finds no slot free, or an older run of its key waiting,
  * gives its claim back and waits `queued` (`queue_reason`); a run that parks or ends frees its
  * slot, and the oldest waiting run of the key is queued at once (and every WAIT_RECHECK_MS
- * in any case, should that be lost).
+ * in any case, should that be lost). The key's held runs and its waiting runs are read from
+ * partial indexes, so a slot costs the same however many runs the flow has had.
  */
 
 export const WAITING_FOR_SLOT = "waiting for concurrency slot";
+/** A waiting run a freed slot was handed to: queued, not to be handed another. */
+const WOKEN_FOR_SLOT = "woken for a concurrency slot";
 const WAIT_RECHECK_MS = 30_000;
 
 /** The key a run of the flow takes a slot of: its template's value as text, or "" when the limit is flow-wide. */
@@ -56,15 +59,22 @@ export async function takeSlot(db: Kysely<Database>, run: ClaimedRun, limit: num
   });
 }
 
-/** A slot of the key was freed: the oldest run waiting for one is queued now. */
+/**
+ * A slot of the key was freed: the oldest run waiting for one is queued now, marked so that
+ * another slot freed meanwhile goes to the next one (two ends at once wake two runs).
+ */
 export async function slotFreed(
   deps: { db: Kysely<Database>; broker: Broker },
   flowId: string,
   key: string,
 ): Promise<void> {
   const { rows } = await sql<{ id: string }>`
-    select id from runs
-    where flow_id = ${flowId} and slot_key = ${key} and queue_reason is not null and status in ('queued', 'running')
-    order by id limit 1`.execute(deps.db);
+    update runs set queue_reason = ${WOKEN_FOR_SLOT}
+    where id = (
+      select id from runs
+      where flow_id = ${flowId} and slot_key = ${key} and queue_reason = ${WAITING_FOR_SLOT}
+        and status in ('queued', 'running')
+      order by id limit 1 for update skip locked)
+    returning id`.execute(deps.db);
   await Promise.all(rows.map((row) => deps.broker.append(PLATFORM_SCOPE, RUN_STREAM, JSON.stringify({ run: row.id }))));
 }
