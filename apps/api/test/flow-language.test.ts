@@ -392,7 +392,13 @@ for (const { label, backend, redis, skip } of runModes()) {
       );
       // Each parks, waiting; none holds a worker.
       for (const id of ids) {
-        const waiting = await runUntil(api, owner, id, (run) => byKey(run).approval?.status === "waiting");
+        // (The view reads the run's row and its steps in two queries: wait until both say it parked.)
+        const waiting = await runUntil(
+          api,
+          owner,
+          id,
+          (run) => run.status === "running" && byKey(run).approval?.status === "waiting",
+        );
         expect(waiting.status).toBe("running");
         expect(byKey(waiting).approval).toMatchObject({ wait: { key: expect.stringMatching(/^approval-/) } });
       }

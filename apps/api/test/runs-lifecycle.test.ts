@@ -178,6 +178,27 @@ for (const { label, backend, redis, skip } of runModes()) {
       });
     });
 
+    test("a flow's runs are listed by the time they were accepted: from (inclusive) and to (exclusive)", async () => {
+      const flowId = await createFlow(api, owner);
+      const runs = [];
+      for (let i = 0; i < 3; i++) {
+        runs.push(await runUntil(api, owner, (await startRun(api, owner, flowId, {})).body.run_id));
+        await Bun.sleep(5);
+      }
+      const [first, second, third] = runs;
+      const listed = async (query: string) =>
+        (await call(api, owner, "GET", `/flows/${flowId}/runs?${query}`)).body.data.map(
+          (run: { id: string }) => run.id,
+        );
+      expect(await listed(`from=${second.created_at}`)).toEqual([third.id, second.id]);
+      expect(await listed(`to=${second.created_at}`)).toEqual([first.id]);
+      expect(await listed(`from=${first.created_at}&to=${third.created_at}&limit=1`)).toEqual([second.id]);
+      expect(await call(api, owner, "GET", `/flows/${flowId}/runs?from=yesterday`)).toMatchObject({
+        status: 400,
+        body: { error: "invalid input: from: must be an ISO 8601 time, such as 2026-11-26T07:00:00Z" },
+      });
+    });
+
     test("a flow's runs are listed newest first, by status, a page at a time", async () => {
       const flowId = await createFlow(api, owner, [
         { name: "check", subject: "kv.get", payload: { bucket: "{{trigger.bucket}}", key: "k" } },

@@ -115,6 +115,19 @@ export const runViewInput = runIdInput.extend({
     }),
 });
 
+/** A time bound of a run listing: ISO 8601 (`2026-11-26T07:00:00Z`). */
+const acceptedAt = (description: string) =>
+  z
+    .string()
+    .refine((text) => Number.isFinite(Date.parse(text)), {
+      error: "must be an ISO 8601 time, such as 2026-11-26T07:00:00Z",
+    })
+    .transform((text) => new Date(text))
+    .optional()
+    .meta({
+      description: `${description} (ISO 8601), by \`created_at\`. Answered from an index: run ids are UUIDv7, which begin with the time they were made, so the range is first an id range.`,
+    });
+
 export const listRunsInput = z.object({
   id: uuidParam("Id of the flow (a UUID)."),
   status: z.enum(RUN_STATUSES).optional().meta({ description: "Only runs with this status." }),
@@ -129,6 +142,8 @@ export const listRunsInput = z.object({
     .max(100, { error: "must be 1-100" })
     .default(50)
     .meta({ description: "Page size, 1-100 (default 50)." }),
+  from: acceptedAt("Only runs accepted at or after this time"),
+  to: acceptedAt("Only runs accepted before this time"),
 });
 
 export const listRunsOutput = z.object({

@@ -2,7 +2,8 @@ import type { Database, DatabaseHandle } from "@platform/db";
 import { type Kysely, sql } from "kysely";
 import type { Broker } from "../broker/port.ts";
 import type { RunEvents } from "../engine/events.ts";
-import { isFinal, type RespondOutput } from "../engine/records.ts";
+import { firstIdAt } from "../engine/housekeeping.ts";
+import { isFinal, type RespondOutput, type StepRecords } from "../engine/records.ts";
 import { createRunWaiters, publishRunDone, type RunDone } from "../engine/waiting.ts";
 import { DomainError } from "../errors.ts";
 import type { StoredStep } from "../flows/index.ts";
@@ -15,7 +16,6 @@ import {
   type RunDetail,
   type RunSummary,
   type RunView,
-  readStepRecords,
   runResult,
   runSummary,
   runView,
@@ -33,6 +33,9 @@ export type RunOutcome =
 
 export interface ListRunsQuery {
   status?: RunView["status"];
+  /** Accepted at or after / before. */
+  from?: Date;
+  to?: Date;
   /** `next_cursor` of the previous page. */
   cursor?: string;
   limit?: number;
@@ -85,6 +88,9 @@ export interface RunsDeps {
   events: Pick<RunEvents, "wake">;
 }
 
+/** How far apart a run id's time and its row's `created_at` may be (the process's and the database's clocks). */
+const CLOCK_SLACK_MS = 1000;
+
 const runNotFound = () => new DomainError("not_found", "run not found");
 const flowNotFound = () => new DomainError("not_found", "flow not found");
 
@@ -99,17 +105,6 @@ export function createRunsService(deps: RunsDeps): RunsService {
   const waiters = createRunWaiters(deps.broker);
   const { db } = deps;
 
-  async function findRun(accountId: string, runId: string) {
-    const row = await db
-      .selectFrom("runs")
-      .selectAll()
-      .where("id", "=", runId)
-      .where("account_id", "=", accountId)
-      .executeTakeFirst();
-    if (!row) throw runNotFound();
-    return row;
-  }
-
   function outcomeOf(done: Pick<RunDone, "status" | "output" | "response" | "error"> & { id: string }): RunOutcome {
     return done.status === "succeeded"
       ? { status: "succeeded", runId: done.id, response: successResponse(done.output, done.response) }
@@ -117,16 +112,43 @@ export function createRunsService(deps: RunsDeps): RunsService {
   }
 
   /** The run's step records and its revision's steps. */
-  async function readDetail(row: { id: string; flow_id: string; revision: number }): Promise<RunDetail> {
-    const [records, revision] = await Promise.all([
-      readStepRecords(db, row.id),
-      db
-        .selectFrom("flow_revisions")
-        .select(["steps", "on_failure"])
-        .where("flow_id", "=", row.flow_id)
-        .where("revision", "=", row.revision)
-        .executeTakeFirst(),
-    ]);
+  /**
+   * The run's row with its step records, read in one statement: one snapshot, so the row's
+   * status and the steps agree (a run's write changes both in one statement too).
+   */
+  async function findRunWithSteps(accountId: string, runId: string) {
+    const row = await db
+      .selectFrom("runs")
+      .selectAll()
+      .select(
+        sql<StepRecords | null>`(
+        select jsonb_object_agg(s.name, case when s.output is null then s.record
+          else s.record || jsonb_build_object('output', s.output) end)
+        from run_steps as s where s.run_id = runs.id)`.as("step_records"),
+      )
+      .where("id", "=", runId)
+      .where("account_id", "=", accountId)
+      .executeTakeFirst();
+    if (!row) throw runNotFound();
+    const { step_records, ...run } = row;
+    const records: StepRecords = step_records ?? {};
+    // An output of null is stored as none (a skipped step's too).
+    for (const record of Object.values(records)) {
+      if ((record.status === "succeeded" || record.status === "skipped") && record.output === undefined) {
+        record.output = null;
+      }
+    }
+    return { row: run, records };
+  }
+
+  /** A run's detail: its step records, and its revision's steps in order. */
+  async function readDetail(row: { flow_id: string; revision: number }, records: StepRecords): Promise<RunDetail> {
+    const revision = await db
+      .selectFrom("flow_revisions")
+      .select(["steps", "on_failure"])
+      .where("flow_id", "=", row.flow_id)
+      .where("revision", "=", row.revision)
+      .executeTakeFirst();
     const order = revision
       ? outlineSteps(revision.steps as unknown as StoredStep[], revision.on_failure as unknown as StoredStep[])
       : [];
@@ -135,10 +157,10 @@ export function createRunsService(deps: RunsDeps): RunsService {
 
   /** The outcome from the database, for a notification too large to carry it (or one that was lost). */
   async function readOutcome(accountId: string, runId: string): Promise<RunOutcome> {
-    const row = await findRun(accountId, runId);
+    const { row, records } = await findRunWithSteps(accountId, runId);
     if (!isFinal(row.status)) return { status: "timeout", runId };
     const status = row.status === "succeeded" ? "succeeded" : "failed";
-    return outcomeOf({ id: runId, status, error: row.error, ...runResult(row.status, await readDetail(row)) });
+    return outcomeOf({ id: runId, status, error: row.error, ...runResult(row.status, await readDetail(row, records)) });
   }
 
   return {
@@ -172,16 +194,16 @@ export function createRunsService(deps: RunsDeps): RunsService {
     },
 
     async outcome(accountId, runId) {
-      const row = await findRun(accountId, runId);
+      const { row, records } = await findRunWithSteps(accountId, runId);
       if (row.status === "cancelled") return { status: "failed", output: null, error: "cancelled" };
       if (row.status !== "succeeded" && row.status !== "failed") return null;
-      const { output } = runResult(row.status, await readDetail(row));
+      const { output } = runResult(row.status, await readDetail(row, records));
       return { status: row.status, output, error: row.error };
     },
 
     async get(accountId, runId, itemsFrom = 0) {
-      const row = await findRun(accountId, runId);
-      return runView(row, await readDetail(row), itemsFrom);
+      const { row, records } = await findRunWithSteps(accountId, runId);
+      return runView(row, await readDetail(row, records), itemsFrom);
     },
 
     async list(accountId, flowId, query) {
@@ -218,6 +240,18 @@ export function createRunsService(deps: RunsDeps): RunsService {
         .where("account_id", "=", accountId);
       if (query.status) select = select.where("status", "=", query.status);
       if (query.cursor) select = select.where("id", "<", query.cursor);
+      // Run ids are UUIDv7, made just before the run's row: a time range is an id range (a
+      // second wider, for the clocks of the process and the database), then exact on created_at.
+      if (query.from) {
+        select = select
+          .where("id", ">=", firstIdAt(query.from.getTime() - CLOCK_SLACK_MS))
+          .where("created_at", ">=", query.from);
+      }
+      if (query.to) {
+        select = select
+          .where("id", "<", firstIdAt(query.to.getTime() + CLOCK_SLACK_MS))
+          .where("created_at", "<", query.to);
+      }
       const rows = await select
         .orderBy("id", "desc")
         .limit(limit + 1)
@@ -259,8 +293,8 @@ export function createRunsService(deps: RunsDeps): RunsService {
       }
       // A flow.call waiting for this run looks at its end now.
       if (cancelled?.parent_run_id) await deps.events.wake(cancelled.parent_run_id);
-      const row = await findRun(accountId, runId);
-      return runView(row, await readDetail(row));
+      const { row, records } = await findRunWithSteps(accountId, runId);
+      return runView(row, await readDetail(row, records));
     },
 
     async replay(accountId, runId) {
