@@ -15,7 +15,7 @@ import type { ClaimedRun } from "./store.ts";
  * it over and ends it. A run that finds no slot free, or an older run of its key waiting,
  * gives its claim back and waits `queued` (`queue_reason`); a run that parks or ends frees its
  * slot, and the oldest waiting run of the key is queued at once (and every WAIT_RECHECK_MS
- * in any case, should that be lost). The key's held runs and its waiting runs are read from
+ * in any case, should that be lost). The key's live runs and its waiting runs are read from
  * partial indexes, so a slot costs the same however many runs the flow has had.
  */
 
@@ -60,14 +60,18 @@ export async function takeSlot(db: Kysely<Database>, run: ClaimedRun, limit: num
 }
 
 /**
- * A slot of the key was freed: the oldest run waiting for one is queued now, marked so that
- * another slot freed meanwhile goes to the next one (two ends at once wake two runs).
+ * A slot of the key was freed (its run parked or ended; an ended run lets go of its key,
+ * so the key's index holds live runs only): the oldest run waiting for one is queued now,
+ * marked so that another slot freed meanwhile goes to the next one (two ends at once wake
+ * two runs).
  */
 export async function slotFreed(
   deps: { db: Kysely<Database>; broker: Broker },
-  flowId: string,
+  run: { id: string; flowId: string; ended: boolean },
   key: string,
 ): Promise<void> {
+  const flowId = run.flowId;
+  if (run.ended) await sql`update runs set slot_key = null where id = ${run.id}`.execute(deps.db);
   const { rows } = await sql<{ id: string }>`
     update runs set queue_reason = ${WOKEN_FOR_SLOT}
     where id = (

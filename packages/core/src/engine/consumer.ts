@@ -192,7 +192,9 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
       } finally {
         lease?.end();
       }
-      if (slot !== undefined && end) await slotFreed(services, run.flowId, slot);
+      if (slot !== undefined && end) {
+        await slotFreed(services, { id: run.id, flowId: run.flowId, ended: end.kind === "finished" }, slot);
+      }
       if (end?.kind !== "finished") return;
       // The run that called this one goes on (its wait looks at this run's end).
       if (run.parentRunId) await services.events.wake(run.parentRunId);

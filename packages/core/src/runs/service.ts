@@ -278,7 +278,7 @@ export function createRunsService(deps: RunsDeps): RunsService {
       const { rows } = await sql<{ waiter: string | null; parent_run_id: string | null }>`
         update runs
         set status = 'cancelled', error = 'cancelled', finished_at = now(), held_by = null, wake_at = null,
-          waiting_on = null
+          waiting_on = null, slot_key = null, queue_reason = null
         where id = ${runId} and account_id = ${accountId} and status in ('queued', 'running')
         returning waiter, parent_run_id`.execute(db);
       const [cancelled] = rows;
