@@ -9,11 +9,13 @@ import type { ClaimedRun } from "./store.ts";
 /**
  * Per-flow concurrency limits (`concurrency: {limit, key?}`). A run of such a flow executes
  * only while it holds a slot of its key: a claimed run (`held_by` set) whose `slot_key` is
- * the key. Taking a slot is serialized per flow and key by a transaction-scoped advisory
+ * the key and that does not wait (`queue_reason` null: a waiting run claimed again to try
+ * for a slot holds none yet). Taking a slot is serialized per flow and key by a transaction-scoped advisory
  * lock, and counts the runs of the key that are held right now, so every worker process
  * sees the same count; a run whose worker died keeps its slot until another delivery takes
  * it over and ends it. A run that finds no slot free, or an older run of its key waiting,
- * gives its claim back and waits `queued` (`queue_reason`); a run that parks or ends frees its
+ * gives its claim back and waits `queued` (`queue_reason`) (a run handed a freed slot does
+ * not wait for older runs handed one too: each takes its own); a run that parks or ends frees its
  * slot, and the oldest waiting run of the key is queued at once (and every WAIT_RECHECK_MS
  * in any case, should that be lost). The key's live runs and its waiting runs are read from
  * partial indexes, so a slot costs the same however many runs the flow has had.
@@ -43,10 +45,12 @@ export async function takeSlot(db: Kysely<Database>, run: ClaimedRun, limit: num
       where id = ${run.id} and held_by = ${run.holder}
         and (select count(*) from runs as o
              where o.flow_id = ${run.flowId} and o.slot_key = ${key} and o.held_by is not null
-               and o.status = 'running' and o.id <> ${run.id}) < ${limit}
+               and o.queue_reason is null and o.status = 'running' and o.id <> ${run.id}) < ${limit}
         and not exists (select 1 from runs as w
-             where w.flow_id = ${run.flowId} and w.slot_key = ${key} and w.queue_reason is not null
-               and w.status in ('queued', 'running') and w.id < ${run.id})
+             where w.flow_id = ${run.flowId} and w.slot_key = ${key} and w.status in ('queued', 'running')
+               and w.id < ${run.id}
+               and (w.queue_reason = ${WAITING_FOR_SLOT}
+                 or (w.queue_reason = ${WOKEN_FOR_SLOT} and runs.queue_reason is distinct from ${WOKEN_FOR_SLOT})))
       returning id`.execute(trx);
     if (rows.length > 0) return true;
     await sql`
