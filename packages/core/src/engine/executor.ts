@@ -125,14 +125,14 @@ export async function executeRun(
 
   const touch = (key: string, record: StepRecord) => writer.touch(key, record);
 
-  /** Ends a control step's record with the outcome of its steps. */
-  const settle = (key: string, record: StepRecord, outcome: Outcome): Outcome => {
+  /** Ends the record of control step `name` (kept under `key`) with the outcome of its steps. */
+  const settle = (name: string, key: string, record: StepRecord, outcome: Outcome): Outcome => {
     if (outcome.kind === "done") {
       const failure = unstorableOutput(JSON.stringify(outcome.output ?? null), deps.outputMaxBytes);
       if (failure) {
         failRecord(record, failure.message);
         touch(key, record);
-        return { kind: "failed", error: failure.message, step: key.replace(/\[.*$/, "") };
+        return { kind: "failed", error: failure.message, step: name };
       }
       Object.assign(record, { status: "succeeded", output: outcome.output ?? null, finished_at: now() });
     } else if (outcome.kind === "failed") {
@@ -183,7 +183,7 @@ export async function executeRun(
           record = { status: "running", attempts: [], started_at: now() };
           records[key] = record;
           const failure = { kind: "failed", error: `if: ${errorText(error, secrets)}`, step: step.name } as const;
-          return handle(step, key, record, frame, settle(key, record, failure));
+          return handle(step, key, record, frame, settle(step.name, key, record, failure));
         }
         if (!holds(value)) {
           const at = now();
@@ -300,7 +300,11 @@ export async function executeRun(
           }
         }
       } catch (error) {
-        return settle(key, record, { kind: "failed", error: `switch: ${errorText(error)}`, step: step.name });
+        return settle(step.name, key, record, {
+          kind: "failed",
+          error: `switch: ${errorText(error)}`,
+          step: step.name,
+        });
       }
       record.case = chosen;
       touch(key, record);
@@ -311,7 +315,7 @@ export async function executeRun(
         : record.case === "default"
           ? (step.fallback ?? [])
           : (step.cases[record.case]?.steps ?? []);
-    return settle(key, record, await runList(list, frame, false));
+    return settle(step.name, key, record, await runList(list, frame, false));
   }
 
   async function runForEach(
@@ -325,7 +329,11 @@ export async function executeRun(
     try {
       items = (await step.items.resolve(await withSecrets(step, scope))) ?? [];
     } catch (error) {
-      return settle(key, record, { kind: "failed", error: `for_each: ${errorText(error)}`, step: step.name });
+      return settle(step.name, key, record, {
+        kind: "failed",
+        error: `for_each: ${errorText(error)}`,
+        step: step.name,
+      });
     }
     const list = Array.isArray(items) ? items : null;
     const refusal =
@@ -335,7 +343,7 @@ export async function executeRun(
           ? `for_each: ${list.length.toLocaleString("en")} items; a for_each takes at most ${deps.forEachMaxItems.toLocaleString("en")} (FOR_EACH_MAX_ITEMS)`
           : null;
     if (refusal !== null || list === null) {
-      return settle(key, record, { kind: "failed", error: refusal ?? "", step: step.name });
+      return settle(step.name, key, record, { kind: "failed", error: refusal ?? "", step: step.name });
     }
     if (record.items !== list.length) {
       record.items = list.length;
@@ -362,6 +370,7 @@ export async function executeRun(
     };
     await Promise.all(Array.from({ length: Math.min(step.concurrency, Math.max(list.length, 1)) }, lane));
     return settle(
+      step.name,
       key,
       record,
       combine(outcomes, () => outputs),
@@ -371,6 +380,7 @@ export async function executeRun(
   async function runParallel(step: LoadedParallel, key: string, record: StepRecord, frame: Frame): Promise<Outcome> {
     const outcomes = await Promise.all(step.branches.map(([, steps]) => runList(steps, frame, false)));
     return settle(
+      step.name,
       key,
       record,
       combine(outcomes, () =>
@@ -404,7 +414,11 @@ export async function executeRun(
       const failure = unstorableOutput(JSON.stringify({ output, answer }), deps.outputMaxBytes);
       if (failure) throw failure;
     } catch (error) {
-      return settle(key, record, { kind: "failed", error: `stop: ${errorText(error, secrets)}`, step: step.name });
+      return settle(step.name, key, record, {
+        kind: "failed",
+        error: `stop: ${errorText(error, secrets)}`,
+        step: step.name,
+      });
     }
     Object.assign(record, { status: "succeeded", output, stopped: true, finished_at: now() });
     if (answer !== undefined) {
