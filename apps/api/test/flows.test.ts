@@ -112,6 +112,7 @@ for (const { backend, redis, label, skip } of runModes()) {
         webhook: { id: data.webhook.id, url: `${WEBHOOK_BASE_URL}/${data.webhook.id}` },
         on_failure: [],
         concurrency: null,
+        throttle: null,
         revision: 1,
         created: expect.any(Number),
         modified: data.created,
@@ -177,6 +178,7 @@ for (const { backend, redis, label, skip } of runModes()) {
         ],
         onFailure: [],
         concurrency: null,
+        throttle: null,
       });
       expect(await revisionOf(data.id, 2)).toBeNull();
     });
@@ -268,6 +270,7 @@ for (const { backend, redis, label, skip } of runModes()) {
         webhook: first.webhook,
         on_failure: [],
         concurrency: null,
+        throttle: null,
         revision: 2,
         created: first.created,
         modified: expect.any(Number),

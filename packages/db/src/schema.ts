@@ -174,6 +174,8 @@ export interface FlowsTable {
   schedule_next_at: Date | null;
   /** `{limit, key?}`: how many of its runs execute at once (per key). Written as a JSON string. */
   concurrency: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  /** `{limit, period_s, key?}`: how many of its runs start per period (per key). Written as a JSON string. */
+  throttle: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   /** Sealed; never returned. */
   signing_secret: string | null;
   webhook_id: string;
@@ -192,6 +194,7 @@ export interface FlowRevisionsTable {
   steps: ColumnType<Record<string, unknown>[], string, string>;
   on_failure: ColumnType<Record<string, unknown>[], string | undefined, string>;
   concurrency: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  throttle: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
 }
 
@@ -341,8 +344,13 @@ export interface RunsTable {
   call_depth: Generated<number>;
   /** Of a flow with a concurrency limit: the key whose slot it takes (or waits for). */
   slot_key: string | null;
-  /** Why a run waits before it can execute: `waiting for concurrency slot`. */
+  /** Why a run waits before it can execute: `waiting for concurrency slot`, `waiting for throttle window`. */
   queue_reason: string | null;
+  /** Of a flow with a throttle: the key it was given its turn under, and the turn (when it may start). */
+  throttle_key: string | null;
+  throttle_at: Date | null;
+  /** The bulk replay job that started it. */
+  replay_job_id: string | null;
   created_at: CreatedAt;
   started_at: Date | null;
   finished_at: Date | null;
@@ -356,6 +364,26 @@ export interface RunEventsTable {
   /** Written as a JSON string. */
   data: ColumnType<unknown, string, string>;
   created_at: CreatedAt;
+}
+
+/** A bulk replay: the runs of a flow matching `filter`, accepted before `before_id`, replayed a window at a time. */
+export interface ReplayJobsTable {
+  /** A UUIDv7. */
+  id: string;
+  account_id: string;
+  flow_id: string;
+  status: Generated<"running" | "done" | "cancelled">;
+  /** `{status?, from?, to?}` as asked. Written as a JSON string. */
+  filter: ColumnType<{ status?: string; from?: string; to?: string }, string, string>;
+  before_id: string;
+  /** The last run replayed. */
+  cursor: string | null;
+  /** How many runs matched when the job was made. */
+  matched: number;
+  /** How many replays it has started. */
+  started: Generated<number>;
+  created_at: CreatedAt;
+  finished_at: Date | null;
 }
 
 export interface Database {
@@ -381,6 +409,7 @@ export interface Database {
   storage_kv_buckets: StorageKvBucketsTable;
   runs: RunsTable;
   run_steps: RunStepsTable;
+  replay_jobs: ReplayJobsTable;
   run_events: RunEventsTable;
   mcp_registry_servers: McpRegistryServersTable;
   mcp_registry_sync: McpRegistrySyncTable;

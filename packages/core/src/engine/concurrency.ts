@@ -2,8 +2,8 @@ import type { Database } from "@platform/db";
 import { type Kysely, sql } from "kysely";
 import type { Broker } from "../broker/port.ts";
 import { PLATFORM_SCOPE } from "../broker/port.ts";
+import type { CompiledPayload } from "../templates/index.ts";
 import { RUN_STREAM } from "./consumer.ts";
-import type { LoadedFlow } from "./revisions.ts";
 import type { ClaimedRun } from "./store.ts";
 
 /**
@@ -26,8 +26,11 @@ export const WAITING_FOR_SLOT = "waiting for concurrency slot";
 const WOKEN_FOR_SLOT = "woken for a concurrency slot";
 const WAIT_RECHECK_MS = 30_000;
 
-/** The key a run of the flow takes a slot of: its template's value as text, or "" when the limit is flow-wide. */
-export async function slotKeyOf(limit: NonNullable<LoadedFlow["concurrency"]>, trigger: unknown): Promise<string> {
+/**
+ * The key a run counts against under a limit (a concurrency slot's, a throttle's): its
+ * template's value as text, or "" when the limit is flow-wide.
+ */
+export async function limitKeyOf(limit: { key: CompiledPayload | null }, trigger: unknown): Promise<string> {
   if (!limit.key) return "";
   const value = await limit.key.resolve({ trigger });
   return value === null || value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value);

@@ -4,13 +4,14 @@ import { isDomainError } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { defineConsumer, type WorkerConsumer } from "../worker/catalog.ts";
 import { createStepFunctions, type ModuleSteps } from "./built-ins.ts";
-import { slotFreed, slotKeyOf, takeSlot } from "./concurrency.ts";
+import { limitKeyOf, slotFreed, takeSlot } from "./concurrency.ts";
 import { type ExecutorDeps, executeRun, RunClaimedElsewhere, type RunEnd, RunTakenOver } from "./executor.ts";
 import { createRunLeases, type RunLease } from "./leases.ts";
 import { createModuleSteps } from "./module-steps.ts";
 import { createRevisionCache } from "./revisions.ts";
 import { failStep } from "./step-functions.ts";
 import { type ClaimedRun, createRunStore, type RunStore } from "./store.ts";
+import { takeTurn } from "./throttle.ts";
 import { publishRunDone } from "./waiting.ts";
 
 /** The stream runs are queued on (platform scope); entries name the run. */
@@ -150,20 +151,22 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
     async handle(payload, context) {
       const claimedAt = Date.now();
       const entry = payload as RunEntry;
-      // A run of a flow with a concurrency limit is claimed at once (its slot is counted from claims).
-      const limited =
+      // A run of a flow with a concurrency limit or a throttle is claimed at once (slots and turns are counted from claims).
+      const accepted =
         entry.start !== undefined && context.attempt === 1
-          ? (await revisions.flow(entry.start.flow, entry.start.revision))?.concurrency
-          : undefined;
-      const run = limited
+          ? await revisions.flow(entry.start.flow, entry.start.revision)
+          : null;
+      const gated = accepted?.concurrency !== undefined || accepted?.throttle !== undefined;
+      const run = gated
         ? await store.claim(entry.run, context.entryId, context.attempt)
         : await takeRun(store, entry, context.entryId, context.attempt);
       // Ended, unknown, or held by another entry's delivery: nothing to do for this one.
       if (!run) return;
-      const limit =
-        limited ?? (run.claimed ? (await revisions.flow(run.flowId, run.revision))?.concurrency : undefined);
-      const slot = limit ? await slotKeyOf(limit, run.trigger) : undefined;
-      if (limit && slot !== undefined && !(await takeSlot(services.db, run, limit.limit, slot))) return;
+      const limits = gated ? accepted : run.claimed ? await revisions.flow(run.flowId, run.revision) : null;
+      const { throttle, concurrency } = limits ?? {};
+      if (throttle && !(await takeTurn(services.db, run, throttle, await limitKeyOf(throttle, run.trigger)))) return;
+      const slot = concurrency ? await limitKeyOf(concurrency, run.trigger) : undefined;
+      if (concurrency && slot !== undefined && !(await takeSlot(services.db, run, concurrency.limit, slot))) return;
       // A run claimed here holds its lease from now; one taken from its entry, once its first write claims it.
       const lost = new AbortController();
       let lease: RunLease | undefined;

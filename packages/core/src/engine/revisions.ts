@@ -1,7 +1,7 @@
 import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
 import type { BuiltInSubject } from "../built-in-functions.ts";
-import type { ConcurrencyLimit, StoredStep } from "../flows/index.ts";
+import type { ConcurrencyLimit, StoredStep, ThrottleLimit } from "../flows/index.ts";
 import { STEP_OPTION_DEFAULTS, type StepOptions } from "../flows/step-defaults.ts";
 import { isForEach, isParallel, isStop, isSwitch } from "../flows/step-tree.ts";
 import { type CompiledPayload, compilePayload, inspectPayload } from "../templates/index.ts";
@@ -59,6 +59,8 @@ export interface LoadedFlow {
   onFailure: LoadedStep[];
   /** How many of the flow's runs execute at once, per value of `key` (absent: one key for all). */
   concurrency?: { limit: number; key: CompiledPayload | null };
+  /** At most `limit` starts per `periodMs` (per key value). */
+  throttle?: { limit: number; periodMs: number; key: CompiledPayload | null };
 }
 
 /** The keys of the secrets the templates of `fields` name. */
@@ -142,17 +144,27 @@ export function createRevisionCache(db: Kysely<Database>, maxEntries = 1000): Re
   async function load(flowId: string, revision: number): Promise<LoadedFlow | null> {
     const row = await db
       .selectFrom("flow_revisions")
-      .select(["steps", "on_failure", "concurrency"])
+      .select(["steps", "on_failure", "concurrency", "throttle"])
       .where("flow_id", "=", flowId)
       .where("revision", "=", revision)
       .executeTakeFirst();
     if (!row) return null;
     const concurrency = row.concurrency as ConcurrencyLimit | null;
+    const throttle = row.throttle as ThrottleLimit | null;
     return {
       steps: loadSteps(row.steps as unknown as StoredStep[]),
       onFailure: loadSteps(row.on_failure as unknown as StoredStep[]),
       ...(concurrency
         ? { concurrency: { limit: concurrency.limit, key: concurrency.key ? compilePayload(concurrency.key) : null } }
+        : {}),
+      ...(throttle
+        ? {
+            throttle: {
+              limit: throttle.limit,
+              periodMs: throttle.period_s * 1000,
+              key: throttle.key ? compilePayload(throttle.key) : null,
+            },
+          }
         : {}),
     };
   }

@@ -52,6 +52,7 @@ function toFlow(row: FlowRow, config: FlowsDeps["config"]): Flow {
     steps: row.steps as Flow["steps"],
     on_failure: row.on_failure as Flow["on_failure"],
     concurrency: row.concurrency as Flow["concurrency"],
+    throttle: row.throttle as Flow["throttle"],
     webhook: { id: row.webhook_id, url: `${config.webhookBaseUrl}/${row.webhook_id}` },
     revision: row.revision,
     created: unixSeconds(row.created_at),
@@ -72,6 +73,7 @@ function definitionColumns(input: FlowInput) {
     steps: JSON.stringify(input.steps),
     on_failure: JSON.stringify(input.on_failure),
     concurrency: input.concurrency ? JSON.stringify(input.concurrency) : null,
+    throttle: input.throttle ? JSON.stringify(input.throttle) : null,
   };
 }
 
@@ -114,6 +116,7 @@ export async function createFlow(deps: FlowsDeps, principal: Principal, input: F
       steps,
       onFailure,
       concurrency: input.concurrency,
+      throttle: input.throttle,
     });
     return created;
   });
@@ -214,6 +217,7 @@ export async function updateFlow(deps: FlowsDeps, principal: Principal, id: stri
       steps,
       onFailure,
       concurrency: input.concurrency,
+      throttle: input.throttle,
     });
     return updated;
   });

@@ -32,11 +32,20 @@ export interface FlowRevision {
   onFailure: StoredStep[];
   /** How many runs execute at once (per key value); null: no limit. */
   concurrency: ConcurrencyLimit | null;
+  /** How many runs start per period (per key value); null: no throttle. */
+  throttle: ThrottleLimit | null;
 }
 
 export interface ConcurrencyLimit {
   limit: number;
   /** A template of the trigger data; absent, all the flow's runs share the limit. */
+  key?: string;
+}
+
+export interface ThrottleLimit {
+  limit: number;
+  period_s: number;
+  /** A template of the trigger data; absent, all the flow's runs share the throttle. */
   key?: string;
 }
 
@@ -50,6 +59,7 @@ export async function insertRevision(db: Kysely<Database>, revision: FlowRevisio
       steps: JSON.stringify(revision.steps),
       on_failure: JSON.stringify(revision.onFailure),
       concurrency: revision.concurrency ? JSON.stringify(revision.concurrency) : null,
+      throttle: revision.throttle ? JSON.stringify(revision.throttle) : null,
     })
     .execute();
 }
@@ -72,6 +82,7 @@ export async function readRevision(
       "flow_revisions.steps",
       "flow_revisions.on_failure",
       "flow_revisions.concurrency",
+      "flow_revisions.throttle",
     ])
     .where("flows.account_id", "=", accountId)
     .where("flow_revisions.flow_id", "=", flowId)
@@ -85,5 +96,6 @@ export async function readRevision(
     steps: row.steps as unknown as StoredStep[],
     onFailure: row.on_failure as unknown as StoredStep[],
     concurrency: (row.concurrency as ConcurrencyLimit | null) ?? null,
+    throttle: (row.throttle as ThrottleLimit | null) ?? null,
   };
 }

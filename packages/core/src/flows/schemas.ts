@@ -96,6 +96,9 @@ const MAX_CASES = 50;
 const MAX_BRANCHES = 20;
 const MAX_CONCURRENCY = 50;
 const MAX_CONCURRENCY_LIMIT = 1000;
+const MAX_THROTTLE_LIMIT = 100_000;
+/** A throttle's longest period: a day. */
+const MAX_THROTTLE_PERIOD_S = 86_400;
 
 /** A template field (`if`, `when`, `for_each`): checked like payload strings. */
 const templateField = (description: string) =>
@@ -523,6 +526,28 @@ const flowFields = (secretRequired: boolean) =>
         description:
           "At most `limit` runs of the flow (per `key` value) execute at once, across every worker; the others wait `queued` (`queue_reason`: `waiting for concurrency slot`), oldest first, and are never dropped. A run parked on a delay or a wait gives its slot up until it goes on.",
       }),
+    throttle: z
+      .strictObject({
+        limit: z
+          .number()
+          .int({ error: "must be a whole number" })
+          .min(1, { error: "must be at least 1" })
+          .max(MAX_THROTTLE_LIMIT, { error: `must be at most ${MAX_THROTTLE_LIMIT}` }),
+        period_s: z
+          .number()
+          .int({ error: "must be a whole number" })
+          .min(1, { error: "must be at least 1" })
+          .max(MAX_THROTTLE_PERIOD_S, { error: `must be at most ${MAX_THROTTLE_PERIOD_S}` }),
+        key: templateField(
+          "Runs with the same value of this template share the throttle (`{{trigger.body.customer_id}}`); absent, all the flow's runs do.",
+        ).optional(),
+      })
+      .nullish()
+      .transform((value) => value ?? null)
+      .meta({
+        description:
+          "At most `limit` runs of the flow (per `key` value) start in any `period_s` seconds, across every worker; the excess waits `queued` (`queue_reason`: `waiting for throttle window`) and starts, in order, as soon as the window allows: none is dropped. A run's turn is given when a worker first takes it; with a concurrency limit as well, a run whose turn came still waits for a slot.",
+      }),
     on_failure: z
       .array(stepInput)
       .max(MAX_STEPS, { error: `must hold at most ${MAX_STEPS} steps` })
@@ -590,6 +615,10 @@ export const flow = z
       .object({ limit: z.number().int(), key: z.string().optional() })
       .nullable()
       .meta({ description: "How many of its runs execute at once (per key); null: no limit." }),
+    throttle: z
+      .object({ limit: z.number().int(), period_s: z.number().int(), key: z.string().optional() })
+      .nullable()
+      .meta({ description: "How many of its runs start per period (per key); null: no throttle." }),
     webhook: z
       .object({
         id: z.string().meta({ description: "Random and unguessable; replaced by regeneration." }),

@@ -1,9 +1,13 @@
 import { withCredential } from "../schemas.ts";
 import { authedProcedure, operations, router } from "../trpc.ts";
+import { cancelReplayJob, createReplayJob, getReplayJob, REPLAY_WINDOW } from "./replays.ts";
 import {
   accepted,
   listRunsInput,
   listRunsOutput,
+  replayIdInput,
+  replayJobOutput,
+  replayRunsInput,
   run,
   runIdInput,
   runViewInput,
@@ -93,6 +97,51 @@ export const runsRouter = router({
     .input(runIdInput)
     .output(run)
     .mutation(({ ctx, input }) => ctx.services.runs.cancel(ctx.principal.accountId, input.id)),
+
+  replayMany: op
+    .authed({
+      method: "POST",
+      path: "/flows/{id}/runs/replay",
+      summary: "Replay a flow's runs in bulk",
+      description: `Starts a background job that replays, oldest first, every run of the flow accepted before now that matches the filter (\`status\`, \`from\`, \`to\`; none: every run), each as \`POST /runs/{id}/replay\` would (the original's revision and trigger data; \`replay_of\` names it). It keeps at most twice the flow's concurrency limit (else ${REPLAY_WINDOW}) of its replays queued or running at once (the limit itself holds as always), within the plan's runs per minute, so live runs are not starved; follow it with \`GET /replays/{id}\`. A flow the account does not have (or deleted) is 404 \`flow not found\`.`,
+      errorResponses: { ...withCredential, 404: "No such flow" },
+    })
+    .input(replayRunsInput)
+    .output(replayJobOutput)
+    .mutation(async ({ ctx, input }) => {
+      const { id, ...filter } = input;
+      return { data: await createReplayJob(ctx.services, ctx.principal.accountId, id, filter) };
+    }),
+
+  replayJob: op
+    .authed({
+      method: "GET",
+      path: "/replays/{id}",
+      summary: "Read a bulk replay's progress",
+      description:
+        "How many runs matched, how many replays started and how many ended. A job the account does not have is 404 `replay not found`.",
+      errorResponses: { ...withCredential, 404: "No such replay job" },
+    })
+    .input(replayIdInput)
+    .output(replayJobOutput)
+    .query(async ({ ctx, input }) => ({
+      data: await getReplayJob(ctx.services, ctx.principal.accountId, input.id),
+    })),
+
+  stopReplay: op
+    .authed({
+      method: "DELETE",
+      path: "/replays/{id}",
+      summary: "Stop a bulk replay",
+      description:
+        "The job starts no more replays and is `cancelled`; replays already started go on (cancel one with `POST /runs/{id}/cancel`). Answers the job; idempotent, and a job that is done stays done. A job the account does not have is 404 `replay not found`.",
+      errorResponses: { ...withCredential, 404: "No such replay job" },
+    })
+    .input(replayIdInput)
+    .output(replayJobOutput)
+    .mutation(async ({ ctx, input }) => ({
+      data: await cancelReplayJob(ctx.services, ctx.principal.accountId, input.id),
+    })),
 
   sendEvent: op
     .authed({

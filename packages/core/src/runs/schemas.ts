@@ -78,7 +78,8 @@ const runFields = {
     description: "The run whose `flow.call` step started this one (its step names this run: `child_run_id`).",
   }),
   queue_reason: z.string().nullable().meta({
-    description: "Why a queued run waits: `waiting for concurrency slot` (the flow's `concurrency`); null otherwise.",
+    description:
+      "Why a queued run waits: `waiting for concurrency slot` (the flow's `concurrency`), `waiting for throttle window` (its `throttle`); null otherwise.",
   }),
   created_at: isoTime.meta({ description: "When the run was accepted." }),
   started_at: nullableTime.meta({ description: "When a worker first took it." }),
@@ -177,6 +178,37 @@ export const startRunOutput = z.union([
     error: z.string().optional(),
   }),
 ]);
+
+export const replayRunsInput = z.object({
+  id: uuidParam("Id of the flow (a UUID)."),
+  status: z
+    .enum(RUN_STATUSES)
+    .optional()
+    .meta({ description: "Only runs with this status (`failed` after an outage)." }),
+  from: acceptedAt("Only runs accepted at or after this time"),
+  to: acceptedAt("Only runs accepted before this time"),
+});
+
+export const replayIdInput = z.object({ id: uuidParam("Id of the replay job (a UUID).") });
+
+export const replayJob = z
+  .object({
+    id: z.string(),
+    flow_id: z.string(),
+    status: z.enum(["running", "done", "cancelled"]).meta({
+      description:
+        "`running` until every matched run was replayed and every replay ended (`done`), or it was stopped (`cancelled`).",
+    }),
+    filter: z.object({ status: z.string().nullable(), from: nullableTime, to: nullableTime }),
+    matched: z.number().int().meta({ description: "Runs that matched the filter when the job was made." }),
+    started: z.number().int().meta({ description: "Replays started so far." }),
+    done: z.number().int().meta({ description: "Replays that have ended (succeeded, failed or cancelled)." }),
+    created_at: isoTime,
+    finished_at: nullableTime,
+  })
+  .meta({ id: "ReplayJob" });
+
+export const replayJobOutput = z.object({ data: replayJob });
 
 export const sendEventInput = z.object({
   key: eventKey,

@@ -2,7 +2,6 @@ import type { Database, DatabaseHandle } from "@platform/db";
 import { type Kysely, sql } from "kysely";
 import type { Broker } from "../broker/port.ts";
 import type { RunEvents } from "../engine/events.ts";
-import { firstIdAt } from "../engine/housekeeping.ts";
 import { isFinal, type RespondOutput, type StepRecords } from "../engine/records.ts";
 import { createRunWaiters, publishRunDone, type RunDone } from "../engine/waiting.ts";
 import { DomainError } from "../errors.ts";
@@ -10,6 +9,7 @@ import type { StoredStep } from "../flows/index.ts";
 import type { AccountLimits } from "../limits/account-limits.ts";
 import type { Logger } from "../logger.ts";
 import type { MetricsRecorder } from "../monitoring/recorder.ts";
+import { acceptedWithin } from "./accepted-range.ts";
 import { createRunStarter, newRunId, type StartedRun, type StartRunInput } from "./start.ts";
 import {
   outlineSteps,
@@ -87,9 +87,6 @@ export interface RunsDeps {
   /** Wakes the run a cancelled `flow.call` child was called by. */
   events: Pick<RunEvents, "wake">;
 }
-
-/** How far apart a run id's time and its row's `created_at` may be (the process's and the database's clocks). */
-const CLOCK_SLACK_MS = 1000;
 
 const runNotFound = () => new DomainError("not_found", "run not found");
 const flowNotFound = () => new DomainError("not_found", "flow not found");
@@ -240,18 +237,7 @@ export function createRunsService(deps: RunsDeps): RunsService {
         .where("account_id", "=", accountId);
       if (query.status) select = select.where("status", "=", query.status);
       if (query.cursor) select = select.where("id", "<", query.cursor);
-      // Run ids are UUIDv7, made just before the run's row: a time range is an id range (a
-      // second wider, for the clocks of the process and the database), then exact on created_at.
-      if (query.from) {
-        select = select
-          .where("id", ">=", firstIdAt(query.from.getTime() - CLOCK_SLACK_MS))
-          .where("created_at", ">=", query.from);
-      }
-      if (query.to) {
-        select = select
-          .where("id", "<", firstIdAt(query.to.getTime() + CLOCK_SLACK_MS))
-          .where("created_at", "<", query.to);
-      }
+      select = acceptedWithin(select, query.from, query.to);
       const rows = await select
         .orderBy("id", "desc")
         .limit(limit + 1)

@@ -4,6 +4,7 @@ import { runRecoveryJob } from "../engine/recovery.ts";
 import { flowSchedulerJob } from "../flows/scheduler.ts";
 import { housekeepingJob } from "../housekeeping/housekeeping.ts";
 import { registrySyncJob } from "../hub/registry/job.ts";
+import { replayJobsJob } from "../runs/replays.ts";
 import type { Services } from "../services.ts";
 import { streamRetentionJob } from "../storage/streams/retention.ts";
 import { deliveryWindowJob } from "../webhooks/ingress/dedup-window.ts";
@@ -30,6 +31,7 @@ export function platformJobs(services: Services): PeriodicJob[] {
     housekeepingJob({ db: services.db, broker: services.broker, groups }),
     runWakerJob(services),
     flowSchedulerJob(services),
+    replayJobsJob(services),
     runRetentionJob(services),
     deliveryWindowJob(services),
     registrySyncJob({ registry: services.registry, config: services.config.registry }),

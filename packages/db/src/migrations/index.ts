@@ -22,6 +22,8 @@ import * as m20261126010000 from "./20261126010000_flow_on_failure.ts";
 import * as m20261126020000 from "./20261126020000_run_events.ts";
 import * as m20261126030000 from "./20261126030000_flow_schedules.ts";
 import * as m20261126040000 from "./20261126040000_flow_concurrency.ts";
+import * as m20261126050000 from "./20261126050000_flow_throttle.ts";
+import * as m20261126060000 from "./20261126060000_replay_jobs.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -51,4 +53,6 @@ export const migrations: Record<string, Migration> = {
   "20261126020000_run_events": m20261126020000,
   "20261126030000_flow_schedules": m20261126030000,
   "20261126040000_flow_concurrency": m20261126040000,
+  "20261126050000_flow_throttle": m20261126050000,
+  "20261126060000_replay_jobs": m20261126060000,
 };
