@@ -116,6 +116,9 @@ export const runViewInput = runIdInput.extend({
     }),
 });
 
+/** A dotted path of trigger data: 1 to 16 keys of 1 to 200 characters without a dot. */
+const TRIGGER_PATH = /^[^.]{1,200}(\.[^.]{1,200}){0,15}$/;
+
 /** A time bound of a run listing: ISO 8601 (`2026-11-26T07:00:00Z`). */
 const acceptedAt = (description: string) =>
   z
@@ -129,23 +132,45 @@ const acceptedAt = (description: string) =>
       description: `${description} (ISO 8601), by \`created_at\`. Answered from an index: run ids are UUIDv7, which begin with the time they were made, so the range is first an id range.`,
     });
 
-export const listRunsInput = z.object({
-  id: uuidParam("Id of the flow (a UUID)."),
-  status: z.enum(RUN_STATUSES).optional().meta({ description: "Only runs with this status." }),
-  cursor: z
-    .uuid({ error: "must be a next_cursor of a previous page" })
-    .optional()
-    .meta({ description: "`next_cursor` of the previous page." }),
-  limit: z.coerce
-    .number()
-    .int({ error: "must be a whole number" })
-    .min(1, { error: "must be 1-100" })
-    .max(100, { error: "must be 1-100" })
-    .default(50)
-    .meta({ description: "Page size, 1-100 (default 50)." }),
-  from: acceptedAt("Only runs accepted at or after this time"),
-  to: acceptedAt("Only runs accepted before this time"),
-});
+export const listRunsInput = z
+  .object({
+    id: uuidParam("Id of the flow (a UUID)."),
+    status: z.enum(RUN_STATUSES).optional().meta({ description: "Only runs with this status." }),
+    cursor: z
+      .uuid({ error: "must be a next_cursor of a previous page" })
+      .optional()
+      .meta({ description: "`next_cursor` of the previous page." }),
+    limit: z.coerce
+      .number()
+      .int({ error: "must be a whole number" })
+      .min(1, { error: "must be 1-100" })
+      .max(100, { error: "must be 1-100" })
+      .default(50)
+      .meta({ description: "Page size, 1-100 (default 50)." }),
+    from: acceptedAt("Only runs accepted at or after this time"),
+    to: acceptedAt("Only runs accepted before this time"),
+    where: z
+      .string()
+      .regex(TRIGGER_PATH, { error: "must be a dotted path of the trigger data, such as body.data.object.customer" })
+      .optional()
+      .meta({
+        description:
+          "With `equals`: only runs whose trigger data holds `equals` at this dotted path (`body.data.object.customer`). Each part names an object key (arrays are not searched into). Answered from a GIN index of the trigger data (`jsonb_path_ops`), never a scan of the flow's runs.",
+      }),
+    equals: z.string().max(1000, { error: "must be at most 1000 characters" }).optional().meta({
+      description:
+        "The value at `where`: a string equal to it, or, when it reads as one, the number, `true`, `false` or `null` it spells.",
+    }),
+  })
+  .superRefine((query, ctx) => {
+    // One without the other would be silently ignored, or match nothing: name the missing one.
+    if (query.where !== undefined && query.equals === undefined) {
+      ctx.addIssue({ code: "custom", path: ["equals"], message: "must be given with `where`" });
+    }
+    if (query.equals !== undefined && query.where === undefined) {
+      ctx.addIssue({ code: "custom", path: ["where"], message: "must be given with `equals`" });
+    }
+  });
 
 export const listRunsOutput = z.object({
   data: z.array(runSummary),

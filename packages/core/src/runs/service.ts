@@ -11,6 +11,7 @@ import type { Logger } from "../logger.ts";
 import type { MetricsRecorder } from "../monitoring/recorder.ts";
 import { acceptedWithin } from "./accepted-range.ts";
 import { createRunStarter, newRunId, type StartedRun, type StartRunInput } from "./start.ts";
+import { triggerHolds } from "./trigger-search.ts";
 import {
   outlineSteps,
   type RunDetail,
@@ -39,6 +40,9 @@ export interface ListRunsQuery {
   /** `next_cursor` of the previous page. */
   cursor?: string;
   limit?: number;
+  /** Only runs whose trigger data holds `equals` at the dotted path `where`. */
+  where?: string;
+  equals?: string;
 }
 
 export interface RunsService {
@@ -238,6 +242,9 @@ export function createRunsService(deps: RunsDeps): RunsService {
       if (query.status) select = select.where("status", "=", query.status);
       if (query.cursor) select = select.where("id", "<", query.cursor);
       select = acceptedWithin(select, query.from, query.to);
+      if (query.where !== undefined && query.equals !== undefined) {
+        select = select.where(triggerHolds(query.where, query.equals));
+      }
       const rows = await select
         .orderBy("id", "desc")
         .limit(limit + 1)

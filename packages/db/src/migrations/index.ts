@@ -24,6 +24,7 @@ import * as m20261126030000 from "./20261126030000_flow_schedules.ts";
 import * as m20261126040000 from "./20261126040000_flow_concurrency.ts";
 import * as m20261126050000 from "./20261126050000_flow_throttle.ts";
 import * as m20261126060000 from "./20261126060000_replay_jobs.ts";
+import * as m20261126070000 from "./20261126070000_run_trigger_search.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -55,4 +56,5 @@ export const migrations: Record<string, Migration> = {
   "20261126040000_flow_concurrency": m20261126040000,
   "20261126050000_flow_throttle": m20261126050000,
   "20261126060000_replay_jobs": m20261126060000,
+  "20261126070000_run_trigger_search": m20261126070000,
 };
