@@ -258,7 +258,8 @@ export const coreConfigSchema = z.object({
     min: 1,
     max: 36_500,
     fallback: 30,
-    description: "Days a run's record is kept after it was accepted; the worker removes older ones.",
+    description:
+      "Days a run's record is kept after it was accepted; the worker removes older ones. An account may choose fewer (`PUT /accounts/settings`), never more.",
   }),
   RUN_LEASE_MS: wholeNumber({
     min: 1000,

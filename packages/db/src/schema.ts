@@ -11,6 +11,8 @@ export interface AccountsTable {
   display_name: string;
   root_email: string;
   plan: ColumnType<string, string | undefined, string>;
+  /** Days its runs are kept, when shorter than RUN_RETENTION_DAYS; null: that. */
+  run_retention_days: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: CreatedAt;
 }
 

@@ -4,6 +4,7 @@ import { invitationsRouter } from "./routers/invitations.ts";
 import { passkeysRouter } from "./routers/passkeys.ts";
 import { passwordRouter } from "./routers/password.ts";
 import { pricesRouter } from "./routers/prices.ts";
+import { settingsRouter } from "./routers/settings.ts";
 import { signInProcedures } from "./routers/sign-in.ts";
 import { totpRouter } from "./routers/totp.ts";
 import { usageRouter } from "./routers/usage.ts";
@@ -20,4 +21,5 @@ export const accountsRouter = router({
   apiKeys: apiKeysRouter,
   prices: pricesRouter,
   usage: usageRouter,
+  settings: settingsRouter,
 });

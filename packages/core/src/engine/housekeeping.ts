@@ -60,23 +60,45 @@ export function firstIdAt(epochMs: number): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
 }
 
+/** Deletes, a page at a time along the primary key, the ended runs (of one account) accepted before `before`. */
+async function deleteRunsBefore(
+  services: Pick<Services, "db">,
+  signal: AbortSignal,
+  before: string,
+  accountId?: string,
+): Promise<void> {
+  const ofAccount = accountId === undefined ? sql`` : sql`and account_id = ${accountId}`;
+  while (!signal.aborted) {
+    const { numAffectedRows } = await sql`
+      delete from runs where id in (
+        select id from runs where id < ${before}::uuid ${ofAccount} and status not in ('queued', 'running')
+        order by id limit ${PAGE})`.execute(services.db);
+    if (Number(numAffectedRows ?? 0) < PAGE) return;
+  }
+}
+
 /**
  * Deletes the records of runs accepted more than RUN_RETENTION_DAYS ago that have ended
  * (a run still waiting on a long `delay` stays), a page at a time, along the primary key;
- * then the events older than any wait may be.
+ * then, for each account that keeps its runs for less (`run_retention_days`), its older
+ * runs, along its `(account_id, id)` index; then the events older than any wait may be, and
+ * the bulk replay jobs that ended as long ago as the oldest runs kept.
  */
 export function runRetentionJob(services: Pick<Services, "db" | "config">, everyMs = 60_000): PeriodicJob {
   return {
     name: "run-retention",
     everyMs,
     async run({ signal }) {
-      const before = firstIdAt(Date.now() - services.config.runs.retentionDays * 86_400_000);
-      while (!signal.aborted) {
-        const { numAffectedRows } = await sql`
-          delete from runs where id in (
-            select id from runs where id < ${before}::uuid and status not in ('queued', 'running')
-            order by id limit ${PAGE})`.execute(services.db);
-        if (Number(numAffectedRows ?? 0) < PAGE) break;
+      const { retentionDays } = services.config.runs;
+      await deleteRunsBefore(services, signal, firstIdAt(Date.now() - retentionDays * 86_400_000));
+      const shorter = await services.db
+        .selectFrom("accounts")
+        .select(["id", "run_retention_days"])
+        .where("run_retention_days", "<", retentionDays)
+        .execute();
+      for (const account of shorter) {
+        const days = account.run_retention_days ?? retentionDays;
+        await deleteRunsBefore(services, signal, firstIdAt(Date.now() - days * 86_400_000), account.id);
       }
       // Events outlive the longest wait, and no more.
       while (!signal.aborted) {
@@ -84,8 +106,10 @@ export function runRetentionJob(services: Pick<Services, "db" | "config">, every
           delete from run_events where id in (
             select id from run_events where created_at < now() - ${EVENT_RETENTION_DAYS} * interval '1 day'
             order by id limit ${PAGE})`.execute(services.db);
-        if (Number(numAffectedRows ?? 0) < PAGE) return;
+        if (Number(numAffectedRows ?? 0) < PAGE) break;
       }
+      await sql`
+        delete from replay_jobs where finished_at < now() - ${retentionDays} * interval '1 day'`.execute(services.db);
     },
   };
 }

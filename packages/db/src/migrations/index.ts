@@ -25,6 +25,7 @@ import * as m20261126040000 from "./20261126040000_flow_concurrency.ts";
 import * as m20261126050000 from "./20261126050000_flow_throttle.ts";
 import * as m20261126060000 from "./20261126060000_replay_jobs.ts";
 import * as m20261126070000 from "./20261126070000_run_trigger_search.ts";
+import * as m20261126080000 from "./20261126080000_account_run_retention.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -57,4 +58,5 @@ export const migrations: Record<string, Migration> = {
   "20261126050000_flow_throttle": m20261126050000,
   "20261126060000_replay_jobs": m20261126060000,
   "20261126070000_run_trigger_search": m20261126070000,
+  "20261126080000_account_run_retention": m20261126080000,
 };

@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { platformJobs } from "@platform/core";
+import { type Caller, call, newCaller } from "./context.ts";
+import { runModes, startTestApi, type TestApi } from "./harness.ts";
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Run retention (issue 19): runs older than RUN_RETENTION_DAYS are deleted by the worker, in
+ * batches; an account may keep its runs for less (`PUT /accounts/settings`), never more.
+ */
+for (const { label, backend, redis, skip } of runModes()) {
+  describe.skipIf(Boolean(skip))(`run retention on ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {
+    let api: TestApi;
+    let brief: Caller;
+    let usual: Caller;
+
+    beforeAll(async () => {
+      api = await startTestApi({ backend, redis, env: { RUN_RETENTION_DAYS: "30" } });
+      brief = await newCaller(api, "retention-brief");
+      usual = await newCaller(api, "retention-usual");
+    }, 60_000);
+    afterAll(() => api.stop());
+
+    /** Runs of a new flow of the caller's, accepted `ages` days ago (ended, unless `status` says otherwise). */
+    async function oldRuns(caller: Caller, ages: number[], status: "succeeded" | "queued" = "succeeded") {
+      const created = await call(api, caller, "POST", "/flows", {
+        name: "aged",
+        steps: [{ name: "s", subject: "transform", payload: {} }],
+      });
+      const flow = await api.services.db
+        .selectFrom("flows")
+        .select(["id", "account_id"])
+        .where("id", "=", created.body.data.id)
+        .executeTakeFirstOrThrow();
+      const rows = ages.map((days) => {
+        const at = Date.now() - days * DAY_MS;
+        return {
+          id: Bun.randomUUIDv7("hex", at),
+          account_id: flow.account_id,
+          flow_id: flow.id,
+          revision: 1,
+          status,
+          trigger: "{}",
+          created_at: new Date(at),
+        };
+      });
+      await api.services.db.insertInto("runs").values(rows).execute();
+      return rows.map((row) => row.id);
+    }
+
+    const kept = async (caller: Caller, ids: string[]) => {
+      const answers = await Promise.all(ids.map((id) => call(api, caller, "GET", `/runs/${id}`)));
+      return answers.map((answer) => answer.status === 200);
+    };
+
+    async function retain() {
+      const job = platformJobs(api.services).find((candidate) => candidate.name === "run-retention");
+      await job?.run({ signal: new AbortController().signal });
+    }
+
+    test("an account that keeps its runs for less loses its older runs; the others keep theirs", async () => {
+      expect(await call(api, brief, "GET", "/accounts/settings")).toMatchObject({
+        status: 200,
+        body: { data: { run_retention_days: 30, run_retention_days_max: 30 } },
+      });
+      expect(await call(api, brief, "PUT", "/accounts/settings", { run_retention_days: 7 })).toMatchObject({
+        status: 200,
+        body: { data: { run_retention_days: 7, run_retention_days_max: 30 } },
+      });
+      const briefRuns = await oldRuns(brief, [3, 10, 40]);
+      const briefWaiting = await oldRuns(brief, [10], "queued");
+      const usualRuns = await oldRuns(usual, [3, 10, 40]);
+      await retain();
+      expect(await kept(brief, briefRuns)).toEqual([true, false, false]);
+      expect(await kept(brief, briefWaiting)).toEqual([true]);
+      expect(await kept(usual, usualRuns)).toEqual([true, true, false]);
+
+      // Given back, the deployment's retention holds again.
+      expect(await call(api, brief, "PUT", "/accounts/settings", { run_retention_days: null })).toMatchObject({
+        status: 200,
+        body: { data: { run_retention_days: 30 } },
+      });
+      const later = await oldRuns(brief, [10]);
+      await retain();
+      expect(await kept(brief, later)).toEqual([true]);
+    });
+
+    test("longer than the deployment keeps, or less than a day, is a 400 naming it", async () => {
+      expect(await call(api, usual, "PUT", "/accounts/settings", { run_retention_days: 31 })).toMatchObject({
+        status: 400,
+        body: { error: "invalid input: run_retention_days: must be at most 30 (the deployment's RUN_RETENTION_DAYS)" },
+      });
+      expect(await call(api, usual, "PUT", "/accounts/settings", { run_retention_days: 0 })).toMatchObject({
+        status: 400,
+        body: { error: "invalid input: run_retention_days: must be at least 1" },
+      });
+    });
+  });
+}
