@@ -7,6 +7,7 @@ export {
   type StoredStep,
   type ThrottleLimit,
 } from "./revisions.ts";
+export { flowSchedulerJob } from "./scheduler.ts";
 export type { Flow, TriggerSettings } from "./schemas.ts";
 export { STEP_OPTION_DEFAULTS, type StepOptions } from "./step-defaults.ts";
 export { findFlowByWebhookId, type WebhookFlow } from "./webhook-flows.ts";

@@ -18,17 +18,23 @@ const PAGE = 200;
  * run stream; a process that dies in between leaves them to the waker (`wake_at`), so a tick
  * also starts at least once. Trigger data: `{scheduled_at, fired_at}`.
  */
-export function flowSchedulerJob(services: Pick<Services, "db" | "broker" | "metrics">, everyMs = 1000): PeriodicJob {
+export function flowSchedulerJob(
+  services: Pick<Services, "db" | "broker" | "metrics">,
+  everyMs = 1000,
+  /** The time ticks are due by (tests move it on by hand). */
+  clock: () => Date = () => new Date(),
+): PeriodicJob {
   return {
     name: "flow-scheduler",
     everyMs,
     async run({ signal }) {
       while (!signal.aborted) {
+        const now = clock();
         const { started, due } = await services.db.transaction().execute(async (trx) => {
           const rows = await trx
             .selectFrom("flows")
             .select(["id", "account_id", "revision", "trigger", "schedule_next_at"])
-            .where("schedule_next_at", "<=", sql<Date>`now()`)
+            .where("schedule_next_at", "<=", now)
             .where("active", "=", true)
             .where("deleted_at", "is", null)
             .orderBy("schedule_next_at")
@@ -36,7 +42,6 @@ export function flowSchedulerJob(services: Pick<Services, "db" | "broker" | "met
             .forUpdate()
             .skipLocked()
             .execute();
-          const now = new Date();
           const runs: {
             id: string;
             account_id: string;
