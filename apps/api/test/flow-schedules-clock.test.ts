@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { flowSchedulerJob } from "@platform/core";
+import { createLogger, flowSchedulerJob } from "@platform/core";
 import { type KyselyPlugin, sql } from "kysely";
 import { type Caller, call, newCaller } from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
+
+const logger = createLogger({ level: "silent", name: "schedule-clock-test" });
 
 /**
  * A schedule's ticks under a clock the test moves (issue 19): three schedulers (as three
@@ -58,8 +60,8 @@ for (const { label, backend, redis, skip } of runModes()) {
 
         for (let tick = 0; tick < TICKS; tick++) {
           now = first + tick * MINUTE_MS + 5;
-          if (tick === TICKS / 2) await expect(dying.run({ signal })).rejects.toThrow("the worker was killed");
-          await Promise.all(schedulers.map((scheduler) => scheduler.run({ signal })));
+          if (tick === TICKS / 2) await expect(dying.run({ signal, logger })).rejects.toThrow("the worker was killed");
+          await Promise.all(schedulers.map((scheduler) => scheduler.run({ signal, logger })));
         }
 
         const { rows } = await sql<{ scheduled_at: string; delivery_id: string }>`

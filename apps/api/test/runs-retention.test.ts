@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { platformJobs } from "@platform/core";
+import { createLogger, platformJobs } from "@platform/core";
 import { type Caller, call, newCaller } from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
+
+const logger = createLogger({ level: "silent", name: "retention-test" });
 
 const DAY_MS = 86_400_000;
 
@@ -56,7 +58,7 @@ for (const { label, backend, redis, skip } of runModes()) {
 
     async function retain() {
       const job = platformJobs(api.services).find((candidate) => candidate.name === "run-retention");
-      await job?.run({ signal: new AbortController().signal });
+      await job?.run({ signal: new AbortController().signal, logger });
     }
 
     test("an account that keeps its runs for less loses its older runs; the others keep theirs", async () => {
