@@ -300,6 +300,12 @@ export interface RateLimitDecision {
   allowed: boolean;
   /** 0 when allowed; otherwise whole seconds (at least 1) until a slot frees up. */
   retryAfterSeconds: number;
+  /**
+   * When present, the allowed call's slot is being written still: it is durable (a restart
+   * remembers it) once this settles. A caller that answers late anyway (a gateway, after its
+   * run) awaits it before answering; decided calls are exact either way.
+   */
+  recorded?: Promise<void>;
 }
 
 /** What a windowed count granted. */

@@ -144,6 +144,8 @@ export async function handleGatewayRequest(
       }
       throw error;
     });
+    // The limiter's record of this request is written by now (see RateLimitDecision.recorded).
+    await decision.recorded;
     if (outcome.status === "timeout") {
       return jsonAnswer(504, {
         error: `the flow did not finish within ${gateway.timeoutMs} ms`,

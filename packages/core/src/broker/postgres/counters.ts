@@ -4,15 +4,19 @@ import { assertInteger, assertNames, assertTake, retryAfterSeconds } from "../ar
 import type { CounterPort } from "../port.ts";
 import { guarded } from "./failures.ts";
 import type { QuotaGate } from "./quotas.ts";
+import { singleProcessLimiter } from "./single-process-limiter.ts";
 
 /**
  * Counters as upserts. The limiter keeps, per key, the times of the calls it allowed
  * in the current window; a caller locks that row (the upsert takes the lock even when
  * it creates the row), decides, and writes back in one short transaction, so concurrent
- * callers are decided one after another: exact.
+ * callers are decided one after another: exact. On PGlite, which one process opens, the
+ * same rows are kept by a limiter that decides in memory and writes back in batches.
  */
 export function postgresCounters(handle: DatabaseHandle, quotas: QuotaGate): CounterPort {
   const db = handle.db;
+  // PGlite is opened by one process only: its calls are decided in memory (see singleProcessLimiter).
+  const allowHere = handle.kind === "pglite" ? singleProcessLimiter(db) : undefined;
   return {
     async increment(scope, name, by = 1) {
       assertNames({ scope, name });
@@ -39,6 +43,7 @@ export function postgresCounters(handle: DatabaseHandle, quotas: QuotaGate): Cou
       assertInteger("limit", limit, 1);
       const windowMs = Math.round(windowSeconds * 1000);
       assertInteger("windowSeconds in milliseconds", windowMs, 1);
+      if (allowHere) return guarded(() => allowHere(scope, key, limit, windowMs));
       return guarded(() =>
         db.transaction().execute(async (trx) => {
           const locked = await sql<{ hits: number[]; now_ms: number }>`
