@@ -380,6 +380,8 @@ export interface ReplayJobsTable {
   before_id: string;
   /** The last run replayed. */
   cursor: string | null;
+  /** Its replays from this id on may be under way still; those before it have ended. */
+  underway_from: string | null;
   /** How many runs matched when the job was made. */
   matched: number;
   /** How many replays it has started. */

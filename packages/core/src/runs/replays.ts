@@ -69,15 +69,20 @@ function matchingRuns(
   );
 }
 
-/** Replays of the job still queued or running. */
-async function replaysUnderway(db: Kysely<Database>, jobId: string): Promise<number> {
-  const row = await db
-    .selectFrom("runs")
-    .select((eb) => eb.fn.countAll<string>().as("count"))
-    .where("replay_job_id", "=", jobId)
-    .where("status", "in", ["queued", "running"])
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
+/**
+ * The job's replays still queued or running, and the id its next look may start from: the
+ * oldest of them (or, none being, the newest replay). Replays are made in id order, so a
+ * look reads only those since the oldest one that was under way at the look before.
+ */
+async function replaysUnderway(
+  db: Kysely<Database>,
+  job: Pick<Selectable<ReplayJobsTable>, "id" | "underway_from">,
+): Promise<{ count: number; from: string | null }> {
+  let query = db.selectFrom("runs").select(["id", "status"]).where("replay_job_id", "=", job.id);
+  if (job.underway_from) query = query.where("id", ">=", job.underway_from);
+  const rows = await query.orderBy("id").execute();
+  const live = rows.filter((row) => row.status === "queued" || row.status === "running");
+  return { count: live.length, from: live[0]?.id ?? rows.at(-1)?.id ?? job.underway_from };
 }
 
 async function jobView(db: Kysely<Database>, job: Selectable<ReplayJobsTable>): Promise<ReplayJobView> {
@@ -88,7 +93,7 @@ async function jobView(db: Kysely<Database>, job: Selectable<ReplayJobsTable>): 
     filter: { status: job.filter.status ?? null, from: job.filter.from ?? null, to: job.filter.to ?? null },
     matched: job.matched,
     started: job.started,
-    done: job.started - (await replaysUnderway(db, job.id)),
+    done: job.started - (await replaysUnderway(db, job)).count,
     created_at: job.created_at.toISOString(),
     finished_at: job.finished_at?.toISOString() ?? null,
   };
@@ -190,7 +195,7 @@ async function windowOf(db: Kysely<Database>, flowId: string): Promise<{ window:
  */
 async function advance(deps: JobDeps, job: Selectable<ReplayJobsTable>): Promise<void> {
   const { window, deleted } = await windowOf(deps.db, job.flow_id);
-  const underway = await replaysUnderway(deps.db, job.id);
+  const { count: underway, from: underwayFrom } = await replaysUnderway(deps.db, job);
   const room = deleted ? 0 : Math.max(0, window - underway);
   let query = matchingRuns(deps.db, job).select(["runs.id", "runs.revision", "runs.trigger"]);
   if (job.cursor) query = query.where("runs.id", ">", job.cursor);
@@ -235,6 +240,7 @@ async function advance(deps: JobDeps, job: Selectable<ReplayJobsTable>): Promise
       .set({
         cursor: page.at(-1)?.id ?? job.cursor,
         started: job.started + page.length,
+        underway_from: underwayFrom ?? replays[0]?.id ?? null,
         ...(finished ? { status: "done" as const, finished_at: sql`now()` } : {}),
       })
       .where("id", "=", job.id)

@@ -2,7 +2,8 @@ import { type Kysely, sql } from "kysely";
 
 /**
  * Bulk replays: a job replays a flow's runs that match a filter, a window at a time. The
- * runs it started name it (`replay_job_id`), so that it can count those still under way.
+ * runs it started name it (`replay_job_id`), so that it can count those still under way,
+ * reading only its replays from the oldest that was under way at its last look.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`
@@ -16,6 +17,8 @@ export async function up(db: Kysely<any>): Promise<void> {
       before_id uuid not null,
       -- The last run replayed: the job goes on after it, in id order.
       cursor uuid,
+      -- Its replays from this one on may be under way still (those before it have ended).
+      underway_from uuid,
       matched integer not null,
       started integer not null default 0,
       created_at timestamptz not null default now(),
@@ -23,7 +26,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     )`.execute(db);
   await sql`create index replay_jobs_running on replay_jobs (id) where status = 'running'`.execute(db);
   await sql`alter table runs add column replay_job_id uuid`.execute(db);
-  await sql`create index runs_replay_job on runs (replay_job_id, status) where replay_job_id is not null`.execute(db);
+  // No status in it (nor in its predicate): a run's status changes stay HOT updates.
+  await sql`create index runs_replay_job on runs (replay_job_id, id) where replay_job_id is not null`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
