@@ -7,6 +7,7 @@ import type { AccountLimits } from "../limits/account-limits.ts";
 import type { Services } from "../services.ts";
 import type { PeriodicJob } from "../worker/periodic.ts";
 import { acceptedWithin } from "./accepted-range.ts";
+import { requireLiveFlow } from "./live-flow.ts";
 import type { RUN_STATUSES } from "./schemas.ts";
 import { newRunId } from "./start.ts";
 
@@ -106,14 +107,7 @@ export async function createReplayJob(
   flowId: string,
   filter: ReplayFilter,
 ): Promise<ReplayJobView> {
-  const flow = await deps.db
-    .selectFrom("flows")
-    .select("id")
-    .where("id", "=", flowId)
-    .where("account_id", "=", accountId)
-    .where("deleted_at", "is", null)
-    .executeTakeFirst();
-  if (!flow) throw new DomainError("not_found", "flow not found");
+  await requireLiveFlow(deps.db, accountId, flowId);
   const id = newRunId();
   const stored = {
     ...(filter.status ? { status: filter.status } : {}),

@@ -10,6 +10,7 @@ import type { AccountLimits } from "../limits/account-limits.ts";
 import type { Logger } from "../logger.ts";
 import type { MetricsRecorder } from "../monitoring/recorder.ts";
 import { acceptedWithin } from "./accepted-range.ts";
+import { requireLiveFlow } from "./live-flow.ts";
 import { createRunStarter, newRunId, type StartedRun, type StartRunInput } from "./start.ts";
 import { triggerHolds } from "./trigger-search.ts";
 import {
@@ -208,14 +209,7 @@ export function createRunsService(deps: RunsDeps): RunsService {
     },
 
     async list(accountId, flowId, query) {
-      const flow = await db
-        .selectFrom("flows")
-        .select("id")
-        .where("id", "=", flowId)
-        .where("account_id", "=", accountId)
-        .where("deleted_at", "is", null)
-        .executeTakeFirst();
-      if (!flow) throw flowNotFound();
+      await requireLiveFlow(db, accountId, flowId);
       const limit = query.limit ?? 50;
       let select = db
         .selectFrom("runs")
