@@ -26,6 +26,7 @@ import * as m20261126050000 from "./20261126050000_flow_throttle.ts";
 import * as m20261126060000 from "./20261126060000_replay_jobs.ts";
 import * as m20261126070000 from "./20261126070000_run_trigger_search.ts";
 import * as m20261126080000 from "./20261126080000_account_run_retention.ts";
+import * as m20261126090000 from "./20261126090000_concurrency_held_slots.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -59,4 +60,5 @@ export const migrations: Record<string, Migration> = {
   "20261126060000_replay_jobs": m20261126060000,
   "20261126070000_run_trigger_search": m20261126070000,
   "20261126080000_account_run_retention": m20261126080000,
+  "20261126090000_concurrency_held_slots": m20261126090000,
 };
