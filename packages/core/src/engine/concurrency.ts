@@ -78,14 +78,22 @@ export async function slotFreed(
   key: string,
 ): Promise<void> {
   const flowId = run.flowId;
-  if (run.ended) await sql`update runs set slot_key = null where id = ${run.id}`.execute(deps.db);
-  const { rows } = await sql<{ id: string }>`
-    update runs set queue_reason = ${WOKEN_FOR_SLOT}
-    where id = (
-      select id from runs
-      where flow_id = ${flowId} and slot_key = ${key} and queue_reason = ${WAITING_FOR_SLOT}
-        and status in ('queued', 'running')
-      order by id limit 1 for update skip locked)
-    returning id`.execute(deps.db);
-  await Promise.all(rows.map((row) => deps.broker.append(PLATFORM_SCOPE, RUN_STREAM, JSON.stringify({ run: row.id }))));
+  const woken = await deps.db.transaction().execute(async (trx) => {
+    // Under the key's lock: a run deciding to wait meanwhile has committed its wait before
+    // this looks, so a slot freed while it decided is never lost on it.
+    await sql`select pg_advisory_xact_lock(hashtext(${`${flowId}/${key}`}))`.execute(trx);
+    if (run.ended) await sql`update runs set slot_key = null where id = ${run.id}`.execute(trx);
+    const { rows } = await sql<{ id: string }>`
+      update runs set queue_reason = ${WOKEN_FOR_SLOT}
+      where id = (
+        select id from runs
+        where flow_id = ${flowId} and slot_key = ${key} and queue_reason = ${WAITING_FOR_SLOT}
+          and status in ('queued', 'running')
+        order by id limit 1 for update skip locked)
+      returning id`.execute(trx);
+    return rows;
+  });
+  await Promise.all(
+    woken.map((row) => deps.broker.append(PLATFORM_SCOPE, RUN_STREAM, JSON.stringify({ run: row.id }))),
+  );
 }
