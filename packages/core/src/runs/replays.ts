@@ -2,6 +2,7 @@ import type { Database, ReplayJobsTable } from "@platform/db";
 import { type Kysely, type Selectable, sql } from "kysely";
 import { PLATFORM_SCOPE } from "../broker/port.ts";
 import { RUN_STREAM } from "../engine/consumer.ts";
+import { firstIdAt } from "../engine/housekeeping.ts";
 import { DomainError, isDomainError } from "../errors.ts";
 import type { AccountLimits } from "../limits/account-limits.ts";
 import type { Services } from "../services.ts";
@@ -70,17 +71,21 @@ function matchingRuns(
   );
 }
 
+/** The smallest UUIDv7 of a minute before the one `id` was made at. */
+const aMinuteBefore = (id: string) => firstIdAt(Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16) - 60_000);
+
 /**
  * The job's replays still queued or running, and the id its next look may start from: the
- * oldest of them (or, none being, the newest replay). Replays are made in id order, so a
- * look reads only those since the oldest one that was under way at the look before.
+ * oldest of them (or, none being, the newest replay). Replays are made in id order (UUIDv7,
+ * by whichever process advanced the job: a minute's slack covers their clocks), so a look
+ * reads only those since the oldest one that was under way at the look before.
  */
 async function replaysUnderway(
   db: Kysely<Database>,
   job: Pick<Selectable<ReplayJobsTable>, "id" | "underway_from">,
 ): Promise<{ count: number; from: string | null }> {
   let query = db.selectFrom("runs").select(["id", "status"]).where("replay_job_id", "=", job.id);
-  if (job.underway_from) query = query.where("id", ">=", job.underway_from);
+  if (job.underway_from) query = query.where("id", ">=", aMinuteBefore(job.underway_from));
   const rows = await query.orderBy("id").execute();
   const live = rows.filter((row) => row.status === "queued" || row.status === "running");
   return { count: live.length, from: live[0]?.id ?? rows.at(-1)?.id ?? job.underway_from };
