@@ -129,7 +129,7 @@ for (const { label, backend, redis, skip } of runModes()) {
       delayMs = 0;
     }, 60_000);
 
-    test("another account's job is 404; a bad filter is a 400 naming it", async () => {
+    test("another account's job is 404; a key that does not name the operation 403; a bad filter 400 naming it", async () => {
       const flowId = await limitedFlow("mine", 1);
       const made = await call(api, owner, "POST", `/flows/${flowId}/runs/replay`, {});
       const stranger = await newCaller(api, "bulk-replay-stranger");
@@ -142,6 +142,15 @@ for (const { label, backend, redis, skip } of runModes()) {
         status: 404,
         body: { error: "flow not found" },
       });
+      const key = await call(api, owner, "POST", "/accounts/api-keys", {
+        name: "reader",
+        allowed_paths: ["GET /flows/*", "GET /runs/*"],
+      });
+      const reader = { headers: { "x-api-key": key.body.data.key as string } };
+      expect((await call(api, reader, "GET", `/flows/${flowId}/runs`)).status).toBe(200);
+      expect((await call(api, reader, "POST", `/flows/${flowId}/runs/replay`, {})).status).toBe(403);
+      expect((await call(api, reader, "GET", `/replays/${made.body.data.id}`)).status).toBe(403);
+      expect((await call(api, reader, "DELETE", `/replays/${made.body.data.id}`)).status).toBe(403);
       const bad = await call(api, owner, "POST", `/flows/${flowId}/runs/replay`, {
         status: "bogus",
         from: "yesterday",

@@ -88,6 +88,17 @@ for (const { label, backend, redis, skip } of runModes()) {
       expect(await kept(brief, later)).toEqual([true]);
     });
 
+    test("a key that does not name the settings is refused them (403), and nothing changes", async () => {
+      const key = await call(api, usual, "POST", "/accounts/api-keys", {
+        name: "reader",
+        allowed_paths: ["GET /accounts/settings"],
+      });
+      const reader = { headers: { "x-api-key": key.body.data.key as string } };
+      expect((await call(api, reader, "GET", "/accounts/settings")).status).toBe(200);
+      expect((await call(api, reader, "PUT", "/accounts/settings", { run_retention_days: 1 })).status).toBe(403);
+      expect((await call(api, usual, "GET", "/accounts/settings")).body.data.run_retention_days).toBe(30);
+    });
+
     test("longer than the deployment keeps, or less than a day, is a 400 naming it", async () => {
       expect(await call(api, usual, "PUT", "/accounts/settings", { run_retention_days: 31 })).toMatchObject({
         status: 400,
