@@ -2,11 +2,11 @@ import { createTRPCClient, type HTTPLinkOptions, httpLink, type TRPCClient, type
 import { observable } from "@trpc/server/observable";
 import type { AppRouter } from "./app-router.ts";
 import { networkError, toPlatformError } from "./errors.ts";
-import { type Fetch, type PlatformTokens, Session, type TotpSource } from "./session.ts";
+import { type Fetch, type PlatformTokens, Session, type TokenSource, type TotpSource } from "./session.ts";
 
 export type { AppRouter } from "./app-router.ts";
 export { PlatformError } from "./errors.ts";
-export type { Fetch, PlatformTokens, TotpSource } from "./session.ts";
+export type { Fetch, PlatformTokens, TokenSource, TotpSource } from "./session.ts";
 
 /** Settings every way of signing in shares. */
 export interface PlatformClientBase {
@@ -24,9 +24,16 @@ export interface PlatformClientBase {
   now?: () => number;
 }
 
-/** How the client proves who it is: an API key, a password (with a TOTP code if enrolled), or a kept refresh token. */
+/**
+ * How the client proves who it is: not at all (the open procedures: sign-up, sign-in,
+ * password reset, invitations), an API key, a password (with a TOTP code if enrolled), a
+ * kept refresh token, or a source of access tokens the caller runs itself (a browser app
+ * whose refresh token lives in an HttpOnly cookie).
+ */
 export type PlatformCredentials =
+  | { anonymous: true }
   | { apiKey: string }
+  | { tokens: TokenSource }
   | { email: string; password: string; totp?: TotpSource }
   | { refreshToken: string; accessToken?: string };
 
@@ -66,19 +73,24 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   };
 
   let authedFetch: Fetch;
-  if ("apiKey" in options) {
+  if ("anonymous" in options) {
+    authedFetch = send;
+  } else if ("apiKey" in options) {
     const { apiKey } = options;
     authedFetch = (input, init) => send(input, withHeader(init, "x-api-key", apiKey));
   } else {
-    const session = new Session({
-      baseUrl,
-      fetch: send,
-      now: options.now ?? Date.now,
-      onTokens: options.onTokens,
-      ...("refreshToken" in options
-        ? { refreshToken: options.refreshToken, accessToken: options.accessToken }
-        : { password: { email: options.email, password: options.password, totp: options.totp } }),
-    });
+    const session: TokenSource =
+      "tokens" in options
+        ? options.tokens
+        : new Session({
+            baseUrl,
+            fetch: send,
+            now: options.now ?? Date.now,
+            onTokens: options.onTokens,
+            ...("refreshToken" in options
+              ? { refreshToken: options.refreshToken, accessToken: options.accessToken }
+              : { password: { email: options.email, password: options.password, totp: options.totp } }),
+          });
     authedFetch = async (input, init) => {
       const token = await session.accessToken();
       const response = await send(input, withHeader(init, "authorization", `Bearer ${token}`));

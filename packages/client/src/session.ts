@@ -13,6 +13,14 @@ export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promi
 /** A TOTP code, or a function giving the current one (asked each time the client signs in). */
 export type TotpSource = string | (() => string | Promise<string>);
 
+/** Where a signed-in client gets its access tokens: `Session` here, or the caller's own. */
+export interface TokenSource {
+  /** A token to send. */
+  accessToken(): Promise<string>;
+  /** A token to send after the server refused `refused` (401): a renewed one. */
+  afterRefusal(refused: string): Promise<string>;
+}
+
 export interface SessionOptions {
   baseUrl: string;
   fetch: Fetch;
@@ -72,7 +80,7 @@ type SignInAnswer = AuthResult | { mfa_required: true; mfa_token: string; method
  * single-flight: however many calls wait, one refresh request is made, so refresh-token
  * rotation never sees the same token twice (which would end the session).
  */
-export class Session {
+export class Session implements TokenSource {
   private held: Held | undefined;
   private refreshToken: string | undefined;
   private renewal: Promise<string> | undefined;
