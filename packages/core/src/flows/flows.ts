@@ -82,7 +82,7 @@ function definitionColumns(input: FlowInput) {
  * secret, inline or in a node template the flow copies, is using it: the caller must be
  * allowed to read it.
  */
-async function stepsToSave(deps: FlowsDeps, principal: Principal, input: FlowInput) {
+export async function stepsToSave(deps: FlowsDeps, principal: Principal, input: FlowInput) {
   const { fields, ...resolved } = await resolveSteps(deps.db, principal.accountId, input.steps, input.on_failure);
   requireSecretReads(
     principal,

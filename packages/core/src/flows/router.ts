@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { messageResponse, success, withCredential } from "../schemas.ts";
 import { operations, router } from "../trpc.ts";
+import { checkFlow } from "./check.ts";
 import { createFlow, deleteFlow, getFlow, listFlows, regenerateWebhook, updateFlow } from "./flows.ts";
 import { createFlowInput, flow, flowIdInput, flowOutput, updateFlowInput } from "./schemas.ts";
 
@@ -31,6 +32,29 @@ export const flowsRouter = router({
     .mutation(async ({ ctx, input }) => ({
       data: await createFlow(ctx.services, ctx.principal, input),
     })),
+
+  validate: op
+    .authed({
+      method: "POST",
+      path: "/flows/validate",
+      summary: "Check a flow draft without saving it",
+      description:
+        "Takes the body `POST /flows` would (with `id`: the body of `PUT /flows/{id}`, whose signing secret may be left out) and answers `{data: {valid, problems}}`: every problem saving it would refuse, each with the `path` of the field (`steps.2.payload`; empty for the whole) and its `message`. Saves nothing and answers 200 whatever the draft holds, so an editor can check as its user types.",
+      errorResponses: withCredential,
+    })
+    .input(z.looseObject({}))
+    .output(
+      z.object({
+        data: z.object({
+          valid: z.boolean(),
+          problems: z.array(z.object({ path: z.string(), message: z.string() })),
+        }),
+      }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      const problems = await checkFlow(ctx.services, ctx.principal, input);
+      return { data: { valid: problems.length === 0, problems } };
+    }),
 
   list: op
     .authed({
