@@ -112,9 +112,12 @@ async function parseMultipart(
   contentType: string,
   options: BodyParseOptions,
 ): Promise<Record<string, FormValue>> {
-  const form = await new Response(raw, { headers: { "content-type": contentType } }).formData().catch(() => {
-    throw invalid("body is not valid multipart/form-data");
-  });
+  // The bytes were read from a request, never a SharedArrayBuffer (which the DOM's BodyInit, read by the console's compiler, refuses).
+  const form = await new Response(raw as Uint8Array<ArrayBuffer>, { headers: { "content-type": contentType } })
+    .formData()
+    .catch(() => {
+      throw invalid("body is not valid multipart/form-data");
+    });
   const entries: [string, string | WebhookFile][] = [];
   for (const [name, value] of form) {
     entries.push([name, typeof value === "string" ? value : await describeFile(value, options)]);
