@@ -34,7 +34,9 @@ ENV NODE_ENV=production \
 COPY --from=dependencies /app ./
 # Sources only: .dockerignore keeps tests, benchmarks, scripts and .git out.
 COPY . .
-RUN mkdir -p /data && chown bun:bun /data
+# The console, built here and again by each start script (so apps/web belongs to bun).
+RUN bun run build:web && chown -R bun:bun apps/web \
+ && mkdir -p /data && chown bun:bun /data
 USER bun
 VOLUME /data
 EXPOSE 3000 3001

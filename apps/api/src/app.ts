@@ -8,6 +8,8 @@ import {
 } from "@platform/core";
 import { Elysia } from "elysia";
 import type { OpenAPIObject } from "trpc-to-openapi";
+import type { ConsoleAssets } from "./console/assets.ts";
+import { createConsoleSession } from "./console/session.ts";
 import { docsAsset, docsPage } from "./docs.ts";
 import type { HttpMetrics } from "./metrics.ts";
 import { readiness } from "./readiness.ts";
@@ -48,6 +50,8 @@ export interface AppDependencies {
   router: AppRouter;
   openapi: OpenAPIObject;
   metrics: HttpMetrics;
+  /** The console's build, served at `/console`. */
+  consolePages: ConsoleAssets;
 }
 
 /**
@@ -55,7 +59,7 @@ export interface AppDependencies {
  * every spec path falls through to the REST handler, which must stay last. Handlers that read the body
  * themselves are mounted with `parse: "none"` so Elysia leaves it unread.
  */
-export function createApp({ services, router, openapi, metrics }: AppDependencies) {
+export function createApp({ services, router, openapi, metrics, consolePages }: AppDependencies) {
   const logger = services.logger;
   const rest = createRestHandler({ router, logger });
   const trpc = createTrpcHandler({ router, logger });
@@ -64,6 +68,13 @@ export function createApp({ services, router, openapi, metrics }: AppDependencie
     return createContext(services, { ...meta, method: request.method, headers: request.headers });
   };
   const openapiJson = JSON.stringify(openapi);
+  const session = createConsoleSession({
+    router,
+    contextOf,
+    publicUrl: services.config.publicUrl,
+    refreshTokenTtlSeconds: services.config.auth.refreshTokenTtlSeconds,
+    logger,
+  });
 
   const routes = new Elysia()
     .get("/healthz", () => Response.json({ status: "ok" }))
@@ -75,6 +86,16 @@ export function createApp({ services, router, openapi, metrics }: AppDependencie
     .get("/openapi.json", () => new Response(openapiJson, { headers: { "content-type": "application/json" } }))
     .get("/docs", () => new Response(docsPage, { headers: { "content-type": "text/html; charset=utf-8" } }))
     .get("/docs/:asset", ({ params }) => docsAsset(params.asset))
+    // The console: its pages live under /console, except the two links mails carry.
+    .get("/", () => new Response(null, { status: 302, headers: { location: "/console" } }))
+    .get("/console", () => consolePages.page())
+    .get("/console/*", () => consolePages.page())
+    .get("/invitations/accept", () => consolePages.page())
+    .get("/password/reset", () => consolePages.page())
+    .get("/console/assets/:name", ({ params }) => consolePages.asset(params.name))
+    .post("/console/session", ({ request }) => uncached(session.start(request)), { parse: "none" })
+    .post("/console/session/refresh", ({ request }) => uncached(session.refresh(request)), { parse: "none" })
+    .post("/console/session/end", ({ request }) => uncached(session.end(request)), { parse: "none" })
     .all(
       "/webhooks/:webhookId",
       ({ request, params }) =>

@@ -27,6 +27,10 @@ export const apiEnvSchema = coreConfigSchema.extend({
     fallback: 10_000,
     description: "How long SIGTERM waits for in-flight requests before closing connections, in ms.",
   }),
+  CONSOLE_DIR: z.string().min(1).optional().meta({
+    description:
+      "The web console's build, served at `/console` (default: apps/web/dist, written by `bun run build:web`).",
+  }),
   TRUSTED_PROXY_HOPS: wholeNumber({
     min: 0,
     max: 10,
@@ -71,5 +75,6 @@ export function loadApiConfig(env: Record<string, string | undefined>, mode: Run
     shutdownGraceMs: parsed.SHUTDOWN_GRACE_MS,
     workerConcurrency: parsed.WORKER_CONCURRENCY,
     trustedProxyHops: parsed.TRUSTED_PROXY_HOPS,
+    consoleDir: parsed.CONSOLE_DIR,
   };
 }

@@ -1,6 +1,7 @@
 import { appRouter, buildOpenApiDocument, type Services } from "@platform/core";
 import { createApp } from "./app.ts";
 import { clientAddress } from "./client-address.ts";
+import { consoleAssets, DEFAULT_CONSOLE_DIR } from "./console/assets.ts";
 import { withEdge } from "./edge.ts";
 import { createRouteNamer, HttpMetrics } from "./metrics.ts";
 
@@ -10,6 +11,8 @@ export interface ServerOptions {
   maxBodyBytes: number;
   /** Reverse proxies in front whose X-Forwarded-For entries are believed (default 0). */
   trustedProxyHops?: number;
+  /** The console's build (default: `apps/web/dist`, written by `bun run build:web`). */
+  consoleDir?: string;
 }
 
 export interface RunningServer {
@@ -27,7 +30,8 @@ export interface RunningServer {
 export function startServer(services: Services, options: ServerOptions): RunningServer {
   const openapi = buildOpenApiDocument(services.config);
   const metrics = new HttpMetrics();
-  const app = createApp({ services, router: appRouter, openapi, metrics });
+  const consolePages = consoleAssets(options.consoleDir ?? DEFAULT_CONSOLE_DIR);
+  const app = createApp({ services, router: appRouter, openapi, metrics, consolePages });
   const procedures = Object.keys(appRouter._def.procedures);
   const routeOf = createRouteNamer({ templates: Object.keys(openapi.paths ?? {}), procedures });
   const handle = withEdge(app, {

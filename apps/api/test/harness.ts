@@ -28,13 +28,23 @@ export interface TestApiOptions {
   captureLogs?: "trace" | "debug" | "info";
   /** Runs the platform's worker (consumers and periodic jobs) in the server's process, as embedded mode does. */
   worker?: boolean;
+  /** The console build to serve (default: apps/web/dist, which a test must not rely on). */
+  consoleDir?: string;
+  /** The port to listen on (default: any free one). */
+  port?: number;
 }
 
 export interface TestApi {
   url: string;
   services: Services;
   /** What a second process of the same deployment shares with this one (see `startPeerApi`). */
-  shared: { database: DatabaseHandle; config: CoreConfig; maxBodyBytes: number; trustedProxyHops?: number };
+  shared: {
+    database: DatabaseHandle;
+    config: CoreConfig;
+    maxBodyBytes: number;
+    trustedProxyHops?: number;
+    consoleDir?: string;
+  };
   /** `fetch` against the running server, with a JSON body when `json` is given. */
   request(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
   /** The log output so far (one JSON object per line), when started with `captureLogs`. */
@@ -105,9 +115,11 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
       config,
       maxBodyBytes: options.maxBodyBytes ?? 10 * 1024 * 1024,
       trustedProxyHops: options.trustedProxyHops,
+      consoleDir: options.consoleDir,
     },
     options.captureLogs,
     options.worker,
+    options.port,
   );
   return {
     ...api,
@@ -131,6 +143,7 @@ async function serve(
   shared: TestApi["shared"],
   captureLogs?: TestApiOptions["captureLogs"],
   worker = false,
+  port = 0,
 ): Promise<TestApi> {
   const logLines: string[] = [];
   const logger = createLogger({
@@ -144,10 +157,11 @@ async function serve(
   let server: RunningServer;
   try {
     server = startServer(handle.services, {
-      port: 0,
+      port,
       host: "127.0.0.1",
       maxBodyBytes: shared.maxBodyBytes,
       trustedProxyHops: shared.trustedProxyHops,
+      consoleDir: shared.consoleDir,
     });
   } catch (error) {
     await handle.close();

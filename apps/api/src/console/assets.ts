@@ -1,0 +1,70 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** Where `bun run build:web` writes the console; `CONSOLE_DIR` points elsewhere. */
+export const DEFAULT_CONSOLE_DIR = join(import.meta.dir, "../../../web/dist");
+
+/**
+ * The console's document policy: scripts, styles and connections from this origin only,
+ * no inline script, never framed. Tenants' content (`/gw`, `/webhooks` answers) is served
+ * sandboxed on this origin, so it can neither run here nor read what the console keeps.
+ */
+export const CONSOLE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "manifest-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+const SECURITY_HEADERS = {
+  "content-security-policy": CONSOLE_CSP,
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cross-origin-opener-policy": "same-origin",
+  "cross-origin-resource-policy": "same-origin",
+};
+
+/** Built files are named by their content's hash: a name never changes meaning. */
+const ASSET_NAME = /^[\w-]+\.(js|css|svg|png|woff2|map)$/;
+
+const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Console not built</title></head>
+<body><h1>The console is not built</h1><p>Run <code>bun run build:web</code> (the start scripts do), or point <code>CONSOLE_DIR</code> at a build.</p></body></html>`;
+
+export interface ConsoleAssets {
+  /** The document of every console page: the client routes. */
+  page(): Response;
+  /** A built file under `/console/assets/`, cached for good. */
+  asset(name: string): Promise<Response>;
+}
+
+/** Serves a console build from `dir` (its `index.html` read once, at start-up). */
+export function consoleAssets(dir: string): ConsoleAssets {
+  const indexPath = join(dir, "index.html");
+  const html = existsSync(indexPath) ? readFileSync(indexPath, "utf8") : undefined;
+  return {
+    page() {
+      return new Response(html ?? NOT_BUILT, {
+        status: html ? 200 : 503,
+        headers: { ...SECURITY_HEADERS, "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" },
+      });
+    },
+    async asset(name) {
+      const file = ASSET_NAME.test(name) ? Bun.file(join(dir, "assets", name)) : undefined;
+      if (!file || !(await file.exists())) return notFound();
+      return new Response(file, {
+        headers: { ...SECURITY_HEADERS, "cache-control": "public, max-age=31536000, immutable" },
+      });
+    },
+  };
+}
+
+function notFound(): Response {
+  return Response.json({ error: "not found" }, { status: 404, headers: { "x-content-type-options": "nosniff" } });
+}

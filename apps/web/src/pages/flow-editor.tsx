@@ -1,0 +1,252 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useNavigate, useParams } from "@tanstack/react-router";
+import { useEffect, useMemo, useState } from "react";
+import { api } from "../api/client.ts";
+import { Field, FormProblem } from "../ui/form.tsx";
+import { problemOf } from "../ui/problem.ts";
+import { StepGraph } from "../ui/step-graph.tsx";
+import {
+  describePath,
+  draftOf,
+  emptyForm,
+  type FlowForm,
+  formOf,
+  parseSteps,
+  type SavedTrigger,
+} from "./flow-draft.ts";
+
+const SERVICES = ["stripe", "github", "slack", "shopify", "twilio", "standard"];
+
+/** Waits `ms` after the last change before answering it: the draft is checked as the person pauses. */
+function useSettled<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(timer);
+  }, [value, ms]);
+  return settled;
+}
+
+export function FlowEditorPage() {
+  const { flowId } = useParams({ strict: false }) as { flowId?: string };
+  const saved = useQuery({
+    queryKey: ["flow", flowId],
+    queryFn: () => api.flows.get.query({ id: flowId as string }),
+    enabled: Boolean(flowId),
+  });
+  if (flowId && !saved.data) {
+    return saved.error ? <div role="alert">{problemOf(saved.error).message}</div> : <p>Loading…</p>;
+  }
+  const flow = saved.data?.data;
+  return (
+    <FlowEditor
+      key={flow ? `${flow.id}:${flow.revision}` : "new"}
+      initial={flow ? formOf(flow as never) : emptyForm}
+      saved={flow ? { id: flow.id, trigger: flow.trigger as SavedTrigger } : undefined}
+    />
+  );
+}
+
+function FlowEditor({ initial, saved }: { initial: FlowForm; saved?: { id: string; trigger: SavedTrigger } }) {
+  const [form, setForm] = useState(initial);
+  const set = <K extends keyof FlowForm>(key: K, value: FlowForm[K]) => setForm((f) => ({ ...f, [key]: value }));
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+
+  const parsed = useMemo(() => parseSteps(form.stepsText), [form.stepsText]);
+  const steps = "steps" in parsed ? parsed.steps : undefined;
+  const draft = useMemo(() => draftOf(form, steps, saved), [form, steps, saved]);
+  const settled = useSettled(draft, 300);
+  const check = useQuery({
+    queryKey: ["flow-check", settled],
+    queryFn: () => api.flows.validate.mutate(settled),
+    enabled: "steps" in parsed,
+    placeholderData: (previous) => previous,
+  });
+  const problems = check.data?.data.problems ?? [];
+  const fieldProblem = (path: string) => problems.find((p) => p.path === path)?.message;
+  const triggerProblem = problems.filter((p) => p.path.startsWith("trigger")).map((p) => `${p.path}: ${p.message}`)[0];
+  const stepProblems = problems.filter((p) => /^(steps|on_failure)(\.|$)/.test(p.path));
+
+  const save = useMutation({
+    mutationFn: () =>
+      saved
+        ? api.flows.update.mutate(draft as Parameters<typeof api.flows.update.mutate>[0])
+        : api.flows.create.mutate(draft as Parameters<typeof api.flows.create.mutate>[0]),
+    onSuccess: async ({ data }) => {
+      await queryClient.invalidateQueries({ queryKey: ["flows"] });
+      queryClient.setQueryData(["flow", data.id], { data });
+      await navigate({ to: "/console/flows/$flowId", params: { flowId: data.id } });
+    },
+  });
+  const problem = save.error ? problemOf(save.error) : null;
+
+  return (
+    <section>
+      <h1>{saved ? `Edit ${initial.name}` : "New flow"}</h1>
+      <form
+        className="editor"
+        onSubmit={(event) => {
+          event.preventDefault();
+          save.mutate();
+        }}
+      >
+        <FormProblem problem={problem} />
+        <div className="editor-form">
+          <Field label="Name" error={problem?.fields.name ?? fieldProblem("name")}>
+            {(input) => (
+              <input {...input} name="name" value={form.name} onChange={(e) => set("name", e.target.value)} />
+            )}
+          </Field>
+          <Field label="Description" error={problem?.fields.description ?? fieldProblem("description")}>
+            {(input) => (
+              <input
+                {...input}
+                name="description"
+                value={form.description}
+                onChange={(e) => set("description", e.target.value)}
+              />
+            )}
+          </Field>
+          <label className="check">
+            <input type="checkbox" checked={form.active} onChange={(e) => set("active", e.target.checked)} /> Active
+          </label>
+          <fieldset>
+            <legend>Trigger</legend>
+            <Field label="Started by" error={triggerProblem}>
+              {(input) => (
+                <select
+                  {...input}
+                  value={form.triggerType}
+                  onChange={(e) => set("triggerType", e.target.value as FlowForm["triggerType"])}
+                >
+                  <option value="webhook">a webhook</option>
+                  <option value="schedule">a schedule</option>
+                  <option value="manual">hand (API or console) only</option>
+                </select>
+              )}
+            </Field>
+            {form.triggerType === "webhook" && (
+              <>
+                <Field label="Answer the sender">
+                  {(input) => (
+                    <select
+                      {...input}
+                      value={form.responseMode}
+                      onChange={(e) => set("responseMode", e.target.value as FlowForm["responseMode"])}
+                    >
+                      <option value="acknowledge">at once (202)</option>
+                      <option value="wait">with the run's result</option>
+                    </select>
+                  )}
+                </Field>
+                <Field label="Who may send">
+                  {(input) => (
+                    <select
+                      {...input}
+                      value={form.access}
+                      onChange={(e) => set("access", e.target.value as FlowForm["access"])}
+                    >
+                      <option value="public">anyone with the URL</option>
+                      <option value="api_key">callers with an API key</option>
+                      <option value="signature">a service signing its deliveries</option>
+                    </select>
+                  )}
+                </Field>
+                {form.access === "signature" && (
+                  <>
+                    <Field label="Service">
+                      {(input) => (
+                        <select {...input} value={form.service} onChange={(e) => set("service", e.target.value)}>
+                          {SERVICES.map((service) => (
+                            <option key={service}>{service}</option>
+                          ))}
+                        </select>
+                      )}
+                    </Field>
+                    <Field
+                      label="Signing secret"
+                      error={problem?.fields["trigger.signing_secret"] ?? fieldProblem("trigger.signing_secret")}
+                      hint={saved ? "Leave empty to keep the saved secret." : undefined}
+                    >
+                      {(input) => (
+                        <input
+                          {...input}
+                          type="password"
+                          autoComplete="off"
+                          value={form.signingSecret}
+                          onChange={(e) => set("signingSecret", e.target.value)}
+                        />
+                      )}
+                    </Field>
+                  </>
+                )}
+              </>
+            )}
+            {form.triggerType === "schedule" && (
+              <>
+                <Field
+                  label="Cron"
+                  error={fieldProblem("trigger.cron")}
+                  hint="Five fields: minute hour day month weekday."
+                >
+                  {(input) => <input {...input} value={form.cron} onChange={(e) => set("cron", e.target.value)} />}
+                </Field>
+                <Field label="Time zone" error={fieldProblem("trigger.timezone")}>
+                  {(input) => (
+                    <input {...input} value={form.timezone} onChange={(e) => set("timezone", e.target.value)} />
+                  )}
+                </Field>
+                <Field label="Missed ticks">
+                  {(input) => (
+                    <select
+                      {...input}
+                      value={form.catchUp}
+                      onChange={(e) => set("catchUp", e.target.value as FlowForm["catchUp"])}
+                    >
+                      <option value="skip">skip them</option>
+                      <option value="latest">run the latest once</option>
+                    </select>
+                  )}
+                </Field>
+              </>
+            )}
+          </fieldset>
+        </div>
+        <div className="editor-steps">
+          <Field label="Steps (JSON)" error={"error" in parsed ? `Not JSON yet: ${parsed.error}` : undefined}>
+            {(input) => (
+              <textarea
+                {...input}
+                name="steps"
+                spellCheck={false}
+                rows={18}
+                value={form.stepsText}
+                onChange={(e) => set("stepsText", e.target.value)}
+              />
+            )}
+          </Field>
+          <output aria-live="polite" className="check-result">
+            {"error" in parsed ? null : stepProblems.length === 0 ? (
+              check.data && <span className="ok">The steps are valid.</span>
+            ) : (
+              <ul className="step-problems">
+                {stepProblems.map((p) => (
+                  <li key={`${p.path}:${p.message}`}>
+                    <strong>{describePath(p.path, steps)}</strong>: {p.message}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </output>
+          <StepGraph steps={Array.isArray(steps) ? steps : []} />
+        </div>
+        <div className="actions">
+          <button type="submit" disabled={save.isPending}>
+            {saved ? "Save" : "Create flow"}
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}

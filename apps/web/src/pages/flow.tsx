@@ -1,0 +1,142 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { Link, useParams } from "@tanstack/react-router";
+import { useState } from "react";
+import { api } from "../api/client.ts";
+import { CopyButton } from "../ui/copy-button.tsx";
+import { Notice } from "../ui/form.tsx";
+import { problemOf } from "../ui/problem.ts";
+import { RUN_STATUSES, type RunFilter, RunsTable } from "../ui/runs-table.tsx";
+import { StepGraph } from "../ui/step-graph.tsx";
+
+/** `datetime-local` text (the person's time) as ISO 8601, or nothing. */
+const isoOf = (local: string) => (local ? new Date(local).toISOString() : undefined);
+
+export function FlowPage() {
+  const { flowId } = useParams({ from: "/signed-in/console/flows/$flowId" });
+  const queryClient = useQueryClient();
+  const flow = useQuery({ queryKey: ["flow", flowId], queryFn: () => api.flows.get.query({ id: flowId }) });
+  const [status, setStatus] = useState("");
+  const [from, setFrom] = useState("");
+  const [to, setTo] = useState("");
+  const [testBody, setTestBody] = useState('{\n  "hello": "world"\n}');
+
+  const setActive = useMutation({
+    mutationFn: async (active: boolean) => {
+      const current = flow.data?.data;
+      if (!current) throw new Error("the flow is not loaded");
+      const { trigger } = current;
+      const kept =
+        trigger.type === "schedule"
+          ? { type: "schedule" as const, cron: trigger.cron, timezone: trigger.timezone, catch_up: trigger.catch_up }
+          : trigger.type === "manual"
+            ? { type: "manual" as const }
+            : {
+                type: "webhook" as const,
+                events: trigger.events,
+                response_mode: trigger.response_mode,
+                access: trigger.access,
+                ...(trigger.service ? { service: trigger.service } : {}),
+                ...(trigger.hmac ? { hmac: trigger.hmac } : {}),
+                ...(trigger.delivery_id_field ? { delivery_id_field: trigger.delivery_id_field } : {}),
+                dedup_window_s: trigger.dedup_window_s,
+              };
+      return api.flows.update.mutate({
+        id: current.id,
+        name: current.name,
+        description: current.description,
+        active,
+        trigger: kept,
+        steps: current.steps,
+        on_failure: current.on_failure,
+        concurrency: current.concurrency,
+        throttle: current.throttle,
+      } as Parameters<typeof api.flows.update.mutate>[0]);
+    },
+    onSuccess: (answer) => queryClient.setQueryData(["flow", flowId], answer),
+  });
+  const sendTest = useMutation({
+    mutationFn: () => api.runs.start.mutate({ flow_id: flowId, trigger: JSON.parse(testBody) }),
+  });
+
+  if (!flow.data) return flow.error ? <div role="alert">{problemOf(flow.error).message}</div> : <p>Loading…</p>;
+  const current = flow.data.data;
+  const filter: RunFilter = {
+    ...(status ? { status: status as RunFilter["status"] } : {}),
+    ...(from ? { from: isoOf(from) } : {}),
+    ...(to ? { to: isoOf(to) } : {}),
+  };
+  const failure = setActive.error ?? sendTest.error;
+  return (
+    <section>
+      <div className="page-head">
+        <h1>{current.name}</h1>
+        <Link to="/console/flows/$flowId/edit" params={{ flowId }} className="button">
+          Edit
+        </Link>
+        <button type="button" className="secondary" onClick={() => setActive.mutate(!current.active)}>
+          {current.active ? "Deactivate" : "Activate"}
+        </button>
+      </div>
+      {failure && <div role="alert">{problemOf(failure).message}</div>}
+      <dl className="facts">
+        <dt>Status</dt>
+        <dd>{current.active ? "active" : "inactive"}</dd>
+        <dt>Trigger</dt>
+        <dd>{current.trigger.type}</dd>
+        <dt>Revision</dt>
+        <dd>{current.revision}</dd>
+        {current.trigger.type === "webhook" && (
+          <>
+            <dt>Webhook URL</dt>
+            <dd>
+              <code>{current.webhook.url}</code> <CopyButton text={current.webhook.url} label="Copy URL" />
+            </dd>
+          </>
+        )}
+        {current.trigger.type === "schedule" && (
+          <>
+            <dt>Next ticks</dt>
+            <dd>{current.trigger.next_fire_times.map((t) => new Date(t).toLocaleString()).join(", ") || "none"}</dd>
+          </>
+        )}
+      </dl>
+      <StepGraph steps={current.steps} />
+      <details className="test-event">
+        <summary>Send a test event</summary>
+        <label htmlFor="test-body">Trigger data (JSON)</label>
+        <textarea id="test-body" rows={5} value={testBody} onChange={(e) => setTestBody(e.target.value)} />
+        <button type="button" onClick={() => sendTest.mutate()} disabled={sendTest.isPending}>
+          Start a run
+        </button>
+        {sendTest.data && "run_id" in sendTest.data && (
+          <Notice>
+            Run{" "}
+            <Link to="/console/runs/$runId" params={{ runId: sendTest.data.run_id }}>
+              {sendTest.data.run_id}
+            </Link>{" "}
+            accepted.
+          </Notice>
+        )}
+      </details>
+      <h2>Runs</h2>
+      <div className="filters">
+        <label>
+          Status{" "}
+          <select value={status} onChange={(e) => setStatus(e.target.value)}>
+            <option value="">any</option>
+            {RUN_STATUSES.map((s) => (
+              <option key={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          From <input type="datetime-local" value={from} onChange={(e) => setFrom(e.target.value)} />
+        </label>
+        <label>
+          To <input type="datetime-local" value={to} onChange={(e) => setTo(e.target.value)} />
+        </label>
+      </div>
+      <RunsTable key={JSON.stringify(filter)} flowId={flowId} filter={filter} />
+    </section>
+  );
+}

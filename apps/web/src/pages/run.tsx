@@ -1,0 +1,139 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { Link, useNavigate, useParams } from "@tanstack/react-router";
+import { api } from "../api/client.ts";
+import { JsonView } from "../ui/json-view.tsx";
+import { problemOf } from "../ui/problem.ts";
+
+type Run = Awaited<ReturnType<typeof api.runs.get.query>>;
+type Step = Run["steps"][number];
+
+const ENDED = new Set(["succeeded", "failed", "cancelled", "filtered", "duplicate", "rejected"]);
+const ms = (from: string, to: string | undefined, now: number) => (to ? Date.parse(to) : now) - Date.parse(from);
+
+/** Each step's attempts as bars on one time axis, from the run's acceptance to its end (or now). */
+function Timeline({ run, now }: { run: Run; now: number }) {
+  const start = Date.parse(run.created_at);
+  const end = run.finished_at ? Date.parse(run.finished_at) : now;
+  const span = Math.max(1, end - start);
+  const at = (time: string) => `${((Date.parse(time) - start) / span) * 100}%`;
+  const width = (from: string, to: string | undefined) => `${Math.max(0.5, (ms(from, to, now) / span) * 100)}%`;
+  return (
+    <ol className="timeline" aria-label="Steps">
+      {run.steps.map((step: Step) => (
+        // A step's name is unique in its flow; inside a for-each, its item tells the repeats apart.
+        <li key={`${step.name}:${step.item?.join(".") ?? ""}`} className={`tl-step tl-${step.status}`}>
+          <div className="tl-label">
+            <strong>{step.name}</strong>
+            {step.item && <span> item {step.item.join(".")}</span>}
+            <span className={`status status-${step.status}`}>{step.status}</span>
+            <span className="tl-duration">{ms(step.started_at, step.finished_at, now)} ms</span>
+          </div>
+          <div className="tl-track">
+            {step.attempts.map((attempt, n) => (
+              <span
+                key={attempt.started_at}
+                className={`tl-bar${attempt.error ? " tl-bar-failed" : ""}`}
+                style={{ left: at(attempt.started_at), width: width(attempt.started_at, attempt.finished_at) }}
+                title={`attempt ${n + 1}: ${ms(attempt.started_at, attempt.finished_at, now)} ms${attempt.error ? `, ${attempt.error}` : ""}`}
+              />
+            ))}
+          </div>
+          {step.attempts.some((a) => a.error) && (
+            <ul className="tl-errors">
+              {step.attempts.map((attempt, n) =>
+                attempt.error ? (
+                  <li key={attempt.started_at}>
+                    Attempt {n + 1}: {attempt.error}
+                  </li>
+                ) : null,
+              )}
+            </ul>
+          )}
+          {step.output !== undefined && <JsonView value={step.output} label="output" open={false} />}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+export function RunPage() {
+  const { runId } = useParams({ from: "/signed-in/console/runs/$runId" });
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const run = useQuery({
+    queryKey: ["run", runId],
+    queryFn: () => api.runs.get.query({ id: runId }),
+    // A run under way is followed until it ends.
+    refetchInterval: (query) => (query.state.data && ENDED.has(query.state.data.status) ? false : 1000),
+  });
+  const replay = useMutation({
+    mutationFn: () => api.runs.replay.mutate({ id: runId }),
+    onSuccess: ({ run_id }) => navigate({ to: "/console/runs/$runId", params: { runId: run_id } }),
+  });
+  const cancel = useMutation({
+    mutationFn: () => api.runs.cancel.mutate({ id: runId }),
+    onSuccess: (answer) => queryClient.setQueryData(["run", runId], answer),
+  });
+
+  if (!run.data) return run.error ? <div role="alert">{problemOf(run.error).message}</div> : <p>Loading…</p>;
+  const current = run.data;
+  const failure = replay.error ?? cancel.error;
+  return (
+    <section>
+      <div className="page-head">
+        <h1>
+          Run <code>{current.id}</code>
+        </h1>
+        <span className={`status status-${current.status}`}>{current.status}</span>
+        <button type="button" onClick={() => replay.mutate()} disabled={replay.isPending}>
+          Replay
+        </button>
+        {!ENDED.has(current.status) && (
+          <button type="button" className="danger" onClick={() => cancel.mutate()} disabled={cancel.isPending}>
+            Cancel
+          </button>
+        )}
+      </div>
+      {failure && <div role="alert">{problemOf(failure).message}</div>}
+      <dl className="facts">
+        <dt>Flow</dt>
+        <dd>
+          <Link to="/console/flows/$flowId" params={{ flowId: current.flow_id }}>
+            {current.flow_id}
+          </Link>{" "}
+          (revision {current.revision})
+        </dd>
+        <dt>Accepted</dt>
+        <dd>{new Date(current.created_at).toLocaleString()}</dd>
+        <dt>Duration</dt>
+        <dd>{current.duration_ms === null ? "under way" : `${current.duration_ms} ms`}</dd>
+        {current.queue_reason && (
+          <>
+            <dt>Waiting</dt>
+            <dd>{current.queue_reason}</dd>
+          </>
+        )}
+        {current.replay_of && (
+          <>
+            <dt>Replay of</dt>
+            <dd>
+              <Link to="/console/runs/$runId" params={{ runId: current.replay_of }}>
+                {current.replay_of}
+              </Link>
+            </dd>
+          </>
+        )}
+      </dl>
+      {current.error && (
+        <div className="run-error" role="alert">
+          <strong>Failed:</strong> {current.error}
+        </div>
+      )}
+      <h2>Timeline</h2>
+      <Timeline run={current} now={run.dataUpdatedAt} />
+      <h2>Data</h2>
+      <JsonView value={current.trigger} label="trigger" />
+      {current.output !== undefined && current.output !== null && <JsonView value={current.output} label="output" />}
+    </section>
+  );
+}

@@ -1,0 +1,67 @@
+import { startAuthentication } from "@simplewebauthn/browser";
+import { useMutation } from "@tanstack/react-query";
+import { useState } from "react";
+import { openApi } from "../api/client.ts";
+import type { SignedIn } from "../api/session.ts";
+import { Field, FormProblem } from "../ui/form.tsx";
+import { problemOf } from "../ui/problem.ts";
+
+export interface MfaChallenge {
+  mfa_token: string;
+  methods: string[];
+}
+
+type Completed = SignedIn & { refresh_token: string };
+
+/** The second step of a sign-in: a TOTP code, or a passkey. */
+export function SecondFactor({ challenge, onDone }: { challenge: MfaChallenge; onDone: (r: Completed) => void }) {
+  const [code, setCode] = useState("");
+  const totp = useMutation({
+    mutationFn: () => openApi.accounts.authWithMfa.mutate({ mfa_token: challenge.mfa_token, totp_code: code }),
+    onSuccess: ({ data }) => onDone(data),
+  });
+  const passkey = useMutation({
+    mutationFn: async () => {
+      const options = await openApi.accounts.passkeys.authOptions.mutate({ mfa_token: challenge.mfa_token });
+      const assertion = await startAuthentication({ optionsJSON: options as never });
+      return openApi.accounts.authWithMfa.mutate({ mfa_token: challenge.mfa_token, passkey: assertion as never });
+    },
+    onSuccess: ({ data }) => onDone(data),
+  });
+  const problem = totp.error ? problemOf(totp.error) : passkey.error ? problemOf(passkey.error) : null;
+  return (
+    <div>
+      <FormProblem problem={problem} />
+      {challenge.methods.includes("totp") && (
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            totp.mutate();
+          }}
+        >
+          <Field label="Code from your authenticator app" error={problem?.fields.totp_code}>
+            {(input) => (
+              <input
+                {...input}
+                name="totp_code"
+                inputMode="numeric"
+                autoComplete="one-time-code"
+                value={code}
+                onChange={(event) => setCode(event.target.value)}
+                required
+              />
+            )}
+          </Field>
+          <button type="submit" disabled={totp.isPending}>
+            Verify
+          </button>
+        </form>
+      )}
+      {challenge.methods.includes("passkey") && (
+        <button type="button" className="secondary" onClick={() => passkey.mutate()} disabled={passkey.isPending}>
+          Use a passkey
+        </button>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,39 @@
+import { Link, Outlet, useNavigate } from "@tanstack/react-router";
+import { useSyncExternalStore } from "react";
+import { session } from "../api/client.ts";
+
+const subscribe = (listener: () => void) => session.subscribe(listener);
+const current = () => session.current;
+
+/** The frame of every signed-in page: the account, the areas, and signing out. */
+export function Shell() {
+  const signedIn = useSyncExternalStore(subscribe, current);
+  const navigate = useNavigate();
+  return (
+    <div className="shell">
+      <header>
+        <a className="skip" href="#content">
+          Skip to content
+        </a>
+        <span className="brand">Workflow Platform</span>
+        <nav aria-label="Areas">
+          <Link to="/console/flows">Flows</Link>
+        </nav>
+        <span className="account">{signedIn?.account.display_name}</span>
+        <button
+          type="button"
+          className="secondary"
+          onClick={async () => {
+            await session.signOut();
+            await navigate({ to: "/console/sign-in" });
+          }}
+        >
+          Sign out
+        </button>
+      </header>
+      <main id="content">
+        <Outlet />
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,93 @@
+import { useMutation } from "@tanstack/react-query";
+import { Link, useNavigate, useSearch } from "@tanstack/react-router";
+import { useState } from "react";
+import { openApi, session } from "../api/client.ts";
+import type { SignedIn } from "../api/session.ts";
+import { Field, FormProblem } from "../ui/form.tsx";
+import { problemOf } from "../ui/problem.ts";
+import { AuthCard } from "./auth-card.tsx";
+import { type MfaChallenge, SecondFactor } from "./second-factor.tsx";
+
+/** After a sign-in: keep the session, then go where the person was headed. */
+export function useFinishSignIn() {
+  const navigate = useNavigate();
+  const { redirect } = useSearch({ strict: false }) as { redirect?: string };
+  return async (result: SignedIn & { refresh_token: string }) => {
+    await session.signedIn(result);
+    // Only a path of this console: never another site.
+    const target = redirect?.startsWith("/console/") ? redirect : "/console/flows";
+    await navigate({ to: target });
+  };
+}
+
+export function SignInPage() {
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const [challenge, setChallenge] = useState<MfaChallenge | null>(null);
+  const finish = useFinishSignIn();
+  const signIn = useMutation({
+    mutationFn: () => openApi.accounts.authWithPassword.mutate({ email, password }),
+    onSuccess: async ({ data }) => {
+      if ("mfa_required" in data) setChallenge({ mfa_token: data.mfa_token, methods: data.methods });
+      else await finish(data);
+    },
+  });
+  const problem = signIn.error ? problemOf(signIn.error) : null;
+
+  if (challenge) {
+    return (
+      <AuthCard title="Second factor">
+        <SecondFactor challenge={challenge} onDone={(result) => void finish(result)} />
+      </AuthCard>
+    );
+  }
+  return (
+    <AuthCard
+      title="Sign in"
+      footer={
+        <>
+          <Link to="/console/password/forgot">Forgot your password?</Link> ·{" "}
+          <Link to="/console/sign-up">Create an account</Link>
+        </>
+      }
+    >
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          signIn.mutate();
+        }}
+      >
+        <FormProblem problem={problem} />
+        <Field label="Email" error={problem?.fields.email}>
+          {(input) => (
+            <input
+              {...input}
+              name="email"
+              type="email"
+              autoComplete="username"
+              value={email}
+              onChange={(e) => setEmail(e.target.value)}
+              required
+            />
+          )}
+        </Field>
+        <Field label="Password" error={problem?.fields.password}>
+          {(input) => (
+            <input
+              {...input}
+              name="password"
+              type="password"
+              autoComplete="current-password"
+              value={password}
+              onChange={(e) => setPassword(e.target.value)}
+              required
+            />
+          )}
+        </Field>
+        <button type="submit" disabled={signIn.isPending}>
+          Sign in
+        </button>
+      </form>
+    </AuthCard>
+  );
+}

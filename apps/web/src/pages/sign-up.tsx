@@ -1,0 +1,52 @@
+import { useMutation } from "@tanstack/react-query";
+import { Link } from "@tanstack/react-router";
+import { useState } from "react";
+import { openApi } from "../api/client.ts";
+import { Field, FormProblem } from "../ui/form.tsx";
+import { problemOf } from "../ui/problem.ts";
+import { AuthCard } from "./auth-card.tsx";
+import { useFinishSignIn } from "./sign-in.tsx";
+
+export function SignUpPage() {
+  const [form, setForm] = useState({ account_name: "", display_name: "", email: "", password: "" });
+  const finish = useFinishSignIn();
+  const signUp = useMutation({
+    mutationFn: () => openApi.accounts.signup.mutate({ ...form, display_name: form.display_name || undefined }),
+    onSuccess: ({ data }) => finish(data),
+  });
+  const problem = signUp.error ? problemOf(signUp.error) : null;
+  const field = (name: keyof typeof form, label: string, type: string, autoComplete: string, hint?: string) => (
+    <Field label={label} error={problem?.fields[name]} hint={hint}>
+      {(input) => (
+        <input
+          {...input}
+          name={name}
+          type={type}
+          autoComplete={autoComplete}
+          value={form[name]}
+          onChange={(e) => setForm({ ...form, [name]: e.target.value })}
+          required={name !== "display_name"}
+        />
+      )}
+    </Field>
+  );
+  return (
+    <AuthCard title="Create an account" footer={<Link to="/console/sign-in">I have an account</Link>}>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          signUp.mutate();
+        }}
+      >
+        <FormProblem problem={problem} />
+        {field("account_name", "Account name", "text", "organization")}
+        {field("display_name", "Your name", "text", "name")}
+        {field("email", "Email", "email", "username")}
+        {field("password", "Password", "password", "new-password", "At least 10 characters.")}
+        <button type="submit" disabled={signUp.isPending}>
+          Create account
+        </button>
+      </form>
+    </AuthCard>
+  );
+}

@@ -1,0 +1,84 @@
+import { expect } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { buildConsole } from "../scripts/build-console.ts";
+
+/** Debian's chromium (`apt-get install -y chromium`; browsers cannot be downloaded here). */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+export const chromiumMissing = async () => !(await Bun.file(CHROMIUM).exists());
+
+let built: Promise<string> | undefined;
+
+/** The console, built once per test process into a directory of its own. */
+export function consoleBuild(): Promise<string> {
+  built ??= (async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "console-")), "dist");
+    await buildConsole(dir);
+    return dir;
+  })();
+  return built;
+}
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+}
+
+/** A fresh browser profile (no cookies), at a desktop size, with every page's console errors kept. */
+export async function newContext(browser: Browser): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  page.on("console", (message) => {
+    // A refused request logs itself in the browser; what matters here is the page's own failures and CSP reports.
+    if (message.type() === "error" && !message.text().startsWith("Failed to load resource"))
+      errors.push(message.text());
+  });
+  return { context, page, errors };
+}
+
+const axeSource = await Bun.file(Bun.resolveSync("axe-core/axe.min.js", import.meta.dir)).text();
+
+/** axe-core over the page as it is: no serious or critical violation may remain. */
+export async function expectAccessible(page: Page): Promise<void> {
+  // Evaluated through the DevTools protocol, which the page's CSP does not govern.
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run: (context: Document) => Promise<{ violations: Violation[] }> } })
+      .axe;
+    const result = await axe.run(document);
+    return result.violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  });
+  expect(violations).toEqual([]);
+}
+
+interface Violation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+export const SCREENSHOT_DIR = process.env.SCREENSHOT_DIR ?? join(tmpdir(), "console-screenshots");
+
+/**
+ * A screenshot of the whole page, kept in SCREENSHOT_DIR to be looked at; the page must
+ * fit its width (nothing cut off to the side) and show its heading.
+ */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  const { scrollWidth, innerWidth, heading } = await page.evaluate(() => ({
+    scrollWidth: document.documentElement.scrollWidth,
+    innerWidth: window.innerWidth,
+    heading: document.querySelector("h1")?.textContent ?? "",
+  }));
+  expect(scrollWidth).toBeLessThanOrEqual(innerWidth);
+  expect(heading.length).toBeGreaterThan(0);
+  await mkdir(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+}

@@ -1,0 +1,197 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { totpCodeFromUrl } from "@platform/core/testing";
+import { freeLoopbackPort } from "@platform/db/testing";
+import type { Browser, Page } from "playwright-core";
+import { enableTotp, invite, PASSWORD, signUp, TOTP_STEP_MS, uniqueEmail } from "../../api/test/accounts-helpers.ts";
+import { runModes, startTestApi, type TestApi } from "../../api/test/harness.ts";
+import { type Mailbox, startMailbox } from "../../api/test/mailbox.ts";
+import { chromiumMissing, consoleBuild, expectAccessible, launchBrowser, newContext, screenshot } from "./browser.ts";
+
+const noBrowser = (await chromiumMissing()) ? "chromium is not installed (apt-get install -y chromium)" : false;
+
+for (const { backend, redis, label, skip } of runModes()) {
+  const skipped = skip || noBrowser;
+  describe.skipIf(Boolean(skipped))(`console: signing in on ${label}${skipped ? ` (skipped: ${skipped})` : ""}`, () => {
+    let api: TestApi;
+    let mailbox: Mailbox;
+    let browser: Browser;
+    let origin: string;
+    beforeAll(async () => {
+      mailbox = await startMailbox();
+      const port = await freeLoopbackPort();
+      // The name passkeys need (an IP address is no WebAuthn relying party), and mails' links point at.
+      origin = `http://localhost:${port}`;
+      api = await startTestApi({
+        backend,
+        redis,
+        port,
+        consoleDir: await consoleBuild(),
+        env: { PUBLIC_URL: origin, SMTP_URL: mailbox.smtpUrl, MAIL_FROM: "Platform <no-reply@platform.test>" },
+      });
+      browser = await launchBrowser();
+    }, 60_000);
+    afterAll(async () => {
+      await browser?.close();
+      await api?.stop();
+      await mailbox?.stop();
+    });
+
+    async function signInWithPassword(page: Page, email: string, password = PASSWORD) {
+      if (!page.url().includes("/console/sign-in")) await page.goto(`${origin}/console/sign-in`);
+      await page.getByLabel("Email").fill(email);
+      await page.getByLabel("Password").fill(password);
+      await page.getByRole("button", { name: "Sign in" }).click();
+    }
+
+    test("a new user signs up, stays signed in across a reload, signs out, and is sent to sign in from then on", async () => {
+      const { page, context, errors } = await newContext(browser);
+      await page.goto(`${origin}/`);
+      // Not signed in: the console's front door is the sign-in page, remembering where the person was going.
+      await page.waitForURL(/\/console\/sign-in\?redirect=/);
+      await expectAccessible(page);
+      await screenshot(page, "sign-in");
+
+      await page.getByRole("link", { name: "Create an account" }).click();
+      await page.getByLabel("Account name").fill("Acme");
+      await page.getByLabel("Your name").fill("Ada");
+      await page.getByLabel("Email").fill(uniqueEmail("console-signup"));
+      await page.getByLabel("Password").fill("short");
+      await page.getByRole("button", { name: "Create account" }).click();
+      // The API's complaint sits beside the field it is about.
+      const passwordError = page.locator(".field", { has: page.getByLabel("Password") }).locator(".field-error");
+      await expect(passwordError.textContent()).resolves.toContain("at least 10");
+      await expectAccessible(page);
+      await screenshot(page, "sign-up-with-error");
+
+      await page.getByLabel("Password").fill(PASSWORD);
+      await page.getByRole("button", { name: "Create account" }).click();
+      await page.waitForURL(`${origin}/console/flows`);
+      await page.getByRole("heading", { name: "Flows" }).waitFor();
+      await expect(page.getByText("Ada").count()).resolves.toBe(1);
+
+      // The refresh token is in a cookie the page's script cannot read, sent to the session routes only.
+      const cookies = await context.cookies();
+      expect(cookies.map(({ name, httpOnly, sameSite, path }) => ({ name, httpOnly, sameSite, path }))).toEqual([
+        { name: "console_refresh", httpOnly: true, sameSite: "Strict", path: "/console/session" },
+      ]);
+      expect(await page.evaluate(() => document.cookie)).toBe("");
+      expect(await page.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage }))).toBe("{}");
+
+      await page.reload();
+      await page.getByRole("heading", { name: "Flows" }).waitFor();
+      expect(page.url()).toBe(`${origin}/console/flows`);
+
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await page.waitForURL(/\/console\/sign-in/);
+      expect(await context.cookies()).toEqual([]);
+      await page.goto(`${origin}/console/flows`);
+      await page.waitForURL(/\/console\/sign-in\?redirect=/);
+      expect(errors).toEqual([]);
+      await context.close();
+    });
+
+    test("a wrong password is refused on the page, the right one signs in and goes where the person was headed", async () => {
+      const user = await signUp(api, "console-password");
+      const { page, context, errors } = await newContext(browser);
+      await page.goto(`${origin}/console/flows/new`);
+      await page.waitForURL(/\/console\/sign-in\?redirect=/);
+      await signInWithPassword(page, user.email, "not the password");
+      await expect(page.getByRole("alert").textContent()).resolves.toContain("invalid email or password");
+      await page.getByLabel("Password").fill(PASSWORD);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.waitForURL(`${origin}/console/flows/new`);
+      await page.getByRole("heading", { name: "New flow" }).waitFor();
+      expect(errors).toEqual([]);
+      await context.close();
+    });
+
+    test("a user with TOTP gives a code after the password", async () => {
+      const user = await signUp(api, "console-totp");
+      const { otpauthUrl, confirmedAt } = await enableTotp(api, user.auth.auth_token);
+      const { page, context } = await newContext(browser);
+      await signInWithPassword(page, user.email);
+      await page.getByRole("heading", { name: "Second factor" }).waitFor();
+      await expectAccessible(page);
+      await screenshot(page, "second-factor");
+      // The code of the step after the one that confirmed enrolment: each code is accepted once.
+      await page
+        .getByLabel("Code from your authenticator app")
+        .fill(totpCodeFromUrl(otpauthUrl, confirmedAt + TOTP_STEP_MS));
+      await page.getByRole("button", { name: "Verify" }).click();
+      await page.waitForURL(`${origin}/console/flows`);
+      await context.close();
+    });
+
+    test("an invitation's mailed link lets a new user join with a password of their choosing", async () => {
+      const owner = await signUp(api, "console-inviter", { account_name: "Inviting Co" });
+      const email = uniqueEmail("console-invitee");
+      await invite(api, owner.auth.auth_token, email, "member");
+      const mail = await mailbox.waitFor(email, /invitations\/accept#token=/);
+      const link = mail.text.match(/https?:\/\/\S+invitations\/accept#token=[\w-]+/)?.[0] ?? "";
+      expect(link.startsWith(`${origin}/invitations/accept#token=`)).toBe(true);
+
+      const { page, context } = await newContext(browser);
+      await page.goto(link);
+      await page.getByRole("heading", { name: "Join the account" }).waitFor();
+      await expectAccessible(page);
+      await screenshot(page, "accept-invitation");
+      await page.getByLabel("Your name").fill("Grace");
+      await page.getByLabel("Choose a password").fill("grace's own password");
+      await page.getByRole("button", { name: "Accept invitation" }).click();
+      await page.waitForURL(`${origin}/console/flows`);
+      await expect(page.locator(".account").textContent()).resolves.toBe("Inviting Co");
+
+      // The link is spent.
+      await page.goto(link);
+      await page.getByLabel("Your name").fill("Mallory");
+      await page.getByLabel("Choose a password").fill("another password entirely");
+      await page.getByRole("button", { name: "Accept invitation" }).click();
+      await expect(page.getByRole("alert").textContent()).resolves.toContain("invalid");
+      await context.close();
+    });
+
+    test("an existing user accepts an invitation by proving their password, and lands in the inviting account", async () => {
+      const owner = await signUp(api, "console-inviter-2", { account_name: "Second Co" });
+      const existing = await signUp(api, "console-existing", { account_name: "Own Co" });
+      await invite(api, owner.auth.auth_token, existing.email, "admin");
+      const mail = await mailbox.waitFor(existing.email, /invitations\/accept#token=/);
+      const link = mail.text.match(/https?:\/\/\S+invitations\/accept#token=[\w-]+/)?.[0] ?? "";
+
+      const { page, context } = await newContext(browser);
+      await page.goto(link);
+      await page.getByLabel("Yes, I have one").check();
+      await page.getByLabel("Your password").fill(PASSWORD);
+      await page.getByRole("button", { name: "Accept invitation" }).click();
+      await page.waitForURL(`${origin}/console/flows`);
+      await expect(page.locator(".account").textContent()).resolves.toBe("Second Co");
+      await context.close();
+    });
+
+    test("a forgotten password is reset from the mailed link, and the new one signs in", async () => {
+      const user = await signUp(api, "console-reset");
+      const { page, context } = await newContext(browser);
+      await page.goto(`${origin}/console/sign-in`);
+      await page.getByRole("link", { name: "Forgot your password?" }).click();
+      await page.getByLabel("Email").fill(user.email);
+      await page.getByRole("button", { name: "Send the link" }).click();
+      await page.getByRole("status").waitFor();
+      await expectAccessible(page);
+      await screenshot(page, "forgot-password-sent");
+
+      const mail = await mailbox.waitFor(user.email, /password\/reset#token=/);
+      const link = mail.text.match(/https?:\/\/\S+password\/reset#token=[\w-]+/)?.[0] ?? "";
+      expect(link.startsWith(`${origin}/password/reset#token=`)).toBe(true);
+      await page.goto(link);
+      await page.getByRole("heading", { name: "Choose a new password" }).waitFor();
+      await expectAccessible(page);
+      await page.getByLabel("New password").fill("a fresh new password");
+      await page.getByRole("button", { name: "Set password" }).click();
+      await page.getByRole("heading", { name: "Password changed" }).waitFor();
+      await screenshot(page, "password-changed");
+
+      await signInWithPassword(page, user.email, "a fresh new password");
+      await page.waitForURL(`${origin}/console/flows`);
+      await context.close();
+    });
+  });
+}
