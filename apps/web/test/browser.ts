@@ -82,3 +82,12 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
 }
+
+/** Signs in through the sign-in page and waits for the flows page. */
+export async function signInThroughPage(page: Page, origin: string, email: string, password: string): Promise<void> {
+  await page.goto(`${origin}/console/sign-in`);
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(`${origin}/console/flows`);
+}

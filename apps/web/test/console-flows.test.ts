@@ -1,0 +1,171 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eventually } from "@platform/core/testing";
+import type { Browser } from "playwright-core";
+import { bearer, PASSWORD, signUp } from "../../api/test/accounts-helpers.ts";
+import { runModes, startTestApi, type TestApi } from "../../api/test/harness.ts";
+import {
+  chromiumMissing,
+  consoleBuild,
+  expectAccessible,
+  launchBrowser,
+  newContext,
+  screenshot,
+  signInThroughPage,
+} from "./browser.ts";
+
+const noBrowser = (await chromiumMissing()) ? "chromium is not installed (apt-get install -y chromium)" : false;
+
+for (const { backend, redis, label, skip } of runModes()) {
+  const skipped = skip || noBrowser;
+  describe.skipIf(Boolean(skipped))(
+    `console: flows and runs on ${label}${skipped ? ` (skipped: ${skipped})` : ""}`,
+    () => {
+      let api: TestApi;
+      let browser: Browser;
+      beforeAll(async () => {
+        api = await startTestApi({ backend, redis, worker: true, consoleDir: await consoleBuild() });
+        browser = await launchBrowser();
+      }, 60_000);
+      afterAll(async () => {
+        await browser?.close();
+        await api?.stop();
+      });
+
+      const createFlow = async (token: string, body: Record<string, unknown>) => {
+        const response = await api.request("/flows", { method: "POST", headers: bearer(token), json: body });
+        expect(response.status).toBe(200);
+        return ((await response.json()) as { data: { id: string; webhook: { url: string } } }).data;
+      };
+      const startRun = async (token: string, flowId: string, trigger: unknown) => {
+        const response = await api.request(`/flows/${flowId}/runs`, {
+          method: "POST",
+          headers: bearer(token),
+          json: trigger,
+        });
+        expect(response.status).toBe(200);
+        return ((await response.json()) as { run_id: string }).run_id;
+      };
+
+      test("a flow is written in the editor, checked as it is typed, saved, activated, and tried with a test event", async () => {
+        const user = await signUp(api, "console-editor");
+        const { page, context, errors } = await newContext(browser);
+        await context.grantPermissions(["clipboard-read", "clipboard-write"]);
+        await signInThroughPage(page, api.url, user.email, PASSWORD);
+        await expectAccessible(page);
+        await screenshot(page, "flows-empty");
+
+        await page.getByRole("link", { name: "New flow" }).click();
+        await page.getByLabel("Name").fill("orders");
+        const steps = page.getByLabel("Steps (JSON)");
+        await steps.fill('[{"name": "greet", "subject": "no.such.subject", "payload": {}}]');
+        // The server's verdict, pointing at the step by its place and name.
+        await page.getByText("Step 1 (“greet”)").waitFor();
+        await expect(page.locator(".step-problems").textContent()).resolves.toContain("subject");
+        await steps.fill('[{"name": "greet", "subject": "transform"');
+        await page.getByText("Not JSON yet").waitFor();
+        await steps.fill(
+          JSON.stringify([
+            { name: "greet", subject: "transform", payload: { hello: "{{trigger.name}}" } },
+            {
+              name: "route",
+              switch: [{ when: "{{trigger.vip}}", steps: [{ name: "vip", subject: "transform", payload: {} }] }],
+              default: [{ name: "regular", subject: "transform", payload: {} }],
+            },
+          ]),
+        );
+        await page.getByText("The steps are valid.").waitFor();
+        // The graph draws the switch's case and default beside each other.
+        const graph = page.getByRole("figure", { name: "Steps graph" });
+        for (const name of ["greet", "route", "vip", "regular"]) await graph.getByText(name, { exact: true }).waitFor();
+        await expectAccessible(page);
+        await screenshot(page, "flow-editor");
+
+        await page.getByRole("button", { name: "Create flow" }).click();
+        await page.getByRole("heading", { name: "orders" }).waitFor();
+        const webhookUrl = (await page.locator("dd code").first().textContent()) ?? "";
+        expect(webhookUrl).toMatch(/\/webhooks\/[\w-]+$/);
+        await page.getByRole("button", { name: "Copy URL" }).click();
+        expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(webhookUrl);
+
+        await page.getByRole("button", { name: "Deactivate" }).click();
+        await page.getByRole("button", { name: "Activate" }).waitFor();
+        await page.getByRole("button", { name: "Activate" }).click();
+        await page.getByRole("button", { name: "Deactivate" }).waitFor();
+
+        await page.getByText("Send a test event").click();
+        await page.getByLabel("Trigger data (JSON)").fill('{"name": "Ada", "vip": true}');
+        await page.getByRole("button", { name: "Start a run" }).click();
+        await page.getByRole("status").getByRole("link").click();
+        await page.getByText("succeeded").first().waitFor();
+        const timeline = page.getByRole("list", { name: "Steps" });
+        for (const name of ["greet", "route", "vip"]) await timeline.getByText(name, { exact: true }).waitFor();
+        await expect(timeline.getByText("regular", { exact: true }).count()).resolves.toBe(0);
+        await expectAccessible(page);
+        await screenshot(page, "run-succeeded");
+        expect(errors).toEqual([]);
+        await context.close();
+      });
+
+      test("runs appear in a flow's list as they are accepted, filter by status, and a failed one shows its error and replays", async () => {
+        const user = await signUp(api, "console-runs");
+        const token = user.auth.auth_token;
+        // The bucket does not exist: every run fails at its step, with the step's error.
+        const flow = await createFlow(token, {
+          name: "failing",
+          trigger: { type: "manual" },
+          steps: [
+            { name: "save", subject: "kv.put", payload: { bucket: "missing", key: "k", value: "{{trigger.n}}" } },
+          ],
+        });
+        const { page, context } = await newContext(browser);
+        await signInThroughPage(page, api.url, user.email, PASSWORD);
+        await page.goto(`${api.url}/console/flows/${flow.id}`);
+        await page.getByText("No runs yet.").waitFor();
+
+        const ids = [];
+        for (let n = 0; n < 5; n++) ids.push(await startRun(token, flow.id, { n }));
+        // No reload: the list follows.
+        const rows = page.locator("tr.run-row");
+        await eventually(async () => (await rows.count()) === 5);
+        await eventually(async () => (await page.locator('tr.run-row[data-status="failed"]').count()) === 5);
+        await expectAccessible(page);
+        await screenshot(page, "flow-runs");
+
+        await page.getByLabel("Status").selectOption("succeeded");
+        await page.getByText("No runs yet.").waitFor();
+        await page.getByLabel("Status").selectOption("failed");
+        await eventually(async () => (await rows.count()) === 5);
+
+        await rows.first().getByRole("link").click();
+        await page.getByText('step "save" failed').first().waitFor();
+        await expect(page.locator(".tl-errors").textContent()).resolves.toContain("bucket not found");
+        await screenshot(page, "run-failed");
+        const failedUrl = page.url();
+        await page.getByRole("button", { name: "Replay" }).click();
+        await page.waitForURL((url) => url.href !== failedUrl && url.pathname.startsWith("/console/runs/"));
+        await page.getByText("Replay of").waitFor();
+        await context.close();
+      });
+
+      test("a run under way is cancelled from its page", async () => {
+        const user = await signUp(api, "console-cancel");
+        const token = user.auth.auth_token;
+        const flow = await createFlow(token, {
+          name: "slow",
+          trigger: { type: "manual" },
+          steps: [{ name: "pause", subject: "delay", payload: { ms: 600_000 } }],
+        });
+        const runId = await startRun(token, flow.id, {});
+        const { page, context } = await newContext(browser);
+        await signInThroughPage(page, api.url, user.email, PASSWORD);
+        await page.goto(`${api.url}/console/runs/${runId}`);
+        await page.getByRole("button", { name: "Cancel" }).click();
+        await page.locator(".page-head .status").getByText("cancelled").waitFor();
+        await expect(page.getByRole("button", { name: "Cancel" }).count()).resolves.toBe(0);
+        const answer = await api.request(`/runs/${runId}`, { headers: bearer(token) });
+        expect(((await answer.json()) as { status: string }).status).toBe("cancelled");
+        await context.close();
+      });
+    },
+  );
+}
