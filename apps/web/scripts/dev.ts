@@ -19,6 +19,7 @@ const server = Bun.serve({
     "/console/password/forgot": index,
     "/console/flows": index,
     "/console/flows/*": index,
+    "/console/runs": index,
     "/console/runs/*": index,
     "/password/reset": index,
     "/invitations/accept": index,

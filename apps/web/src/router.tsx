@@ -6,6 +6,7 @@ import { FlowEditorPage } from "./pages/flow-editor.tsx";
 import { FlowsPage } from "./pages/flows.tsx";
 import { ForgotPasswordPage, ResetPasswordPage } from "./pages/password.tsx";
 import { RunPage } from "./pages/run.tsx";
+import { RunsPage } from "./pages/runs.tsx";
 import { Shell } from "./pages/shell.tsx";
 import { SignInPage } from "./pages/sign-in.tsx";
 import { SignUpPage } from "./pages/sign-up.tsx";
@@ -44,6 +45,7 @@ const routeTree = root.addChildren([
     createRoute({ getParentRoute: () => signedIn, path: "/console/flows/new", component: FlowEditorPage }),
     createRoute({ getParentRoute: () => signedIn, path: "/console/flows/$flowId", component: FlowPage }),
     createRoute({ getParentRoute: () => signedIn, path: "/console/flows/$flowId/edit", component: FlowEditorPage }),
+    createRoute({ getParentRoute: () => signedIn, path: "/console/runs", component: RunsPage }),
     createRoute({ getParentRoute: () => signedIn, path: "/console/runs/$runId", component: RunPage }),
   ]),
 ]);

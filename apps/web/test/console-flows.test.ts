@@ -136,7 +136,16 @@ for (const { backend, redis, label, skip } of runModes()) {
         await page.getByLabel("Status").selectOption("failed");
         await eventually(async () => (await rows.count()) === 5);
 
-        await rows.first().getByRole("link").click();
+        // The account's list holds them too, naming their flow.
+        await page.getByRole("navigation").getByRole("link", { name: "Runs" }).click();
+        await page.getByRole("heading", { name: "Runs" }).waitFor();
+        await eventually(async () => (await rows.count()) === 5);
+        await expect(rows.first().getByRole("link", { name: "failing" }).count()).resolves.toBe(1);
+        await expectAccessible(page);
+        await screenshot(page, "account-runs");
+        await page.goBack();
+
+        await rows.first().getByRole("link").first().click();
         await page.getByText('step "save" failed').first().waitFor();
         await expect(page.locator(".tl-errors").textContent()).resolves.toContain("bucket not found");
         await screenshot(page, "run-failed");

@@ -5,19 +5,13 @@ import { api } from "../api/client.ts";
 import { CopyButton } from "../ui/copy-button.tsx";
 import { Notice } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
-import { RUN_STATUSES, type RunFilter, RunsTable } from "../ui/runs-table.tsx";
+import { FilteredRuns } from "../ui/runs-table.tsx";
 import { StepGraph } from "../ui/step-graph.tsx";
-
-/** `datetime-local` text (the person's time) as ISO 8601, or nothing. */
-const isoOf = (local: string) => (local ? new Date(local).toISOString() : undefined);
 
 export function FlowPage() {
   const { flowId } = useParams({ from: "/signed-in/console/flows/$flowId" });
   const queryClient = useQueryClient();
   const flow = useQuery({ queryKey: ["flow", flowId], queryFn: () => api.flows.get.query({ id: flowId }) });
-  const [status, setStatus] = useState("");
-  const [from, setFrom] = useState("");
-  const [to, setTo] = useState("");
   const [testBody, setTestBody] = useState('{\n  "hello": "world"\n}');
 
   const setActive = useMutation({
@@ -60,11 +54,6 @@ export function FlowPage() {
 
   if (!flow.data) return flow.error ? <div role="alert">{problemOf(flow.error).message}</div> : <p>Loading…</p>;
   const current = flow.data.data;
-  const filter: RunFilter = {
-    ...(status ? { status: status as RunFilter["status"] } : {}),
-    ...(from ? { from: isoOf(from) } : {}),
-    ...(to ? { to: isoOf(to) } : {}),
-  };
   const failure = setActive.error ?? sendTest.error;
   return (
     <section>
@@ -119,24 +108,7 @@ export function FlowPage() {
         )}
       </details>
       <h2>Runs</h2>
-      <div className="filters">
-        <label>
-          Status{" "}
-          <select value={status} onChange={(e) => setStatus(e.target.value)}>
-            <option value="">any</option>
-            {RUN_STATUSES.map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
-        </label>
-        <label>
-          From <input type="datetime-local" value={from} onChange={(e) => setFrom(e.target.value)} />
-        </label>
-        <label>
-          To <input type="datetime-local" value={to} onChange={(e) => setTo(e.target.value)} />
-        </label>
-      </div>
-      <RunsTable key={JSON.stringify(filter)} flowId={flowId} filter={filter} />
+      <FilteredRuns flowId={flowId} />
     </section>
   );
 }

@@ -18,6 +18,7 @@ export function Shell() {
         <span className="brand">Workflow Platform</span>
         <nav aria-label="Areas">
           <Link to="/console/flows">Flows</Link>
+          <Link to="/console/runs">Runs</Link>
         </nav>
         <span className="account">{signedIn?.account.display_name}</span>
         <button

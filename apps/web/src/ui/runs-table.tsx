@@ -1,7 +1,7 @@
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { useMemo, useRef } from "react";
+import { useMemo, useRef, useState } from "react";
 import { api } from "../api/client.ts";
 import { problemOf } from "./problem.ts";
 
@@ -35,16 +35,21 @@ const LIVE_MS = 1000;
  * scrolled, and only the rows in view are rendered, so ten thousand rows stay light.
  * Status changes show for the newest page's runs; older rows show what they were loaded with.
  */
-export function RunsTable({ flowId, filter }: { flowId: string; filter: RunFilter }) {
-  const input = { id: flowId, limit: PAGE, ...filter };
+export function RunsTable({ flowId, filter }: { flowId?: string; filter: RunFilter }) {
+  const input = { limit: PAGE, ...filter };
+  // A flow's runs, or (no flow) the account's.
+  const page = (cursor?: string) =>
+    flowId ? api.runs.list.query({ id: flowId, ...input, cursor }) : api.runs.listAll.query({ ...input, cursor });
+  const flows = useQuery({ queryKey: ["flows"], queryFn: () => api.flows.list.query(), enabled: !flowId });
+  const flowName = (id: string) => flows.data?.data.find((flow) => flow.id === id)?.name ?? id.slice(-12);
   const head = useQuery({
     queryKey: ["runs", flowId, filter, "head"],
-    queryFn: () => api.runs.list.query(input),
+    queryFn: () => page(),
     refetchInterval: LIVE_MS,
   });
   const older = useInfiniteQuery({
     queryKey: ["runs", flowId, filter, "older"],
-    queryFn: ({ pageParam }) => api.runs.list.query({ ...input, cursor: pageParam }),
+    queryFn: ({ pageParam }) => page(pageParam),
     initialPageParam: head.data?.next_cursor ?? undefined,
     getNextPageParam: (page) => page.next_cursor ?? undefined,
     enabled: Boolean(head.data?.next_cursor),
@@ -86,6 +91,7 @@ export function RunsTable({ flowId, filter }: { flowId: string; filter: RunFilte
           <thead>
             <tr>
               <th scope="col">Run</th>
+              {!flowId && <th scope="col">Flow</th>}
               <th scope="col">Status</th>
               <th scope="col">Accepted</th>
               <th scope="col">Duration</th>
@@ -94,7 +100,7 @@ export function RunsTable({ flowId, filter }: { flowId: string; filter: RunFilte
           <tbody>
             {paddingTop > 0 && (
               <tr className="spacer" style={{ height: paddingTop }}>
-                <td colSpan={4} />
+                <td colSpan={flowId ? 4 : 5} />
               </tr>
             )}
             {items.map((item) => {
@@ -106,6 +112,13 @@ export function RunsTable({ flowId, filter }: { flowId: string; filter: RunFilte
                       {run.id.slice(-12)}
                     </Link>
                   </td>
+                  {!flowId && (
+                    <td>
+                      <Link to="/console/flows/$flowId" params={{ flowId: run.flow_id }}>
+                        {flowName(run.flow_id)}
+                      </Link>
+                    </td>
+                  )}
                   <td>
                     <span className={`status status-${run.status}`}>{run.status}</span>
                   </td>
@@ -116,7 +129,7 @@ export function RunsTable({ flowId, filter }: { flowId: string; filter: RunFilte
             })}
             {paddingBottom > 0 && (
               <tr className="spacer" style={{ height: paddingBottom }}>
-                <td colSpan={4} />
+                <td colSpan={flowId ? 4 : 5} />
               </tr>
             )}
           </tbody>
@@ -127,5 +140,43 @@ export function RunsTable({ flowId, filter }: { flowId: string; filter: RunFilte
         {rows.length} runs shown{older.hasNextPage ? ", scroll for older" : ""}
       </p>
     </div>
+  );
+}
+
+/** `datetime-local` text (the person's time) as ISO 8601, or nothing. */
+const isoOf = (local: string) => (local ? new Date(local).toISOString() : undefined);
+
+/** Status and time filters over a live run list. */
+export function FilteredRuns({ flowId }: { flowId?: string }) {
+  const [status, setStatus] = useState("");
+  const [from, setFrom] = useState("");
+  const [to, setTo] = useState("");
+  const filter: RunFilter = {
+    ...(status ? { status: status as RunFilter["status"] } : {}),
+    ...(from ? { from: isoOf(from) } : {}),
+    ...(to ? { to: isoOf(to) } : {}),
+  };
+  return (
+    <>
+      <div className="filters">
+        <label>
+          Status{" "}
+          <select value={status} onChange={(e) => setStatus(e.target.value)}>
+            <option value="">any</option>
+            {RUN_STATUSES.map((s) => (
+              <option key={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          From <input type="datetime-local" value={from} onChange={(e) => setFrom(e.target.value)} />
+        </label>
+        <label>
+          To <input type="datetime-local" value={to} onChange={(e) => setTo(e.target.value)} />
+        </label>
+      </div>
+      {/* A new filter is a new list: what was seen under the old one is not kept. */}
+      <RunsTable key={JSON.stringify(filter)} flowId={flowId} filter={filter} />
+    </>
   );
 }

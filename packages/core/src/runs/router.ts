@@ -3,6 +3,7 @@ import { authedProcedure, operations, router } from "../trpc.ts";
 import { cancelReplayJob, createReplayJob, getReplayJob, REPLAY_WINDOW } from "./replays.ts";
 import {
   accepted,
+  listAccountRunsInput,
   listRunsInput,
   listRunsOutput,
   replayIdInput,
@@ -58,6 +59,19 @@ export const runsRouter = router({
     .input(listRunsInput)
     .output(listRunsOutput)
     .query(({ ctx, input }) => ctx.services.runs.list(ctx.principal.accountId, input.id, input)),
+
+  listAll: op
+    .authed({
+      method: "GET",
+      path: "/runs",
+      summary: "List the account's runs, newest first",
+      description:
+        "Every run of every flow of the account (deleted flows' runs included until retention removes them), each without its trigger data and steps; `flow_id` says whose. `status`, `from` and `to` filter, pages follow `next_cursor`, as `GET /flows/{id}/runs`. Read along an index of the account's runs by id: a rare `status` over many runs reads past the others.",
+      errorResponses: withCredential,
+    })
+    .input(listAccountRunsInput)
+    .output(listRunsOutput)
+    .query(({ ctx, input }) => ctx.services.runs.list(ctx.principal.accountId, null, input)),
 
   get: op
     .authed({

@@ -132,23 +132,31 @@ const acceptedAt = (description: string) =>
       description: `${description} (ISO 8601), by \`created_at\`. Answered from an index: run ids are UUIDv7, which begin with the time they were made, so the range is first an id range.`,
     });
 
+/** What pages a run list: a status, a time range, a cursor and a page size. */
+const runPageFields = {
+  status: z.enum(RUN_STATUSES).optional().meta({ description: "Only runs with this status." }),
+  cursor: z
+    .uuid({ error: "must be a next_cursor of a previous page" })
+    .optional()
+    .meta({ description: "`next_cursor` of the previous page." }),
+  limit: z.coerce
+    .number()
+    .int({ error: "must be a whole number" })
+    .min(1, { error: "must be 1-100" })
+    .max(100, { error: "must be 1-100" })
+    .default(50)
+    .meta({ description: "Page size, 1-100 (default 50)." }),
+  from: acceptedAt("Only runs accepted at or after this time"),
+  to: acceptedAt("Only runs accepted before this time"),
+};
+
+/** `GET /runs`: every run of the account. */
+export const listAccountRunsInput = z.object(runPageFields);
+
 export const listRunsInput = z
   .object({
     id: uuidParam("Id of the flow (a UUID)."),
-    status: z.enum(RUN_STATUSES).optional().meta({ description: "Only runs with this status." }),
-    cursor: z
-      .uuid({ error: "must be a next_cursor of a previous page" })
-      .optional()
-      .meta({ description: "`next_cursor` of the previous page." }),
-    limit: z.coerce
-      .number()
-      .int({ error: "must be a whole number" })
-      .min(1, { error: "must be 1-100" })
-      .max(100, { error: "must be 1-100" })
-      .default(50)
-      .meta({ description: "Page size, 1-100 (default 50)." }),
-    from: acceptedAt("Only runs accepted at or after this time"),
-    to: acceptedAt("Only runs accepted before this time"),
+    ...runPageFields,
     where: z
       .string()
       .regex(TRIGGER_PATH, { error: "must be a dotted path of the trigger data, such as body.data.object.customer" })

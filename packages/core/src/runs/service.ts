@@ -58,9 +58,10 @@ export interface RunsService {
   ): Promise<{ status: "succeeded" | "failed"; output: unknown; error: string | null } | null>;
   /** The run, with the steps of for-each items `itemsFrom` to `itemsFrom + 99`. */
   get(accountId: string, runId: string, itemsFrom?: number): Promise<RunView>;
+  /** A flow's runs, or (flowId null) every run of the account, newest first. */
   list(
     accountId: string,
-    flowId: string,
+    flowId: string | null,
     query: ListRunsQuery,
   ): Promise<{ data: RunSummary[]; next_cursor: string | null }>;
   /**
@@ -209,7 +210,7 @@ export function createRunsService(deps: RunsDeps): RunsService {
     },
 
     async list(accountId, flowId, query) {
-      await requireLiveFlow(db, accountId, flowId);
+      if (flowId !== null) await requireLiveFlow(db, accountId, flowId);
       const limit = query.limit ?? 50;
       let select = db
         .selectFrom("runs")
@@ -231,8 +232,9 @@ export function createRunsService(deps: RunsDeps): RunsService {
           "started_at",
           "finished_at",
         ])
-        .where("flow_id", "=", flowId)
         .where("account_id", "=", accountId);
+      // The account's runs are read along runs_account_id (account_id, id); a flow's along its own index.
+      if (flowId !== null) select = select.where("flow_id", "=", flowId);
       if (query.status) select = select.where("status", "=", query.status);
       if (query.cursor) select = select.where("id", "<", query.cursor);
       select = acceptedWithin(select, query.from, query.to);

@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { call, createFlow, newCaller, runUntil, startRun } from "./context.ts";
+import { runModes, startTestApi, type TestApi } from "./harness.ts";
+
+for (const { backend, redis, label, skip } of runModes()) {
+  describe.skipIf(Boolean(skip))(`runs: the account's list on ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {
+    let api: TestApi;
+    beforeAll(async () => {
+      api = await startTestApi({ backend, redis, worker: true });
+    }, 60_000);
+    afterAll(async () => {
+      await api?.stop();
+    });
+
+    test("GET /runs lists every flow's runs of the account, newest first, filtered and paged; never another account's", async () => {
+      const owner = await newCaller(api, "account-runs");
+      const stranger = await newCaller(api, "account-runs-other");
+      const ok = await createFlow(api, owner);
+      const failing = await createFlow(api, owner, [
+        { name: "save", subject: "kv.put", payload: { bucket: "missing", key: "k", value: 1 } },
+      ]);
+      const theirs = await createFlow(api, stranger);
+      const started: string[] = [];
+      for (const flowId of [ok, failing, ok, failing, ok]) {
+        const { body } = await startRun(api, owner, flowId, {});
+        started.push(body.run_id);
+        await runUntil(api, owner, body.run_id);
+      }
+      await startRun(api, stranger, theirs, {});
+
+      const all = await call(api, owner, "GET", "/runs");
+      expect(all.status).toBe(200);
+      expect(all.body.data.map((run: { id: string }) => run.id)).toEqual([...started].reverse());
+      expect(all.body.data.map((run: { flow_id: string }) => run.flow_id)).toEqual([ok, failing, ok, failing, ok]);
+      expect(all.body.next_cursor).toBeNull();
+
+      const failed = await call(api, owner, "GET", "/runs?status=failed");
+      expect(failed.body.data.map((run: { id: string }) => run.id)).toEqual([started[3], started[1]]);
+
+      const first = await call(api, owner, "GET", "/runs?limit=2");
+      expect(first.body.data.map((run: { id: string }) => run.id)).toEqual([started[4], started[3]]);
+      const second = await call(api, owner, "GET", `/runs?limit=2&cursor=${first.body.next_cursor}`);
+      expect(second.body.data.map((run: { id: string }) => run.id)).toEqual([started[2], started[1]]);
+
+      const later = await call(
+        api,
+        owner,
+        "GET",
+        `/runs?from=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+      );
+      expect(later.body.data).toEqual([]);
+      expect((await call(api, owner, "GET", "/runs?limit=0")).status).toBe(400);
+      expect((await call(api, null, "GET", "/runs")).status).toBe(401);
+    });
+  });
+}
