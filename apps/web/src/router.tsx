@@ -1,12 +1,16 @@
 import { createRootRoute, createRoute, createRouter, Outlet, redirect } from "@tanstack/react-router";
 import { session } from "./api/client.ts";
 import { AcceptInvitationPage } from "./pages/accept-invitation.tsx";
+import { ApiKeysPage } from "./pages/api-keys.tsx";
 import { FlowPage } from "./pages/flow.tsx";
 import { FlowEditorPage } from "./pages/flow-editor.tsx";
 import { FlowsPage } from "./pages/flows.tsx";
+import { MembersPage } from "./pages/members.tsx";
 import { ForgotPasswordPage, ResetPasswordPage } from "./pages/password.tsx";
 import { RunPage } from "./pages/run.tsx";
 import { RunsPage } from "./pages/runs.tsx";
+import { SecretsPage } from "./pages/secrets.tsx";
+import { SecurityPage } from "./pages/security.tsx";
 import { Shell } from "./pages/shell.tsx";
 import { SignInPage } from "./pages/sign-in.tsx";
 import { SignUpPage } from "./pages/sign-up.tsx";
@@ -47,6 +51,10 @@ const routeTree = root.addChildren([
     createRoute({ getParentRoute: () => signedIn, path: "/console/flows/$flowId/edit", component: FlowEditorPage }),
     createRoute({ getParentRoute: () => signedIn, path: "/console/runs", component: RunsPage }),
     createRoute({ getParentRoute: () => signedIn, path: "/console/runs/$runId", component: RunPage }),
+    createRoute({ getParentRoute: () => signedIn, path: "/console/secrets", component: SecretsPage }),
+    createRoute({ getParentRoute: () => signedIn, path: "/console/api-keys", component: ApiKeysPage }),
+    createRoute({ getParentRoute: () => signedIn, path: "/console/members", component: MembersPage }),
+    createRoute({ getParentRoute: () => signedIn, path: "/console/security", component: SecurityPage }),
   ]),
 ]);
 
