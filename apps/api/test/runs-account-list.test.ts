@@ -12,7 +12,7 @@ for (const { backend, redis, label, skip } of runModes()) {
       await api?.stop();
     });
 
-    test("GET /runs lists every flow's runs of the account, newest first, filtered and paged; never another account's", async () => {
+    test("GET /runs lists every flow's runs of the account, newest first, filtered and paged, and /runs/activity counts them for charts; never another account's", async () => {
       const owner = await newCaller(api, "account-runs");
       const stranger = await newCaller(api, "account-runs-other");
       const ok = await createFlow(api, owner);
@@ -51,6 +51,23 @@ for (const { backend, redis, label, skip } of runModes()) {
       expect(later.body.data).toEqual([]);
       expect((await call(api, owner, "GET", "/runs?limit=0")).status).toBe(400);
       expect((await call(api, null, "GET", "/runs")).status).toBe(401);
+
+      // The same runs, counted for a chart: all in the current minute's bucket of the hour.
+      const hour = await call(api, owner, "GET", "/runs/activity");
+      expect(hour.status).toBe(200);
+      expect(hour.body.data.bucket_s).toBe(60);
+      expect(hour.body.data.buckets).toHaveLength(60);
+      const total = (key: string, buckets: Record<string, number>[]) =>
+        buckets.reduce((sum, b) => sum + (b[key] ?? 0), 0);
+      expect(
+        ["accepted", "succeeded", "failed", "deliveries"].map((key) => total(key, hour.body.data.buckets)),
+      ).toEqual([5, 3, 2, 5]);
+      const day = await call(api, owner, "GET", `/runs/activity?window=day&flow_id=${failing}`);
+      expect(day.body.data.buckets).toHaveLength(96);
+      expect(total("failed", day.body.data.buckets)).toBe(2);
+      expect(total("accepted", day.body.data.buckets)).toBe(2);
+      expect((await call(api, stranger, "GET", `/runs/activity?flow_id=${failing}`)).status).toBe(404);
+      expect((await call(api, owner, "GET", "/runs/activity?window=week")).body.error).toContain("window");
     });
   });
 }

@@ -20,6 +20,7 @@ const server = Bun.serve({
     "/console/flows": index,
     "/console/flows/*": index,
     "/console/runs": index,
+    "/console/metrics": index,
     "/console/secrets": index,
     "/console/api-keys": index,
     "/console/members": index,

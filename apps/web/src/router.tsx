@@ -6,6 +6,7 @@ import { FlowPage } from "./pages/flow.tsx";
 import { FlowEditorPage } from "./pages/flow-editor.tsx";
 import { FlowsPage } from "./pages/flows.tsx";
 import { MembersPage } from "./pages/members.tsx";
+import { MetricsPage } from "./pages/metrics.tsx";
 import { ForgotPasswordPage, ResetPasswordPage } from "./pages/password.tsx";
 import { RunPage } from "./pages/run.tsx";
 import { RunsPage } from "./pages/runs.tsx";
@@ -51,6 +52,7 @@ const routeTree = root.addChildren([
     createRoute({ getParentRoute: () => signedIn, path: "/console/flows/$flowId/edit", component: FlowEditorPage }),
     createRoute({ getParentRoute: () => signedIn, path: "/console/runs", component: RunsPage }),
     createRoute({ getParentRoute: () => signedIn, path: "/console/runs/$runId", component: RunPage }),
+    createRoute({ getParentRoute: () => signedIn, path: "/console/metrics", component: MetricsPage }),
     createRoute({ getParentRoute: () => signedIn, path: "/console/secrets", component: SecretsPage }),
     createRoute({ getParentRoute: () => signedIn, path: "/console/api-keys", component: ApiKeysPage }),
     createRoute({ getParentRoute: () => signedIn, path: "/console/members", component: MembersPage }),

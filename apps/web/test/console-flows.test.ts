@@ -156,6 +156,35 @@ for (const { backend, redis, label, skip } of runModes()) {
         await context.close();
       });
 
+      test("the Metrics page charts the runs of the last hour, for the account and per flow", async () => {
+        const user = await signUp(api, "console-metrics");
+        const token = user.auth.auth_token;
+        const ok = await createFlow(token, {
+          name: "fine",
+          trigger: { type: "manual" },
+          steps: [{ name: "s", subject: "transform", payload: {} }],
+        });
+        const bad = await createFlow(token, {
+          name: "broken",
+          trigger: { type: "manual" },
+          steps: [{ name: "save", subject: "kv.put", payload: { bucket: "missing", key: "k", value: 1 } }],
+        });
+        for (const flowId of [ok.id, ok.id, bad.id]) await startRun(token, flowId, {});
+        const { page, context } = await newContext(browser);
+        await signInThroughPage(page, api.url, user.email, PASSWORD);
+        await page.getByRole("link", { name: "Metrics" }).click();
+        const totals = page.locator("table.totals tbody td");
+        await eventually(async () => (await totals.allTextContents()).join(",") === "3,2,1,0", 10_000);
+        await page.locator(".chart canvas").first().waitFor();
+        await expectAccessible(page);
+        await screenshot(page, "metrics");
+        await page.getByLabel("Flow").selectOption({ label: "broken" });
+        await eventually(async () => (await totals.allTextContents()).join(",") === "1,0,1,0", 10_000);
+        await page.getByLabel("Over the last").selectOption("day");
+        await page.getByText("Runs per 15 minutes, broken").waitFor();
+        await context.close();
+      });
+
       test("a run under way is cancelled from its page", async () => {
         const user = await signUp(api, "console-cancel");
         const token = user.auth.auth_token;

@@ -19,6 +19,7 @@ export function Shell() {
         <nav aria-label="Areas">
           <Link to="/console/flows">Flows</Link>
           <Link to="/console/runs">Runs</Link>
+          <Link to="/console/metrics">Metrics</Link>
           <Link to="/console/secrets">Secrets</Link>
           <Link to="/console/api-keys">API keys</Link>
           <Link to="/console/members">Members</Link>

@@ -1,5 +1,7 @@
+import { z } from "zod";
 import { withCredential } from "../schemas.ts";
 import { authedProcedure, operations, router } from "../trpc.ts";
+import { ACTIVITY_WINDOWS, type ActivityWindow, runActivity } from "./activity.ts";
 import { cancelReplayJob, createReplayJob, getReplayJob, REPLAY_WINDOW } from "./replays.ts";
 import {
   accepted,
@@ -72,6 +74,45 @@ export const runsRouter = router({
     .input(listAccountRunsInput)
     .output(listRunsOutput)
     .query(({ ctx, input }) => ctx.services.runs.list(ctx.principal.accountId, null, input)),
+
+  activity: op
+    .authed({
+      method: "GET",
+      path: "/runs/activity",
+      summary: "Count the account's runs over the last hour or day, for charts",
+      description:
+        "`window` `hour` (60 one-minute buckets, the default) or `day` (96 of 15 minutes), aligned to their width; `flow_id` keeps one flow's runs. Each bucket counts the runs accepted in it: `accepted`, those that have `succeeded` or `failed` by now, and `deliveries` (runs of flows a webhook starts, and deliveries that started none: filtered, duplicate, rejected). Every bucket is answered, empty ones as zeros, oldest first.",
+      errorResponses: { ...withCredential, 404: "No such flow" },
+    })
+    .input(
+      z.object({
+        window: z
+          .enum(Object.keys(ACTIVITY_WINDOWS) as [ActivityWindow, ...ActivityWindow[]], {
+            error: 'must be "hour" or "day"',
+          })
+          .default("hour"),
+        flow_id: z.uuid({ error: "must be a UUID" }).optional(),
+      }),
+    )
+    .output(
+      z.object({
+        data: z.object({
+          bucket_s: z.number().int(),
+          buckets: z.array(
+            z.object({
+              at: z.string(),
+              accepted: z.number().int(),
+              succeeded: z.number().int(),
+              failed: z.number().int(),
+              deliveries: z.number().int(),
+            }),
+          ),
+        }),
+      }),
+    )
+    .query(async ({ ctx, input }) => ({
+      data: await runActivity(ctx.services.db, ctx.principal.accountId, input.window, input.flow_id ?? null),
+    })),
 
   get: op
     .authed({

@@ -1,0 +1,77 @@
+import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { api } from "../api/client.ts";
+import { ActivityChart, type ActivitySeries } from "../ui/activity-chart.tsx";
+import { problemOf } from "../ui/problem.ts";
+
+const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
+
+/** Runs started, succeeded and failed, and webhook deliveries, over the last hour or day, per flow. */
+export function MetricsPage() {
+  const [span, setSpan] = useState<"hour" | "day">("hour");
+  const [flowId, setFlowId] = useState("");
+  const flows = useQuery({ queryKey: ["flows"], queryFn: () => api.flows.list.query() });
+  const activity = useQuery({
+    queryKey: ["activity", span, flowId],
+    queryFn: () => api.runs.activity.query({ window: span, ...(flowId ? { flow_id: flowId } : {}) }),
+    refetchInterval: 5000,
+    placeholderData: (previous) => previous,
+  });
+  const buckets = activity.data?.data.buckets ?? [];
+  const series: ActivitySeries = {
+    times: buckets.map((b) => Date.parse(b.at) / 1000),
+    accepted: buckets.map((b) => b.accepted),
+    succeeded: buckets.map((b) => b.succeeded),
+    failed: buckets.map((b) => b.failed),
+    deliveries: buckets.map((b) => b.deliveries),
+  };
+  const flowName = flows.data?.data.find((flow) => flow.id === flowId)?.name ?? "all flows";
+  return (
+    <section>
+      <h1>Metrics</h1>
+      <div className="filters">
+        <label>
+          Over the last{" "}
+          <select value={span} onChange={(e) => setSpan(e.target.value as "hour" | "day")}>
+            <option value="hour">hour</option>
+            <option value="day">day</option>
+          </select>
+        </label>
+        <label>
+          Flow{" "}
+          <select value={flowId} onChange={(e) => setFlowId(e.target.value)}>
+            <option value="">all flows</option>
+            {flows.data?.data.map((flow) => (
+              <option key={flow.id} value={flow.id}>
+                {flow.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      {activity.error && <div role="alert">{problemOf(activity.error).message}</div>}
+      <table className="totals">
+        <caption>
+          Totals over the last {span} for {flowName}
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Accepted</th>
+            <th scope="col">Succeeded</th>
+            <th scope="col">Failed</th>
+            <th scope="col">Webhook deliveries</th>
+          </tr>
+        </thead>
+        <tbody>
+          <tr>
+            <td>{sum(series.accepted)}</td>
+            <td>{sum(series.succeeded)}</td>
+            <td>{sum(series.failed)}</td>
+            <td>{sum(series.deliveries)}</td>
+          </tr>
+        </tbody>
+      </table>
+      <ActivityChart series={series} title={`Runs per ${span === "hour" ? "minute" : "15 minutes"}, ${flowName}`} />
+    </section>
+  );
+}
