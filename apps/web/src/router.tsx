@@ -5,9 +5,12 @@ import { ApiKeysPage } from "./pages/api-keys.tsx";
 import { FlowPage } from "./pages/flow.tsx";
 import { FlowEditorPage } from "./pages/flow-editor.tsx";
 import { FlowsPage } from "./pages/flows.tsx";
+import { GatewaysPage } from "./pages/gateways.tsx";
 import { MembersPage } from "./pages/members.tsx";
 import { MetricsPage } from "./pages/metrics.tsx";
+import { NodesPage } from "./pages/nodes.tsx";
 import { ForgotPasswordPage, ResetPasswordPage } from "./pages/password.tsx";
+import { RegistryPage } from "./pages/registry.tsx";
 import { RunPage } from "./pages/run.tsx";
 import { RunsPage } from "./pages/runs.tsx";
 import { SecretsPage } from "./pages/secrets.tsx";
@@ -15,6 +18,7 @@ import { SecurityPage } from "./pages/security.tsx";
 import { Shell } from "./pages/shell.tsx";
 import { SignInPage } from "./pages/sign-in.tsx";
 import { SignUpPage } from "./pages/sign-up.tsx";
+import { StoragePage } from "./pages/storage.tsx";
 
 const root = createRootRoute({ component: Outlet });
 
@@ -54,6 +58,10 @@ const routeTree = root.addChildren([
     createRoute({ getParentRoute: () => signedIn, path: "/console/runs/$runId", component: RunPage }),
     createRoute({ getParentRoute: () => signedIn, path: "/console/metrics", component: MetricsPage }),
     createRoute({ getParentRoute: () => signedIn, path: "/console/secrets", component: SecretsPage }),
+    createRoute({ getParentRoute: () => signedIn, path: "/console/nodes", component: NodesPage }),
+    createRoute({ getParentRoute: () => signedIn, path: "/console/storage", component: StoragePage }),
+    createRoute({ getParentRoute: () => signedIn, path: "/console/gateways", component: GatewaysPage }),
+    createRoute({ getParentRoute: () => signedIn, path: "/console/registry", component: RegistryPage }),
     createRoute({ getParentRoute: () => signedIn, path: "/console/api-keys", component: ApiKeysPage }),
     createRoute({ getParentRoute: () => signedIn, path: "/console/members", component: MembersPage }),
     createRoute({ getParentRoute: () => signedIn, path: "/console/security", component: SecurityPage }),

@@ -1,3 +1,5 @@
+import { parseJson } from "../ui/json-field.ts";
+
 /** The editable parts of a flow, as the editor's form holds them. */
 export interface FlowForm {
   name: string;
@@ -70,11 +72,8 @@ export function formOf(flow: {
 
 /** The steps text as JSON, or why it is not JSON. */
 export function parseSteps(text: string): { steps: unknown } | { error: string } {
-  try {
-    return { steps: JSON.parse(text) };
-  } catch (error) {
-    return { error: error instanceof Error ? error.message : "not JSON" };
-  }
+  const parsed = parseJson(text);
+  return "value" in parsed ? { steps: parsed.value } : parsed;
 }
 
 /**

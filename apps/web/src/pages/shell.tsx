@@ -21,6 +21,10 @@ export function Shell() {
           <Link to="/console/runs">Runs</Link>
           <Link to="/console/metrics">Metrics</Link>
           <Link to="/console/secrets">Secrets</Link>
+          <Link to="/console/nodes">Nodes</Link>
+          <Link to="/console/storage">Storage</Link>
+          <Link to="/console/gateways">Gateways</Link>
+          <Link to="/console/registry">MCP registry</Link>
           <Link to="/console/api-keys">API keys</Link>
           <Link to="/console/members">Members</Link>
           <Link to="/console/security">Security</Link>

@@ -1,0 +1,45 @@
+import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { api } from "../api/client.ts";
+import { Field } from "../ui/form.tsx";
+import { problemOf } from "../ui/problem.ts";
+
+/** The public registry of MCP tool servers, searched as the person types. */
+export function RegistryPage() {
+  const [search, setSearch] = useState("");
+  const [asked, setAsked] = useState("");
+  const results = useQuery({
+    queryKey: ["registry", asked],
+    queryFn: () => api.hub.registry.list.query({ ...(asked ? { search: asked } : {}), limit: 30 }),
+    placeholderData: (previous) => previous,
+  });
+  return (
+    <section>
+      <h1>MCP registry</h1>
+      <search>
+        <form
+          className="inline-form"
+          onSubmit={(event) => {
+            event.preventDefault();
+            setAsked(search);
+          }}
+        >
+          <Field label="Search tool servers">
+            {(input) => <input {...input} type="search" value={search} onChange={(e) => setSearch(e.target.value)} />}
+          </Field>
+          <button type="submit">Search</button>
+        </form>
+      </search>
+      {results.error && <div role="alert">{problemOf(results.error).message}</div>}
+      {results.data?.servers.length === 0 && <p>No tool server matches “{asked}”.</p>}
+      <ul className="servers">
+        {results.data?.servers.map((server) => (
+          <li key={`${server.name}@${server.version}`}>
+            <strong>{server.name}</strong> <span className="hint">{server.version}</span>
+            <p>{server.description}</p>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
