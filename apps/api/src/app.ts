@@ -92,7 +92,9 @@ export function createApp({ services, router, openapi, metrics, consolePages }: 
     .get("/console/*", () => consolePages.page())
     .get("/invitations/accept", () => consolePages.page())
     .get("/password/reset", () => consolePages.page())
-    .get("/console/assets/:name", ({ params }) => consolePages.asset(params.name))
+    .get("/console/assets/:name", ({ params, request }) =>
+      consolePages.asset(params.name, request.headers.get("accept-encoding")),
+    )
     .post("/console/session", ({ request }) => uncached(session.start(request)), { parse: "none" })
     .post("/console/session/refresh", ({ request }) => uncached(session.refresh(request)), { parse: "none" })
     .post("/console/session/end", ({ request }) => uncached(session.end(request)), { parse: "none" })

@@ -37,11 +37,24 @@ const ASSET_NAME = /^[\w-]+\.(js|css|svg|png|woff2|map)$/;
 const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Console not built</title></head>
 <body><h1>The console is not built</h1><p>Run <code>bun run build:web</code> (the start scripts do), or point <code>CONSOLE_DIR</code> at a build.</p></body></html>`;
 
+const ENCODINGS = [
+  { encoding: "br", suffix: ".br" },
+  { encoding: "gzip", suffix: ".gz" },
+];
+
+/** Whether `Accept-Encoding` names `encoding` (without refusing it with `q=0`). */
+function accepts(header: string | null, encoding: string): boolean {
+  return (header ?? "").split(",").some((part) => {
+    const [name, ...params] = part.trim().split(";");
+    return name?.trim() === encoding && !params.some((param) => /^\s*q=0(\.0*)?\s*$/.test(param));
+  });
+}
+
 export interface ConsoleAssets {
   /** The document of every console page: the client routes. */
   page(): Response;
-  /** A built file under `/console/assets/`, cached for good. */
-  asset(name: string): Promise<Response>;
+  /** A built file under `/console/assets/`, cached for good, compressed as the request accepts. */
+  asset(name: string, acceptEncoding: string | null): Promise<Response>;
 }
 
 /** Serves a console build from `dir` (its `index.html` read once, at start-up). */
@@ -55,12 +68,25 @@ export function consoleAssets(dir: string): ConsoleAssets {
         headers: { ...SECURITY_HEADERS, "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" },
       });
     },
-    async asset(name) {
-      const file = ASSET_NAME.test(name) ? Bun.file(join(dir, "assets", name)) : undefined;
-      if (!file || !(await file.exists())) return notFound();
-      return new Response(file, {
-        headers: { ...SECURITY_HEADERS, "cache-control": "public, max-age=31536000, immutable" },
-      });
+    async asset(name, acceptEncoding) {
+      if (!ASSET_NAME.test(name)) return notFound();
+      const path = join(dir, "assets", name);
+      const file = Bun.file(path);
+      if (!(await file.exists())) return notFound();
+      const headers: Record<string, string> = {
+        ...SECURITY_HEADERS,
+        "cache-control": "public, max-age=31536000, immutable",
+        "content-type": file.type,
+        vary: "accept-encoding",
+      };
+      // The build wrote each asset's Brotli and gzip forms beside it.
+      for (const { encoding, suffix } of ENCODINGS) {
+        const compressed = Bun.file(`${path}${suffix}`);
+        if (accepts(acceptEncoding, encoding) && (await compressed.exists())) {
+          return new Response(compressed, { headers: { ...headers, "content-encoding": encoding } });
+        }
+      }
+      return new Response(file, { headers });
     },
   };
 }
