@@ -3,13 +3,10 @@ import { mkdtempSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { buildConsole } from "../scripts/build-console.ts";
+import { type Browser, type BrowserContext, launchChromium, type Page } from "../scripts/chromium.ts";
 
-/** Debian's chromium (`apt-get install -y chromium`; browsers cannot be downloaded here). */
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-
-export const chromiumMissing = async () => !(await Bun.file(CHROMIUM).exists());
+export { chromiumMissing } from "../scripts/chromium.ts";
 
 let built: Promise<string> | undefined;
 
@@ -23,9 +20,7 @@ export function consoleBuild(): Promise<string> {
   return built;
 }
 
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
-}
+export const launchBrowser = launchChromium;
 
 /** A fresh browser profile (no cookies), at a desktop size, with every page's console errors kept. */
 export async function newContext(browser: Browser): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {

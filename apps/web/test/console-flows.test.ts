@@ -185,6 +185,28 @@ for (const { backend, redis, label, skip } of runModes()) {
         await context.close();
       });
 
+      test("a burst of more runs than a page between two looks at the list is listed whole", async () => {
+        const user = await signUp(api, "console-burst");
+        const token = user.auth.auth_token;
+        const flow = await createFlow(token, {
+          name: "bursty",
+          trigger: { type: "manual" },
+          steps: [{ name: "s", subject: "transform", payload: {} }],
+        });
+        const { page, context } = await newContext(browser);
+        await signInThroughPage(page, api.url, user.email, PASSWORD);
+        await page.goto(`${api.url}/console/flows/${flow.id}`);
+        await page.getByText("No runs yet.").waitFor();
+        await startRun(token, flow.id, { n: -1 });
+        await page.getByText("1 runs shown").waitFor();
+        // 250 at once: the list reads back through the pages to the run it already showed.
+        for (let batch = 0; batch < 5; batch++) {
+          await Promise.all(Array.from({ length: 50 }, (_, n) => startRun(token, flow.id, { n: batch * 50 + n })));
+        }
+        await page.getByText("251 runs shown").waitFor({ timeout: 15_000 });
+        await context.close();
+      });
+
       test("a run under way is cancelled from its page", async () => {
         const user = await signUp(api, "console-cancel");
         const token = user.auth.auth_token;

@@ -28,6 +28,8 @@ const PAGE = 100;
 const ROW_HEIGHT = 36;
 /** How often the newest page is asked for again: new runs and status changes arrive in one batch per poll. */
 const LIVE_MS = 1000;
+/** At most this many pages are read in one poll to catch up with runs that arrived since the last. */
+const MAX_CATCH_UP_PAGES = 20;
 
 /**
  * A flow's runs, newest first, live: the newest page is polled and merged over what is
@@ -42,9 +44,27 @@ export function RunsTable({ flowId, filter }: { flowId?: string; filter: RunFilt
     flowId ? api.runs.list.query({ id: flowId, ...input, cursor }) : api.runs.listAll.query({ ...input, cursor });
   const flows = useQuery({ queryKey: ["flows"], queryFn: () => api.flows.list.query(), enabled: !flowId });
   const flowName = (id: string) => flows.data?.data.find((flow) => flow.id === id)?.name ?? id.slice(-12);
+  // The newest run listed so far: a poll reads back to it.
+  const newestSeen = useRef("");
   const head = useQuery({
     queryKey: ["runs", flowId, filter, "head"],
-    queryFn: () => page(),
+    queryFn: async () => {
+      const first = await page();
+      const runs = [...first.data];
+      let cursor = first.next_cursor;
+      // More than a page arrived since the last poll: follow the pages back to a run already
+      // seen, so that none falls between the newest page and the older ones.
+      for (
+        let pages = 1;
+        newestSeen.current && cursor && pages < MAX_CATCH_UP_PAGES && (runs.at(-1)?.id ?? "") > newestSeen.current;
+        pages++
+      ) {
+        const next = await page(cursor);
+        runs.push(...next.data);
+        cursor = next.next_cursor;
+      }
+      return { data: runs, next_cursor: first.next_cursor };
+    },
     refetchInterval: LIVE_MS,
   });
   const older = useInfiniteQuery({
@@ -63,7 +83,9 @@ export function RunsTable({ flowId, filter }: { flowId?: string; filter: RunFilt
     for (const page of older.data?.pages ?? []) for (const run of page.data) byId.set(run.id, run);
     for (const run of head.data?.data ?? []) byId.set(run.id, run);
     // Run ids are UUIDv7: their order is the order of acceptance.
-    return [...byId.values()].sort((a, b) => (a.id < b.id ? 1 : -1));
+    const sorted = [...byId.values()].sort((a, b) => (a.id < b.id ? 1 : -1));
+    newestSeen.current = sorted[0]?.id ?? "";
+    return sorted;
   }, [head.data, older.data]);
 
   const scroller = useRef<HTMLElement>(null);
