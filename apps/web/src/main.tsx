@@ -2,7 +2,7 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { RouterProvider } from "@tanstack/react-router";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
-import { PlatformError } from "./api/client.ts";
+import { PlatformError, session } from "./api/client.ts";
 import { router } from "./router.tsx";
 
 const queryClient = new QueryClient({
@@ -14,6 +14,13 @@ const queryClient = new QueryClient({
       refetchOnWindowFocus: false,
     },
   },
+});
+
+// A session that stops working (ended on another device, a password reset) leads to sign-in,
+// and back to this page afterwards.
+session.onExpired(() => {
+  const here = router.state.location;
+  void router.navigate({ to: "/console/sign-in", search: { redirect: here.href } });
 });
 
 const root = document.getElementById("root");

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createResetLink } from "@platform/core";
 import { totpCodeFromUrl } from "@platform/core/testing";
 import { freeLoopbackPort } from "@platform/db/testing";
 import type { Browser, Page } from "playwright-core";
@@ -102,6 +103,28 @@ for (const { backend, redis, label, skip } of runModes()) {
       await page.waitForURL(`${origin}/console/flows/new`);
       await page.getByRole("heading", { name: "New flow" }).waitFor();
       expect(errors).toEqual([]);
+      await context.close();
+    });
+
+    test("a session ended elsewhere (a password reset) leads the open page to sign-in, and back after it", async () => {
+      const user = await signUp(api, "console-ended");
+      const { page, context } = await newContext(browser);
+      await signInWithPassword(page, user.email);
+      await page.waitForURL(`${origin}/console/flows`);
+      const link = await createResetLink(api.services.accounts, user.email);
+      const token = new URL(link?.url ?? "").hash.replace("#token=", "");
+      const reset = await api.request("/accounts/password/reset", {
+        method: "POST",
+        json: { token, password: "reset elsewhere, meanwhile" },
+      });
+      expect(reset.status).toBe(200);
+      // No reload: the next call the page makes is refused, and so is the renewal.
+      await page.getByRole("link", { name: "Runs" }).click();
+      await page.waitForURL(/\/console\/sign-in\?redirect=%2Fconsole%2Fruns/);
+      await page.getByLabel("Email").fill(user.email);
+      await page.getByLabel("Password").fill("reset elsewhere, meanwhile");
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.waitForURL(`${origin}/console/runs`);
       await context.close();
     });
 

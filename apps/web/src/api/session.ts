@@ -42,6 +42,7 @@ export class ConsoleSession implements TokenSource {
   private expiresAt = 0;
   private renewal: Promise<string> | undefined;
   private readonly listeners = new Set<Listener>();
+  private readonly expiryListeners = new Set<() => void>();
 
   get current(): SignedIn | null {
     return this.state;
@@ -50,6 +51,12 @@ export class ConsoleSession implements TokenSource {
   subscribe(listener: Listener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Called when a held session stops working (ended elsewhere, expired): not on signing out. */
+  onExpired(listener: () => void): () => void {
+    this.expiryListeners.add(listener);
+    return () => this.expiryListeners.delete(listener);
   }
 
   /** Keeps a fresh sign-in: the refresh token goes to the cookie, the rest stays here. */
@@ -105,7 +112,9 @@ export class ConsoleSession implements TokenSource {
     const send = () => fetch("/console/session/refresh", { method: "POST" });
     const response = navigator.locks ? await navigator.locks.request("console-session", send) : await send();
     if (response.status === 401) {
+      const held = this.state !== null;
       this.set(null);
+      if (held) for (const listener of this.expiryListeners) listener();
       throw new SignedOutError();
     }
     if (!response.ok) throw new Error(`could not renew the session (${response.status})`);
