@@ -87,6 +87,16 @@ for (const { backend, redis, label, skip } of runModes()) {
         await page.getByRole("button", { name: "Copy URL" }).click();
         expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(webhookUrl);
 
+        // Edited: the saved steps come back into the editor, and saving makes revision 2.
+        await page.getByRole("link", { name: "Edit" }).click();
+        await page.getByRole("heading", { name: "Edit orders" }).waitFor();
+        await expect(page.getByLabel("Steps (JSON)").inputValue()).resolves.toContain('"route"');
+        await page.getByLabel("Description").fill("orders, routed");
+        await page.getByText("The steps are valid.").waitFor();
+        await page.getByRole("button", { name: "Save" }).click();
+        await page.getByRole("heading", { name: "orders" }).waitFor();
+        await expect(page.locator("dl.facts").textContent()).resolves.toContain("Revision2");
+
         await page.getByRole("button", { name: "Deactivate" }).click();
         await page.getByRole("button", { name: "Activate" }).waitFor();
         await page.getByRole("button", { name: "Activate" }).click();
