@@ -3,7 +3,7 @@ import { totpCodeFromUrl } from "@platform/core/testing";
 import { freeLoopbackPort } from "@platform/db/testing";
 import { sql } from "kysely";
 import type { Browser } from "playwright-core";
-import { PASSWORD, signUp } from "../../api/test/accounts-helpers.ts";
+import { addMember, PASSWORD, signUp } from "../../api/test/accounts-helpers.ts";
 import { runModes, startTestApi, type TestApi } from "../../api/test/harness.ts";
 import {
   chromiumMissing,
@@ -109,6 +109,22 @@ for (const { backend, redis, label, skip } of runModes()) {
         await screenshot(page, "members");
         await page.getByRole("button", { name: "Revoke new.teammate@example.com" }).click();
         await row.waitFor({ state: "detached" });
+        await context.close();
+      });
+
+      test("a member who may not invite is told so, and what to ask for", async () => {
+        const owner = await signUp(api, "console-owner");
+        const member = await addMember(api, owner.auth.auth_token, "console-member", "member");
+        const { page, context } = await newContext(browser);
+        await signInThroughPage(page, origin, member.email, PASSWORD);
+        await page.getByRole("link", { name: "Members" }).click();
+        await page.getByLabel("Email").fill("someone@example.com");
+        await page.getByRole("button", { name: "Invite" }).click();
+        const alert = page.getByRole("alert");
+        await expect(alert.textContent()).resolves.toStartWith("Not allowed:");
+        await expect(alert.textContent()).resolves.toContain("Ask an owner or admin");
+        await expectAccessible(page);
+        await screenshot(page, "members-forbidden");
         await context.close();
       });
 

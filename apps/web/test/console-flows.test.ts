@@ -145,6 +145,11 @@ for (const { backend, redis, label, skip } of runModes()) {
         await page.getByText("No runs yet.").waitFor();
         await page.getByLabel("Status").selectOption("failed");
         await eventually(async () => (await rows.count()) === 5);
+        // Accepted from tomorrow on: none.
+        await page.getByLabel("From").fill(new Date(Date.now() + 86_400_000).toISOString().slice(0, 16));
+        await page.getByText("No runs yet.").waitFor();
+        await page.getByLabel("From").fill("");
+        await eventually(async () => (await rows.count()) === 5);
 
         // The account's list holds them too, naming their flow.
         await page.getByRole("navigation").getByRole("link", { name: "Runs" }).click();
