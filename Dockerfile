@@ -34,7 +34,8 @@ ENV NODE_ENV=production \
 COPY --from=dependencies /app ./
 # Sources only: .dockerignore keeps tests, benchmarks, scripts and .git out.
 COPY . .
-# The console, built here and again by each start script (so apps/web belongs to bun).
+# The console, built here; the start scripts rebuild it only if a source is newer (never, in
+# the image), and apps/web belongs to bun should one ever be.
 RUN bun run build:web && chown -R bun:bun apps/web \
  && mkdir -p /data && chown bun:bun /data
 USER bun

@@ -17,7 +17,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildConsole } from "../apps/web/scripts/build-console.ts";
+import { buildConsole } from "../apps/web/build/build-console.ts";
 import { launchChromium, type Page } from "../apps/web/scripts/chromium.ts";
 import { freeLoopbackPort } from "../packages/db/src/testing.ts";
 import { flag } from "./lib/args.ts";

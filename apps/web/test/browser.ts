@@ -3,7 +3,7 @@ import { mkdtempSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildConsole } from "../scripts/build-console.ts";
+import { buildConsole } from "../build/build-console.ts";
 import { type Browser, type BrowserContext, launchChromium, type Page } from "../scripts/chromium.ts";
 
 export { chromiumMissing } from "../scripts/chromium.ts";

@@ -1,7 +1,7 @@
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { openApi } from "../api/client.ts";
-import { Field, FormProblem } from "../ui/form.tsx";
+import { FormProblem, TextField } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 import { AuthCard, tokenFromHash } from "./auth-card.tsx";
 import { type MfaChallenge, SecondFactor } from "./second-factor.tsx";
@@ -61,35 +61,26 @@ export function AcceptInvitationPage() {
       >
         <FormProblem problem={problem} />
         {!existing && (
-          <Field label="Your name" error={problem?.fields.display_name}>
-            {(input) => (
-              <input
-                {...input}
-                name="display_name"
-                autoComplete="name"
-                value={displayName}
-                onChange={(e) => setDisplayName(e.target.value)}
-              />
-            )}
-          </Field>
+          <TextField
+            label="Your name"
+            error={problem?.fields.display_name}
+            name="display_name"
+            autoComplete="name"
+            value={displayName}
+            onChange={setDisplayName}
+          />
         )}
-        <Field
+        <TextField
           label={existing ? "Your password" : "Choose a password"}
           error={problem?.fields.password}
           hint={existing ? undefined : "At least 10 characters."}
-        >
-          {(input) => (
-            <input
-              {...input}
-              name="password"
-              type="password"
-              autoComplete={existing ? "current-password" : "new-password"}
-              value={password}
-              onChange={(e) => setPassword(e.target.value)}
-              required
-            />
-          )}
-        </Field>
+          name="password"
+          type="password"
+          autoComplete={existing ? "current-password" : "new-password"}
+          value={password}
+          onChange={setPassword}
+          required
+        />
         <button type="submit" disabled={accept.isPending || !token}>
           Accept invitation
         </button>

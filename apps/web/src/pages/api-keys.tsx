@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api } from "../api/client.ts";
 import { CopyButton } from "../ui/copy-button.tsx";
-import { Field, FormProblem } from "../ui/form.tsx";
+import { DeleteButton, Field, FormProblem, TextField } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 
 /** Lines of `METHODS /path/pattern` (or a bare pattern), one per line; none for an unrestricted key. */
@@ -50,9 +50,7 @@ export function ApiKeysPage() {
         }}
       >
         <FormProblem problem={problem} />
-        <Field label="Name" error={problem?.fields.name}>
-          {(input) => <input {...input} name="name" value={name} onChange={(e) => setName(e.target.value)} required />}
-        </Field>
+        <TextField label="Name" error={problem?.fields.name} name="name" value={name} onChange={setName} required />
         <Field
           label="Allowed paths"
           error={Object.entries(problem?.fields ?? {}).find(([field]) => field.startsWith("allowed_paths"))?.[1]}
@@ -96,14 +94,7 @@ export function ApiKeysPage() {
                 <td>{key.allowed_paths ? key.allowed_paths.join(", ") : "everything its creator may do"}</td>
                 <td>{new Date(key.created * 1000).toLocaleString()}</td>
                 <td>
-                  <button
-                    type="button"
-                    className="secondary small"
-                    aria-label={`Delete key ${key.name}`}
-                    onClick={() => remove.mutate(key.id)}
-                  >
-                    Delete
-                  </button>
+                  <DeleteButton what={`key ${key.name}`} onClick={() => remove.mutate(key.id)} />
                 </td>
               </tr>
             ))}

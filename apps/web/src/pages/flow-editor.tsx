@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate, useParams } from "@tanstack/react-router";
 import { useEffect, useMemo, useState } from "react";
 import { api } from "../api/client.ts";
-import { Field, FormProblem } from "../ui/form.tsx";
+import { Field, FormProblem, TextField } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 import { StepGraph } from "../ui/step-graph.tsx";
 import {
@@ -93,21 +93,20 @@ function FlowEditor({ initial, saved }: { initial: FlowForm; saved?: { id: strin
       >
         <FormProblem problem={problem} />
         <div className="editor-form">
-          <Field label="Name" error={problem?.fields.name ?? fieldProblem("name")}>
-            {(input) => (
-              <input {...input} name="name" value={form.name} onChange={(e) => set("name", e.target.value)} />
-            )}
-          </Field>
-          <Field label="Description" error={problem?.fields.description ?? fieldProblem("description")}>
-            {(input) => (
-              <input
-                {...input}
-                name="description"
-                value={form.description}
-                onChange={(e) => set("description", e.target.value)}
-              />
-            )}
-          </Field>
+          <TextField
+            label="Name"
+            error={problem?.fields.name ?? fieldProblem("name")}
+            name="name"
+            value={form.name}
+            onChange={(value) => set("name", value)}
+          />
+          <TextField
+            label="Description"
+            error={problem?.fields.description ?? fieldProblem("description")}
+            name="description"
+            value={form.description}
+            onChange={(value) => set("description", value)}
+          />
           <label className="check">
             <input type="checkbox" checked={form.active} onChange={(e) => set("active", e.target.checked)} /> Active
           </label>
@@ -164,39 +163,34 @@ function FlowEditor({ initial, saved }: { initial: FlowForm; saved?: { id: strin
                         </select>
                       )}
                     </Field>
-                    <Field
+                    <TextField
                       label="Signing secret"
                       error={problem?.fields["trigger.signing_secret"] ?? fieldProblem("trigger.signing_secret")}
                       hint={saved ? "Leave empty to keep the saved secret." : undefined}
-                    >
-                      {(input) => (
-                        <input
-                          {...input}
-                          type="password"
-                          autoComplete="off"
-                          value={form.signingSecret}
-                          onChange={(e) => set("signingSecret", e.target.value)}
-                        />
-                      )}
-                    </Field>
+                      type="password"
+                      autoComplete="off"
+                      value={form.signingSecret}
+                      onChange={(value) => set("signingSecret", value)}
+                    />
                   </>
                 )}
               </>
             )}
             {form.triggerType === "schedule" && (
               <>
-                <Field
+                <TextField
                   label="Cron"
                   error={fieldProblem("trigger.cron")}
                   hint="Five fields: minute hour day month weekday."
-                >
-                  {(input) => <input {...input} value={form.cron} onChange={(e) => set("cron", e.target.value)} />}
-                </Field>
-                <Field label="Time zone" error={fieldProblem("trigger.timezone")}>
-                  {(input) => (
-                    <input {...input} value={form.timezone} onChange={(e) => set("timezone", e.target.value)} />
-                  )}
-                </Field>
+                  value={form.cron}
+                  onChange={(value) => set("cron", value)}
+                />
+                <TextField
+                  label="Time zone"
+                  error={fieldProblem("trigger.timezone")}
+                  value={form.timezone}
+                  onChange={(value) => set("timezone", value)}
+                />
                 <Field label="Missed ticks">
                   {(input) => (
                     <select

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api } from "../api/client.ts";
-import { Field, FormProblem } from "../ui/form.tsx";
+import { DeleteButton, Field, FormProblem, TextField } from "../ui/form.tsx";
 import { JsonCreateForm } from "../ui/json-create-form.tsx";
 import { problemOf } from "../ui/problem.ts";
 
@@ -52,9 +52,7 @@ function Mappings({ topic }: { topic: string }) {
             </select>
           )}
         </Field>
-        <Field label="Path" error={problem?.fields.path}>
-          {(input) => <input {...input} value={path} onChange={(e) => setPath(e.target.value)} />}
-        </Field>
+        <TextField label="Path" error={problem?.fields.path} value={path} onChange={setPath} />
         <Field label="Flow" error={problem?.fields.flow_id}>
           {(input) => (
             <select {...input} value={flowId} onChange={(e) => setFlowId(e.target.value)} required>
@@ -78,14 +76,10 @@ function Mappings({ topic }: { topic: string }) {
               {mapping.method} {mapping.path}
             </code>{" "}
             → {flows.data?.data.find((flow) => flow.id === mapping.flow_id)?.name ?? mapping.flow_id}{" "}
-            <button
-              type="button"
-              className="secondary small"
-              aria-label={`Delete mapping ${mapping.method} ${mapping.path}`}
+            <DeleteButton
+              what={`mapping ${mapping.method} ${mapping.path}`}
               onClick={() => remove.mutate({ method: mapping.method, path: mapping.path })}
-            >
-              Delete
-            </button>
+            />
           </li>
         ))}
       </ul>

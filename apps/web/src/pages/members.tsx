@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api } from "../api/client.ts";
 import { CopyButton } from "../ui/copy-button.tsx";
-import { Field, FormProblem, Notice } from "../ui/form.tsx";
+import { DeleteButton, Field, FormProblem, Notice, TextField } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 
 export function MembersPage() {
@@ -34,18 +34,15 @@ export function MembersPage() {
         }}
       >
         <FormProblem problem={problem} />
-        <Field label="Email" error={problem?.fields.email}>
-          {(input) => (
-            <input
-              {...input}
-              name="email"
-              type="email"
-              value={email}
-              onChange={(e) => setEmail(e.target.value)}
-              required
-            />
-          )}
-        </Field>
+        <TextField
+          label="Email"
+          error={problem?.fields.email}
+          name="email"
+          type="email"
+          value={email}
+          onChange={setEmail}
+          required
+        />
         <Field label="Role" error={problem?.fields.role}>
           {(input) => (
             <select {...input} value={role} onChange={(e) => setRole(e.target.value as "member" | "admin")}>
@@ -88,14 +85,11 @@ export function MembersPage() {
                 <td>{user.status === "invited" ? "invited (pending)" : "active"}</td>
                 <td>
                   {user.role !== "owner" && (
-                    <button
-                      type="button"
-                      className="secondary small"
-                      aria-label={`${user.status === "invited" ? "Revoke" : "Remove"} ${user.email}`}
+                    <DeleteButton
+                      what={user.email}
+                      verb={user.status === "invited" ? "Revoke" : "Remove"}
                       onClick={() => remove.mutate(user.email)}
-                    >
-                      {user.status === "invited" ? "Revoke" : "Remove"}
-                    </button>
+                    />
                   )}
                 </td>
               </tr>

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api } from "../api/client.ts";
-import { Field } from "../ui/form.tsx";
+import { DeleteButton, TextField } from "../ui/form.tsx";
 import { JsonCreateForm } from "../ui/json-create-form.tsx";
 import { problemOf } from "../ui/problem.ts";
 
@@ -39,9 +39,7 @@ export function NodesPage() {
         pending={create.isPending}
         onSubmit={(data) => create.mutate(data)}
       >
-        <Field label="Collection" error={problem?.fields.collection}>
-          {(input) => <input {...input} value={collection} onChange={(e) => setCollection(e.target.value)} />}
-        </Field>
+        <TextField label="Collection" error={problem?.fields.collection} value={collection} onChange={setCollection} />
       </JsonCreateForm>
       {remove.error && <div role="alert">{problemOf(remove.error).message}</div>}
       {nodes.data && nodes.data.data.length > 0 && (
@@ -65,14 +63,7 @@ export function NodesPage() {
                 </td>
                 <td>{node.data.subject}</td>
                 <td>
-                  <button
-                    type="button"
-                    className="secondary small"
-                    aria-label={`Delete template ${node.data.name}`}
-                    onClick={() => remove.mutate(node.id)}
-                  >
-                    Delete
-                  </button>
+                  <DeleteButton what={`template ${node.data.name}`} onClick={() => remove.mutate(node.id)} />
                 </td>
               </tr>
             ))}

@@ -2,7 +2,7 @@ import { useMutation } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import { useState } from "react";
 import { openApi } from "../api/client.ts";
-import { Field, FormProblem, Notice } from "../ui/form.tsx";
+import { FormProblem, Notice, TextField } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 import { AuthCard, tokenFromHash } from "./auth-card.tsx";
 
@@ -22,19 +22,16 @@ export function ForgotPasswordPage() {
           }}
         >
           <FormProblem problem={problem} />
-          <Field label="Email" error={problem?.fields.email}>
-            {(input) => (
-              <input
-                {...input}
-                name="email"
-                type="email"
-                autoComplete="username"
-                value={email}
-                onChange={(e) => setEmail(e.target.value)}
-                required
-              />
-            )}
-          </Field>
+          <TextField
+            label="Email"
+            error={problem?.fields.email}
+            name="email"
+            type="email"
+            autoComplete="username"
+            value={email}
+            onChange={setEmail}
+            required
+          />
           <button type="submit" disabled={ask.isPending}>
             Send the link
           </button>
@@ -68,19 +65,17 @@ export function ResetPasswordPage() {
         }}
       >
         <FormProblem problem={problem?.fields.token ? { ...problem, fields: {} } : problem} />
-        <Field label="New password" error={problem?.fields.password} hint="At least 10 characters.">
-          {(input) => (
-            <input
-              {...input}
-              name="password"
-              type="password"
-              autoComplete="new-password"
-              value={password}
-              onChange={(e) => setPassword(e.target.value)}
-              required
-            />
-          )}
-        </Field>
+        <TextField
+          label="New password"
+          error={problem?.fields.password}
+          hint="At least 10 characters."
+          name="password"
+          type="password"
+          autoComplete="new-password"
+          value={password}
+          onChange={setPassword}
+          required
+        />
         <button type="submit" disabled={reset.isPending || !token}>
           Set password
         </button>

@@ -1,7 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { api } from "../api/client.ts";
-import { Field } from "../ui/form.tsx";
+import { TextField } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 
 /** The public registry of MCP tool servers, searched as the person types. */
@@ -24,9 +24,7 @@ export function RegistryPage() {
             setAsked(search);
           }}
         >
-          <Field label="Search tool servers">
-            {(input) => <input {...input} type="search" value={search} onChange={(e) => setSearch(e.target.value)} />}
-          </Field>
+          <TextField label="Search tool servers" type="search" value={search} onChange={setSearch} />
           <button type="submit">Search</button>
         </form>
       </search>

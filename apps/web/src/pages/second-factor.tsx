@@ -3,7 +3,7 @@ import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { openApi } from "../api/client.ts";
 import type { SignedIn } from "../api/session.ts";
-import { Field, FormProblem } from "../ui/form.tsx";
+import { FormProblem, TextField } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 
 export interface MfaChallenge {
@@ -39,19 +39,16 @@ export function SecondFactor({ challenge, onDone }: { challenge: MfaChallenge; o
             totp.mutate();
           }}
         >
-          <Field label="Code from your authenticator app" error={problem?.fields.totp_code}>
-            {(input) => (
-              <input
-                {...input}
-                name="totp_code"
-                inputMode="numeric"
-                autoComplete="one-time-code"
-                value={code}
-                onChange={(event) => setCode(event.target.value)}
-                required
-              />
-            )}
-          </Field>
+          <TextField
+            label="Code from your authenticator app"
+            error={problem?.fields.totp_code}
+            name="totp_code"
+            inputMode="numeric"
+            autoComplete="one-time-code"
+            value={code}
+            onChange={setCode}
+            required
+          />
           <button type="submit" disabled={totp.isPending}>
             Verify
           </button>

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api } from "../api/client.ts";
-import { Field, FormProblem, Notice } from "../ui/form.tsx";
+import { DeleteButton, FormProblem, Notice, TextField } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 
 /** The account's secrets by key: a value is written here and never shown again. */
@@ -38,22 +38,17 @@ export function SecretsPage() {
         }}
       >
         <FormProblem problem={problem} />
-        <Field label="Key" error={problem?.fields.key}>
-          {(input) => <input {...input} name="key" value={key} onChange={(e) => setKey(e.target.value)} required />}
-        </Field>
-        <Field label="Value" error={problem?.fields.value}>
-          {(input) => (
-            <input
-              {...input}
-              name="value"
-              type="password"
-              autoComplete="off"
-              value={value}
-              onChange={(e) => setValue(e.target.value)}
-              required
-            />
-          )}
-        </Field>
+        <TextField label="Key" error={problem?.fields.key} name="key" value={key} onChange={setKey} required />
+        <TextField
+          label="Value"
+          error={problem?.fields.value}
+          name="value"
+          type="password"
+          autoComplete="off"
+          value={value}
+          onChange={setValue}
+          required
+        />
         <button type="submit" disabled={put.isPending}>
           Save secret
         </button>
@@ -78,14 +73,7 @@ export function SecretsPage() {
                   <code>{secret.key}</code>
                 </td>
                 <td>
-                  <button
-                    type="button"
-                    className="secondary small"
-                    aria-label={`Delete secret ${secret.key}`}
-                    onClick={() => remove.mutate(secret.key)}
-                  >
-                    Delete
-                  </button>
+                  <DeleteButton what={`secret ${secret.key}`} onClick={() => remove.mutate(secret.key)} />
                 </td>
               </tr>
             ))}

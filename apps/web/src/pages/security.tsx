@@ -2,7 +2,7 @@ import { startRegistration } from "@simplewebauthn/browser";
 import { useMutation } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { api, session } from "../api/client.ts";
-import { Field, FormProblem, Notice } from "../ui/form.tsx";
+import { FormProblem, Notice, TextField } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 import { ConfirmItsYou, needsRecentSignIn } from "../ui/recent-sign-in.tsx";
 
@@ -75,18 +75,15 @@ export function SecurityPage() {
             Add this key to your authenticator app: <code className="secret-once">{setup.secret}</code> (or open{" "}
             <a href={setup.otpauth_url}>the otpauth link</a> on your phone), then give the code it shows.
           </p>
-          <Field label="Code" error={problem?.fields.code}>
-            {(input) => (
-              <input
-                {...input}
-                inputMode="numeric"
-                autoComplete="one-time-code"
-                value={code}
-                onChange={(e) => setCode(e.target.value)}
-                required
-              />
-            )}
-          </Field>
+          <TextField
+            label="Code"
+            error={problem?.fields.code}
+            inputMode="numeric"
+            autoComplete="one-time-code"
+            value={code}
+            onChange={setCode}
+            required
+          />
           <button type="submit" disabled={verifyTotp.isPending}>
             Turn on
           </button>

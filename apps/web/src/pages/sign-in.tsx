@@ -3,7 +3,7 @@ import { Link, useNavigate, useSearch } from "@tanstack/react-router";
 import { useState } from "react";
 import { openApi, session } from "../api/client.ts";
 import type { SignedIn } from "../api/session.ts";
-import { Field, FormProblem } from "../ui/form.tsx";
+import { FormProblem, TextField } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 import { AuthCard } from "./auth-card.tsx";
 import { type MfaChallenge, SecondFactor } from "./second-factor.tsx";
@@ -58,32 +58,26 @@ export function SignInPage() {
         }}
       >
         <FormProblem problem={problem} />
-        <Field label="Email" error={problem?.fields.email}>
-          {(input) => (
-            <input
-              {...input}
-              name="email"
-              type="email"
-              autoComplete="username"
-              value={email}
-              onChange={(e) => setEmail(e.target.value)}
-              required
-            />
-          )}
-        </Field>
-        <Field label="Password" error={problem?.fields.password}>
-          {(input) => (
-            <input
-              {...input}
-              name="password"
-              type="password"
-              autoComplete="current-password"
-              value={password}
-              onChange={(e) => setPassword(e.target.value)}
-              required
-            />
-          )}
-        </Field>
+        <TextField
+          label="Email"
+          error={problem?.fields.email}
+          name="email"
+          type="email"
+          autoComplete="username"
+          value={email}
+          onChange={setEmail}
+          required
+        />
+        <TextField
+          label="Password"
+          error={problem?.fields.password}
+          name="password"
+          type="password"
+          autoComplete="current-password"
+          value={password}
+          onChange={setPassword}
+          required
+        />
         <button type="submit" disabled={signIn.isPending}>
           Sign in
         </button>

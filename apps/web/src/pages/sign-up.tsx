@@ -2,7 +2,7 @@ import { useMutation } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import { useState } from "react";
 import { openApi } from "../api/client.ts";
-import { Field, FormProblem } from "../ui/form.tsx";
+import { FormProblem, TextField } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 import { AuthCard } from "./auth-card.tsx";
 import { useFinishSignIn } from "./sign-in.tsx";
@@ -16,19 +16,17 @@ export function SignUpPage() {
   });
   const problem = signUp.error ? problemOf(signUp.error) : null;
   const field = (name: keyof typeof form, label: string, type: string, autoComplete: string, hint?: string) => (
-    <Field label={label} error={problem?.fields[name]} hint={hint}>
-      {(input) => (
-        <input
-          {...input}
-          name={name}
-          type={type}
-          autoComplete={autoComplete}
-          value={form[name]}
-          onChange={(e) => setForm({ ...form, [name]: e.target.value })}
-          required={name !== "display_name"}
-        />
-      )}
-    </Field>
+    <TextField
+      label={label}
+      error={problem?.fields[name]}
+      hint={hint}
+      name={name}
+      type={type}
+      autoComplete={autoComplete}
+      value={form[name]}
+      onChange={(value) => setForm({ ...form, [name]: value })}
+      required={name !== "display_name"}
+    />
   );
   return (
     <AuthCard title="Create an account" footer={<Link to="/console/sign-in">I have an account</Link>}>

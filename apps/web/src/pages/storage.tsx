@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api } from "../api/client.ts";
-import { Field, FormProblem } from "../ui/form.tsx";
+import { Field, FormProblem, TextField } from "../ui/form.tsx";
 import { parseJson } from "../ui/json-field.ts";
 import { JsonView } from "../ui/json-view.tsx";
 import { problemOf } from "../ui/problem.ts";
@@ -37,9 +37,7 @@ function StreamBrowser({ name }: { name: string }) {
           publish.mutate();
         }}
       >
-        <Field label="Subject" error={problem?.fields.subject}>
-          {(input) => <input {...input} value={subject} onChange={(e) => setSubject(e.target.value)} required />}
-        </Field>
+        <TextField label="Subject" error={problem?.fields.subject} value={subject} onChange={setSubject} required />
         <Field
           label="Message (a JSON object)"
           error={"error" in parsed ? `Not JSON yet: ${parsed.error}` : problem?.fields.body}
@@ -92,12 +90,13 @@ function BucketBrowser({ bucket }: { bucket: string }) {
           put.mutate();
         }}
       >
-        <Field label="Key" error={problem?.fields.key}>
-          {(input) => <input {...input} value={key} onChange={(e) => setKey(e.target.value)} required />}
-        </Field>
-        <Field label="Value (JSON)" error={"error" in parsed ? "Not JSON yet" : problem?.fields.value}>
-          {(input) => <input {...input} value={text} onChange={(e) => setText(e.target.value)} />}
-        </Field>
+        <TextField label="Key" error={problem?.fields.key} value={key} onChange={setKey} required />
+        <TextField
+          label="Value (JSON)"
+          error={"error" in parsed ? "Not JSON yet" : problem?.fields.value}
+          value={text}
+          onChange={setText}
+        />
         <button type="submit" disabled={put.isPending || "error" in parsed}>
           Write key
         </button>
@@ -153,9 +152,13 @@ export function StoragePage() {
             </select>
           )}
         </Field>
-        <Field label="Name" error={problem?.fields.name ?? problem?.fields.bucket}>
-          {(input) => <input {...input} value={name} onChange={(e) => setName(e.target.value)} required />}
-        </Field>
+        <TextField
+          label="Name"
+          error={problem?.fields.name ?? problem?.fields.bucket}
+          value={name}
+          onChange={setName}
+          required
+        />
         <button type="submit">Open</button>
         <button type="button" className="secondary" onClick={() => create.mutate()} disabled={!name}>
           Create

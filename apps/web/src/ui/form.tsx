@@ -28,6 +28,42 @@ export function Field(props: {
   );
 }
 
+/** A labelled text input (any `type`) with its error beside it: the form field of most pages. */
+export function TextField({
+  label,
+  error,
+  hint,
+  value,
+  onChange,
+  ...rest
+}: {
+  label: string;
+  error?: string;
+  hint?: string;
+  value: string;
+  onChange: (value: string) => void;
+  name?: string;
+  type?: string;
+  autoComplete?: string;
+  inputMode?: "numeric" | "text";
+  required?: boolean;
+}) {
+  return (
+    <Field label={label} error={error} hint={hint}>
+      {(input) => <input {...input} {...rest} value={value} onChange={(event) => onChange(event.target.value)} />}
+    </Field>
+  );
+}
+
+/** A small button that deletes one row of a table, named after what it deletes. */
+export function DeleteButton({ what, onClick, verb = "Delete" }: { what: string; onClick: () => void; verb?: string }) {
+  return (
+    <button type="button" className="secondary small" aria-label={`${verb} ${what}`} onClick={onClick}>
+      {verb}
+    </button>
+  );
+}
+
 /** The failure of a form as a whole: what it was, unless every part of it sits beside a field. */
 export function FormProblem({ problem }: { problem: Problem | null }) {
   if (!problem) return null;

@@ -2,7 +2,7 @@ import { PlatformError } from "@platform/client";
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { api } from "../api/client.ts";
-import { Field, FormProblem } from "./form.tsx";
+import { FormProblem, TextField } from "./form.tsx";
 import { problemOf } from "./problem.ts";
 
 /** The API's 403 for a change that needs a recent sign-in (second factors). */
@@ -34,18 +34,15 @@ export function ConfirmItsYou({ onConfirmed, onCancel }: { onConfirmed: () => vo
       <h2>Confirm it's you</h2>
       <p>Changing how you sign in needs your password again.</p>
       <FormProblem problem={problem} />
-      <Field label="Current password" error={problem?.fields.password}>
-        {(input) => (
-          <input
-            {...input}
-            type="password"
-            autoComplete="current-password"
-            value={password}
-            onChange={(e) => setPassword(e.target.value)}
-            required
-          />
-        )}
-      </Field>
+      <TextField
+        label="Current password"
+        error={problem?.fields.password}
+        type="password"
+        autoComplete="current-password"
+        value={password}
+        onChange={setPassword}
+        required
+      />
       <button type="submit" disabled={confirm.isPending}>
         Confirm
       </button>{" "}
