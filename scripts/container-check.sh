@@ -267,6 +267,13 @@ walk_through() {
   request GET "$base/metrics"
   expect 200 'http_requests_total'
   ok "/openapi.json, /docs with its assets, /metrics"
+  request GET "$base/console/sign-in"
+  expect 200 '/console/assets/'
+  local script
+  script=$(printf '%s' "$body" | grep -o '/console/assets/[^"]*\.js' | head -n1)
+  request GET "$base$script" -H 'accept-encoding: br'
+  expect 200
+  ok "the web console and its built assets (built into the image)"
   json_post "$base/accounts/signup" \
     "{\"email\":\"$EMAIL\",\"password\":\"$PASSWORD\",\"account_name\":\"acme\",\"display_name\":\"Ada\"}"
   expect 200 '"root_email":"ada@example.com"'
