@@ -18,6 +18,8 @@ export async function buildConsole(
     outdir,
     target: "browser",
     minify: true,
+    // Pages with heavy parts of their own (Metrics' charts) become chunks loaded when opened.
+    splitting: true,
     sourcemap: "none",
     publicPath: "/console/",
     define: { "process.env.NODE_ENV": JSON.stringify("production") },

@@ -2,6 +2,8 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { RouterProvider } from "@tanstack/react-router";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
+// With the page's own styles, so a page loaded later (Metrics) brings no stylesheet of its own.
+import "uplot/dist/uPlot.min.css";
 import { PlatformError, session } from "./api/client.ts";
 import { router } from "./router.tsx";
 

@@ -1,4 +1,11 @@
-import { createRootRoute, createRoute, createRouter, Outlet, redirect } from "@tanstack/react-router";
+import {
+  createRootRoute,
+  createRoute,
+  createRouter,
+  lazyRouteComponent,
+  Outlet,
+  redirect,
+} from "@tanstack/react-router";
 import { session } from "./api/client.ts";
 import { AcceptInvitationPage } from "./pages/accept-invitation.tsx";
 import { ApiKeysPage } from "./pages/api-keys.tsx";
@@ -7,7 +14,6 @@ import { FlowEditorPage } from "./pages/flow-editor.tsx";
 import { FlowsPage } from "./pages/flows.tsx";
 import { GatewaysPage } from "./pages/gateways.tsx";
 import { MembersPage } from "./pages/members.tsx";
-import { MetricsPage } from "./pages/metrics.tsx";
 import { NodesPage } from "./pages/nodes.tsx";
 import { ForgotPasswordPage, ResetPasswordPage } from "./pages/password.tsx";
 import { RegistryPage } from "./pages/registry.tsx";
@@ -56,7 +62,12 @@ const routeTree = root.addChildren([
     createRoute({ getParentRoute: () => signedIn, path: "/console/flows/$flowId/edit", component: FlowEditorPage }),
     createRoute({ getParentRoute: () => signedIn, path: "/console/runs", component: RunsPage }),
     createRoute({ getParentRoute: () => signedIn, path: "/console/runs/$runId", component: RunPage }),
-    createRoute({ getParentRoute: () => signedIn, path: "/console/metrics", component: MetricsPage }),
+    createRoute({
+      getParentRoute: () => signedIn,
+      path: "/console/metrics",
+      // The charts (uPlot) load when the page is first opened, not with the sign-in page.
+      component: lazyRouteComponent(() => import("./pages/metrics.tsx"), "MetricsPage"),
+    }),
     createRoute({ getParentRoute: () => signedIn, path: "/console/secrets", component: SecretsPage }),
     createRoute({ getParentRoute: () => signedIn, path: "/console/nodes", component: NodesPage }),
     createRoute({ getParentRoute: () => signedIn, path: "/console/storage", component: StoragePage }),

@@ -66,6 +66,14 @@ export function RunPage() {
     // A run under way is followed until it ends.
     refetchInterval: (query) => (query.state.data && ENDED.has(query.state.data.status) ? false : 1000),
   });
+  const flowId = run.data?.flow_id;
+  const flow = useQuery({
+    queryKey: ["flow", flowId],
+    queryFn: () => api.flows.get.query({ id: flowId as string }),
+    enabled: Boolean(flowId),
+    // A deleted flow's runs are still readable: its name is then unknown, not an error.
+    retry: false,
+  });
   const replay = useMutation({
     mutationFn: () => api.runs.replay.mutate({ id: runId }),
     onSuccess: ({ run_id }) => navigate({ to: "/console/runs/$runId", params: { runId: run_id } }),
@@ -99,7 +107,7 @@ export function RunPage() {
         <dt>Flow</dt>
         <dd>
           <Link to="/console/flows/$flowId" params={{ flowId: current.flow_id }}>
-            {current.flow_id}
+            {flow.data?.data.name ?? current.flow_id}
           </Link>{" "}
           (revision {current.revision})
         </dd>
