@@ -68,6 +68,22 @@ for (const { backend, redis, label, skip } of runModes()) {
       expect(total("accepted", day.body.data.buckets)).toBe(2);
       expect((await call(api, stranger, "GET", `/runs/activity?flow_id=${failing}`)).status).toBe(404);
       expect((await call(api, owner, "GET", "/runs/activity?window=week")).body.error).toContain("window");
+
+      // A key that names neither is refused both; one that names them reads them.
+      const flowsOnly = await call(api, owner, "POST", "/accounts/api-keys", {
+        name: "flows",
+        allowed_paths: ["GET /flows"],
+      });
+      const flowsKey = { headers: { "x-api-key": flowsOnly.body.data.key as string } };
+      expect((await call(api, flowsKey, "GET", "/runs")).status).toBe(403);
+      expect((await call(api, flowsKey, "GET", "/runs/activity")).status).toBe(403);
+      const runsReader = await call(api, owner, "POST", "/accounts/api-keys", {
+        name: "runs",
+        allowed_paths: ["GET /runs", "GET /runs/activity"],
+      });
+      const runsKey = { headers: { "x-api-key": runsReader.body.data.key as string } };
+      expect((await call(api, runsKey, "GET", "/runs")).body.data).toHaveLength(5);
+      expect((await call(api, runsKey, "GET", "/runs/activity")).status).toBe(200);
     });
   });
 }
