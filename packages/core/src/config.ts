@@ -100,6 +100,10 @@ export const coreConfigSchema = z.object({
     description:
       "PostgreSQL connection URL. Unset: embedded PGlite in DATA_DIR. Required by start:api and start:worker.",
   }),
+  DATABASE_DIRECT_URL: optionalUrl.meta({
+    description:
+      "When DATABASE_URL is a transaction-pooling PgBouncer: the same database straight on the server, for what needs a session of its own (migrations' lock, LISTEN). Unset: DATABASE_URL.",
+  }),
   REDIS_URL: optionalUrl.meta({
     description:
       "Redis connection URL. Unset: the broker runs on the database. Required by start:api and start:worker.",
@@ -371,6 +375,7 @@ export function toCoreConfig(env: CoreEnv) {
     gatewayBaseUrl: withoutTrailingSlash(env.GATEWAY_BASE_URL ?? `${ingressUrl}/gw`),
     dataDir: env.DATA_DIR,
     databaseUrl: env.DATABASE_URL,
+    databaseDirectUrl: env.DATABASE_DIRECT_URL,
     redisUrl: env.REDIS_URL,
     brokerNamespace: env.BROKER_NAMESPACE,
     secretsKey: env.SECRETS_KEY,

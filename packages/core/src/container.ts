@@ -21,13 +21,35 @@ export interface ServicesHandle {
   close(): Promise<void>;
 }
 
-/** Opens the configured database (PostgreSQL when DATABASE_URL is set, else PGlite in DATA_DIR) and migrates it. */
+/**
+ * Opens the configured database (PostgreSQL when DATABASE_URL is set, else PGlite in
+ * DATA_DIR) and migrates it. With DATABASE_DIRECT_URL (DATABASE_URL being a transaction
+ * pooler), migrations run on a connection of their own straight to the server: the
+ * migrator's session advisory lock would not hold through a pooler.
+ */
 export async function openConfiguredDatabase(config: CoreConfig): Promise<DatabaseHandle> {
-  const database = await openDatabase(
-    config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir },
-  );
+  if (!config.databaseUrl) {
+    const database = await openDatabase({ kind: "pglite", dataDir: config.dataDir });
+    return migrated(database, database);
+  }
+  const directUrl = config.databaseDirectUrl ?? config.databaseUrl;
+  const database = await openDatabase({ kind: "postgres", url: config.databaseUrl, directUrl });
+  if (directUrl === config.databaseUrl) return migrated(database, database);
+  const direct = await openDatabase({ kind: "postgres", url: directUrl, poolSize: 1 }).catch(async (error) => {
+    await database.close();
+    throw error;
+  });
   try {
-    await migrateToLatest(database.db);
+    return await migrated(database, direct);
+  } finally {
+    await direct.close();
+  }
+}
+
+/** `database`, once `through` (the same database) has brought its schema up to date; closed if that fails. */
+async function migrated(database: DatabaseHandle, through: DatabaseHandle): Promise<DatabaseHandle> {
+  try {
+    await migrateToLatest(through.db);
   } catch (error) {
     await database.close();
     throw error;

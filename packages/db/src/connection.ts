@@ -8,7 +8,16 @@ import type { Database } from "./schema.ts";
 
 /** Where the data lives: a PostgreSQL server, or an embedded PGlite (a directory, or memory). */
 export type DatabaseTarget =
-  | { kind: "postgres"; url: string; poolSize?: number }
+  | {
+      kind: "postgres";
+      url: string;
+      poolSize?: number;
+      /**
+       * A connection straight to the server when `url` is a transaction pooler (PgBouncer):
+       * LISTEN needs a session of its own, which a pooler does not keep. Default: `url`.
+       */
+      directUrl?: string;
+    }
   | { kind: "pglite"; dataDir?: string; loadFrom?: Blob };
 
 export type Unlisten = () => Promise<void>;
@@ -39,7 +48,9 @@ function assertChannel(channel: string): void {
 }
 
 export async function openDatabase(target: DatabaseTarget): Promise<DatabaseHandle> {
-  return target.kind === "postgres" ? openPostgres(target.url, target.poolSize ?? 10) : openPglite(target);
+  return target.kind === "postgres"
+    ? openPostgres(target.url, target.poolSize ?? 10, target.directUrl ?? target.url)
+    : openPglite(target);
 }
 
 async function withTimeout<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
@@ -120,7 +131,12 @@ async function openPglite(target: { dataDir?: string; loadFrom?: Blob }): Promis
   };
 }
 
-async function openPostgres(url: string, poolSize: number): Promise<DatabaseHandle> {
+/**
+ * The pool runs statements and transactions only, never state that outlives them (no
+ * session advisory lock, LISTEN, SET or named prepared statement), so `url` may be a
+ * transaction-pooling PgBouncer; LISTEN goes to `directUrl`.
+ */
+async function openPostgres(url: string, poolSize: number, directUrl: string): Promise<DatabaseHandle> {
   const types = {
     getTypeParser: ((oid: number, format?: "text" | "binary") =>
       oid === INT8_OID
@@ -135,7 +151,7 @@ async function openPostgres(url: string, poolSize: number): Promise<DatabaseHand
   // the client when it is released.
   pool.on("connect", (client) => client.on("error", () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  const listener = new PostgresListener(url);
+  const listener = new PostgresListener(directUrl);
   return {
     kind: "postgres",
     db,
