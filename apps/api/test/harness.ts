@@ -12,7 +12,7 @@ import {
   type WorkerRuntime,
 } from "@platform/core";
 import type { DatabaseHandle } from "@platform/db";
-import { databaseBackends, openTestDatabase, type TestBackend, testEnv } from "@platform/db/testing";
+import { databaseBackends, openTestDatabase, pgBouncerMissing, type TestBackend, testEnv } from "@platform/db/testing";
 import { type RunningServer, startServer } from "../src/server.ts";
 
 export interface TestApiOptions {
@@ -76,6 +76,17 @@ export function brokerVariants(): { backend: TestBackend; redis: boolean; label:
  */
 export function runModes(): { backend: TestBackend; redis: boolean; label: string; skip: string | false }[] {
   return brokerVariants().filter((variant) => (variant.backend === "pglite") !== variant.redis);
+}
+
+/**
+ * Scale-out behind a transaction-pooling PgBouncer (the queries through it; migrations and
+ * LISTEN straight to the server), for the suites that must hold there too: runs and webhooks.
+ */
+export async function pooledVariants(): Promise<
+  { backend: TestBackend; redis: boolean; label: string; skip: string | false }[]
+> {
+  const missing = (await pgBouncerMissing()) || (testEnv.REDIS_URL ? false : "REDIS_URL is not set");
+  return [{ backend: "pgbouncer", redis: true, label: "postgres through pgbouncer + redis", skip: missing }];
 }
 
 /**

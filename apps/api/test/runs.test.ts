@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Caller, call, createFlow, newCaller, runUntil, startRun } from "./context.ts";
-import { runModes, startTestApi, type TestApi } from "./harness.ts";
+import { pooledVariants, runModes, startTestApi, type TestApi } from "./harness.ts";
 
-for (const { label, backend, redis, skip } of runModes()) {
+for (const { label, backend, redis, skip } of [...runModes(), ...(await pooledVariants())]) {
   describe.skipIf(Boolean(skip))(`runs on ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {
     let api: TestApi;
     let owner: Caller;

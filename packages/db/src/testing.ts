@@ -6,6 +6,7 @@ import pg from "pg";
 import { z } from "zod";
 import { type DatabaseHandle, openDatabase, pgliteExtensions } from "./connection.ts";
 import { migrateToLatest } from "./migrator.ts";
+import { PGBOUNCER, type RunningPgBouncer, startPgBouncer } from "./pgbouncer.ts";
 import type { Database } from "./schema.ts";
 
 /**
@@ -20,7 +21,8 @@ export const testEnv = z
   })
   .parse(process.env);
 
-export type TestBackend = "pglite" | "postgres";
+/** `pgbouncer`: PostgreSQL through a transaction-pooling PgBouncer (migrations and LISTEN straight to the server). */
+export type TestBackend = "pglite" | "postgres" | "pgbouncer";
 
 /** The database backends this run can test against, with a reason for each one left out. */
 export function databaseBackends(): { backend: TestBackend; skip: string | false }[] {
@@ -77,15 +79,38 @@ export async function createScratchPostgres(): Promise<{ url: string; drop(): Pr
 export async function openTestDatabase(backend: TestBackend): Promise<DatabaseHandle> {
   if (backend === "pglite") return openDatabase({ kind: "pglite", loadFrom: await migratedPgliteImage() });
   const scratch = await createScratchPostgres();
-  const handle = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 5 });
-  await migrateToLatest(handle.db);
+  let handle: DatabaseHandle;
+  let bouncer: RunningPgBouncer | undefined;
+  if (backend === "pgbouncer") {
+    // Migrated straight on the server, as the platform does with DATABASE_DIRECT_URL.
+    const direct = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 1 });
+    await migrateToLatest(direct.db).finally(() => direct.close());
+    // A pooler of its own, which goes with the database.
+    bouncer = await startPgBouncer(scratch.url, await freeLoopbackPort());
+    handle = await openDatabase({
+      kind: "postgres",
+      url: bouncer.through(scratch.url),
+      poolSize: 5,
+      directUrl: scratch.url,
+    });
+  } else {
+    handle = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 5 });
+    await migrateToLatest(handle.db);
+  }
   return {
     ...handle,
     async close() {
       await handle.close();
+      await bouncer?.stop();
       await scratch.drop();
     },
   };
+}
+
+/** Why the PgBouncer suites cannot run here, or false. */
+export async function pgBouncerMissing(): Promise<string | false> {
+  if (!testEnv.DATABASE_URL) return "DATABASE_URL is not set";
+  return (await Bun.file(PGBOUNCER).exists()) ? false : "pgbouncer is not installed (apt-get install -y pgbouncer)";
 }
 
 /** A loopback TCP port nothing listens on at the time of the call. */
