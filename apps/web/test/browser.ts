@@ -4,9 +4,12 @@ import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildConsole } from "../build/build-console.ts";
-import { type Browser, type BrowserContext, launchChromium, type Page } from "../scripts/chromium.ts";
+import { type Browser, type BrowserContext, chromiumMissing, launchChromium, type Page } from "../scripts/chromium.ts";
 
-export { chromiumMissing } from "../scripts/chromium.ts";
+/** Why the browser suites cannot run here, or false: each says so in its name when skipped. */
+export const noBrowser: string | false = (await chromiumMissing())
+  ? "chromium is not installed (apt-get install -y chromium)"
+  : false;
 
 let built: Promise<string> | undefined;
 

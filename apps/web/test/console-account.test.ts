@@ -6,16 +6,14 @@ import type { Browser } from "playwright-core";
 import { addMember, PASSWORD, signUp } from "../../api/test/accounts-helpers.ts";
 import { runModes, startTestApi, type TestApi } from "../../api/test/harness.ts";
 import {
-  chromiumMissing,
   consoleBuild,
   expectAccessible,
   launchBrowser,
   newContext,
+  noBrowser,
   screenshot,
   signInThroughPage,
 } from "./browser.ts";
-
-const noBrowser = (await chromiumMissing()) ? "chromium is not installed (apt-get install -y chromium)" : false;
 
 for (const { backend, redis, label, skip } of runModes()) {
   const skipped = skip || noBrowser;

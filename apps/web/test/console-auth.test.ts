@@ -6,9 +6,7 @@ import type { Browser, Page } from "playwright-core";
 import { enableTotp, invite, PASSWORD, signUp, TOTP_STEP_MS, uniqueEmail } from "../../api/test/accounts-helpers.ts";
 import { runModes, startTestApi, type TestApi } from "../../api/test/harness.ts";
 import { type Mailbox, startMailbox } from "../../api/test/mailbox.ts";
-import { chromiumMissing, consoleBuild, expectAccessible, launchBrowser, newContext, screenshot } from "./browser.ts";
-
-const noBrowser = (await chromiumMissing()) ? "chromium is not installed (apt-get install -y chromium)" : false;
+import { consoleBuild, expectAccessible, launchBrowser, newContext, noBrowser, screenshot } from "./browser.ts";
 
 for (const { backend, redis, label, skip } of runModes()) {
   const skipped = skip || noBrowser;
