@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** Where `bun run build:web` writes the console; `CONSOLE_DIR` points elsewhere. */
@@ -54,13 +54,15 @@ export interface ConsoleAssets {
   /** The document of every console page: the client routes. */
   page(): Response;
   /** A built file under `/console/assets/`, cached for good, compressed as the request accepts. */
-  asset(name: string, acceptEncoding: string | null): Promise<Response>;
+  asset(name: string, acceptEncoding: string | null): Response;
 }
 
-/** Serves a console build from `dir` (its `index.html` read once, at start-up). */
+/** Serves a console build from `dir`: its `index.html` and the names of its files read once, at start-up, like the build itself. */
 export function consoleAssets(dir: string): ConsoleAssets {
   const indexPath = join(dir, "index.html");
   const html = existsSync(indexPath) ? readFileSync(indexPath, "utf8") : undefined;
+  const assetsDir = join(dir, "assets");
+  const built = new Set(existsSync(assetsDir) ? readdirSync(assetsDir) : []);
   return {
     page() {
       return new Response(html ?? NOT_BUILT, {
@@ -68,11 +70,10 @@ export function consoleAssets(dir: string): ConsoleAssets {
         headers: { ...SECURITY_HEADERS, "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" },
       });
     },
-    async asset(name, acceptEncoding) {
-      if (!ASSET_NAME.test(name)) return notFound();
-      const path = join(dir, "assets", name);
+    asset(name, acceptEncoding) {
+      if (!ASSET_NAME.test(name) || !built.has(name)) return notFound();
+      const path = join(assetsDir, name);
       const file = Bun.file(path);
-      if (!(await file.exists())) return notFound();
       const headers: Record<string, string> = {
         ...SECURITY_HEADERS,
         "cache-control": "public, max-age=31536000, immutable",
@@ -81,9 +82,8 @@ export function consoleAssets(dir: string): ConsoleAssets {
       };
       // The build wrote each asset's Brotli and gzip forms beside it.
       for (const { encoding, suffix } of ENCODINGS) {
-        const compressed = Bun.file(`${path}${suffix}`);
-        if (accepts(acceptEncoding, encoding) && (await compressed.exists())) {
-          return new Response(compressed, { headers: { ...headers, "content-encoding": encoding } });
+        if (accepts(acceptEncoding, encoding) && built.has(`${name}${suffix}`)) {
+          return new Response(Bun.file(`${path}${suffix}`), { headers: { ...headers, "content-encoding": encoding } });
         }
       }
       return new Response(file, { headers });
