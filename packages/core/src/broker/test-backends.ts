@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { DatabaseHandle } from "@platform/db";
 import { openTestDatabase, testEnv } from "@platform/db/testing";
 import { createBroker } from "./index.ts";
+import { redisClusterMissing, sharedLocalRedisCluster } from "./redis/local-cluster.ts";
 import type { Broker, BrokerKind } from "./port.ts";
 
 /** A broker for tests, with the database it may stand on; `close` releases both. */
@@ -13,7 +14,7 @@ export interface TestBroker {
 }
 
 export interface BrokerBackend {
-  name: "pglite" | "postgres" | "redis";
+  name: "pglite" | "postgres" | "redis" | "redis-cluster";
   kind: BrokerKind;
   /** Why this backend is not tested in this run, or false. */
   skip: string | false;
@@ -30,7 +31,18 @@ export function brokerBackends(): BrokerBackend[] {
       skip: testEnv.DATABASE_URL ? false : "DATABASE_URL is not set",
       open: () => onDatabase("postgres"),
     },
-    { name: "redis", kind: "redis", skip: testEnv.REDIS_URL ? false : "REDIS_URL is not set", open: onRedis },
+    {
+      name: "redis",
+      kind: "redis",
+      skip: testEnv.REDIS_URL ? false : "REDIS_URL is not set",
+      open: () => onRedis(testEnv.REDIS_URL as string),
+    },
+    {
+      name: "redis-cluster",
+      kind: "redis",
+      skip: redisClusterMissing(),
+      open: async () => onRedis((await sharedLocalRedisCluster()).url),
+    },
   ];
 }
 
@@ -53,9 +65,7 @@ async function onDatabase(backend: "pglite" | "postgres"): Promise<TestBroker> {
   };
 }
 
-async function onRedis(): Promise<TestBroker> {
-  const redisUrl = testEnv.REDIS_URL;
-  if (!redisUrl) throw new Error("REDIS_URL is not set");
+async function onRedis(redisUrl: string): Promise<TestBroker> {
   // The Redis adapter never touches the database; a handle that refuses every use proves it.
   const database = new Proxy({} as DatabaseHandle, {
     get: (_, property) => {

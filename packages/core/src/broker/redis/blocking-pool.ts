@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./client.ts";
 import type { Logger } from "../../logger.ts";
 import { connectRedisClient, createRedisClient } from "./client.ts";
 
@@ -7,8 +7,8 @@ import { connectRedisClient, createRedisClient } from "./client.ts";
  * each concurrent blocking reader borrows one of its own; idle ones are kept for reuse.
  */
 export class BlockingClientPool {
-  private readonly idle: Redis[] = [];
-  private readonly all = new Set<Redis>();
+  private readonly idle: RedisClient[] = [];
+  private readonly all = new Set<RedisClient>();
   private closed = false;
 
   constructor(
@@ -16,7 +16,7 @@ export class BlockingClientPool {
     private readonly logger?: Logger,
   ) {}
 
-  async use<T>(work: (client: Redis) => Promise<T>): Promise<T> {
+  async use<T>(work: (client: RedisClient) => Promise<T>): Promise<T> {
     const client = await this.acquire();
     try {
       return await work(client);
@@ -33,9 +33,9 @@ export class BlockingClientPool {
     for (const client of clients) client.disconnect();
   }
 
-  private async acquire(): Promise<Redis> {
+  private async acquire(): Promise<RedisClient> {
     while (this.idle.length > 0) {
-      const client = this.idle.pop() as Redis;
+      const client = this.idle.pop() as RedisClient;
       if (client.status === "ready") return client;
       this.discard(client);
     }
@@ -50,12 +50,12 @@ export class BlockingClientPool {
     return client;
   }
 
-  private giveBack(client: Redis): void {
+  private giveBack(client: RedisClient): void {
     if (this.closed || client.status !== "ready") this.discard(client);
     else this.idle.push(client);
   }
 
-  private discard(client: Redis): void {
+  private discard(client: RedisClient): void {
     this.all.delete(client);
     client.disconnect();
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./client.ts";
 import { assertInteger, assertNames, assertTake, retryAfterSeconds } from "../arguments.ts";
 import type { CounterPort } from "../port.ts";
 import { guarded } from "./client.ts";
@@ -7,7 +7,7 @@ import { counterKey, rateLimitKey, usageKey, windowKey } from "./keys.ts";
 import { RATE_LIMIT, runScript, TAKE } from "./scripts.ts";
 
 /** Counters with INCRBY; the sliding-window limiter as one Lua script over a sorted set. */
-export function redisCounters(client: Redis): CounterPort {
+export function redisCounters(client: RedisClient): CounterPort {
   return {
     async increment(scope, name, by = 1) {
       assertNames({ scope, name });

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./client.ts";
 import { assertInteger, assertName, assertNames, assertNonNegative } from "../arguments.ts";
 import { type KvPort, type KvPrevious, type KvPutOptions, QuotaExceeded } from "../port.ts";
 import { guarded } from "./client.ts";
@@ -27,7 +27,7 @@ function listStart(cursor: string | undefined, prefix: string | undefined): stri
 }
 
 /** KV buckets in Redis hashes with a lexicographic index; every operation is one Lua script. */
-export function redisKv(client: Redis): KvPort {
+export function redisKv(client: RedisClient): KvPort {
   const run = (script: LuaScript, scope: string, bucket: string, args: (string | number)[]) => {
     const keys = bucketKeys(scope, bucket);
     return guarded(() =>

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./client.ts";
 import type { Logger } from "../../logger.ts";
 import { assertNames, assertNotificationSize } from "../arguments.ts";
 import { deliverToEach } from "../deliver.ts";
@@ -18,11 +18,11 @@ interface Subscription {
  * resubscribed by ioredis after a reconnect.
  */
 export class RedisNotifications implements NotificationPort {
-  private subscriber: Redis | undefined;
+  private subscriber: RedisClient | undefined;
   private readonly subscriptions = new Map<string, Subscription>();
 
   constructor(
-    private readonly client: Redis,
+    private readonly client: RedisClient,
     private readonly url: string,
     private readonly logger?: Logger,
   ) {}
@@ -64,7 +64,7 @@ export class RedisNotifications implements NotificationPort {
     this.subscriber = undefined;
   }
 
-  private async connection(): Promise<Redis> {
+  private async connection(): Promise<RedisClient> {
     if (!this.subscriber) {
       const subscriber = createRedisClient(this.url, { name: "broker-subscriber", logger: this.logger });
       subscriber.on("message", (channel: string, message: string) => {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./client.ts";
 
 /** A Lua script, sent by its SHA1 and loaded on first use (or after a server restart). */
 export interface LuaScript {
@@ -12,7 +12,7 @@ function lua(source: string): LuaScript {
 }
 
 export async function runScript(
-  client: Redis,
+  client: RedisClient,
   script: LuaScript,
   keys: string[],
   args: (string | number)[],

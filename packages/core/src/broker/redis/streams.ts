@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./client.ts";
 import { isDomainError } from "../../errors.ts";
 import {
   assertInteger,
@@ -64,7 +64,7 @@ function assertIds(ids: string[]): void {
 }
 
 /** Streams on Redis Streams: XADD, XREADGROUP, XACK, XAUTOCLAIM, XTRIM. */
-export function redisStreams(client: Redis, blocking: BlockingClientPool): StreamPort {
+export function redisStreams(client: RedisClient, blocking: BlockingClientPool): StreamPort {
   return {
     // The hot path, kept free of per-call closures and async frames (it runs at 100k+/s).
     append(scope, stream, payload) {
@@ -93,7 +93,7 @@ export function redisStreams(client: Redis, blocking: BlockingClientPool): Strea
       assertNames({ scope, stream, group, consumer });
       const { count, blockMs } = groupReadOptions(options);
       const key = streamKey(scope, stream);
-      const read = (connection: Redis) =>
+      const read = (connection: RedisClient) =>
         blockMs > 0
           ? connection.xreadgroup("GROUP", group, consumer, "COUNT", count, "BLOCK", blockMs, "STREAMS", key, ">")
           : connection.xreadgroup("GROUP", group, consumer, "COUNT", count, "STREAMS", key, ">");

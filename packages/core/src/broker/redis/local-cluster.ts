@@ -1,0 +1,175 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+
+/**
+ * A Redis Cluster on loopback ports for tests: `primaries` primaries with one replica each,
+ * without persistence, made with `redis-cli --cluster create` as an operator would. Tests
+ * only: the platform never starts Redis.
+ */
+export interface LocalRedisCluster {
+  /** `redis+cluster://` naming every node. */
+  url: string;
+  /** The primary that serves `slot` now, as host:port. */
+  primaryOf(slot: number): Promise<string>;
+  /** Kills a node (SIGKILL: it loses what it had not replicated). */
+  kill(node: string): Promise<void>;
+  /** Resolves when every slot is served by a primary that answers, and the cluster says it is ok. */
+  healthy(timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Why a local cluster cannot be started here, or false. */
+export function redisClusterMissing(): string | false {
+  return Bun.which("redis-server") && Bun.which("redis-cli") ? false : "redis-server and redis-cli are not installed";
+}
+
+/** A free loopback port, as the kernel hands one out. */
+function freePort(): number {
+  const listener = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const { port } = listener;
+  listener.stop(true);
+  return port;
+}
+
+async function cli(...args: string[]): Promise<string> {
+  const child = Bun.spawn(["redis-cli", ...args], { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const [out, err] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]);
+  if ((await child.exited) !== 0) throw new Error(`redis-cli ${args.join(" ")} failed: ${err || out}`);
+  return out;
+}
+
+const nodeArgs = (node: string) => {
+  const [host, port] = node.split(":") as [string, string];
+  return ["-h", host, "-p", port];
+};
+
+async function answers(node: string): Promise<boolean> {
+  try {
+    return (await cli(...nodeArgs(node), "ping")).trim() === "PONG";
+  } catch {
+    return false;
+  }
+}
+
+/** Every node any cluster of this process started, killed when the process exits. */
+const everyServer = new Set<Subprocess>();
+process.once("exit", () => {
+  for (const server of everyServer) server.kill("SIGKILL");
+});
+
+export async function startLocalRedisCluster(primaries = 3): Promise<LocalRedisCluster> {
+  const dir = mkdtempSync(join(tmpdir(), "redis-cluster-"));
+  const servers = new Map<string, Subprocess>();
+  const nodes: string[] = [];
+  for (let i = 0; i < primaries * 2; i++) {
+    const port = freePort();
+    const node = `127.0.0.1:${port}`;
+    nodes.push(node);
+    // A short node timeout: a replica is promoted about two seconds after its primary dies.
+    const server = Bun.spawn(
+      [
+        "redis-server",
+        "--port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        join(dir, `nodes-${port}.conf`),
+        "--cluster-node-timeout",
+        "1000",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--dir",
+        dir,
+      ],
+      { stdout: "ignore", stderr: "ignore" },
+    );
+    // The test process may end without stopping it (a shared cluster): it dies with the process.
+    server.unref();
+    everyServer.add(server);
+    servers.set(node, server);
+  }
+  const stop = async () => {
+    for (const server of servers.values()) {
+      server.kill("SIGKILL");
+      everyServer.delete(server);
+    }
+    await Promise.all([...servers.values()].map((server) => server.exited));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (const node of nodes) while (!(await answers(node))) await Bun.sleep(20);
+    await cli("--cluster", "create", ...nodes, "--cluster-replicas", "1", "--cluster-yes");
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  const alive = () => nodes.filter((node) => servers.get(node)?.exitCode === null && !killed.has(node));
+  const killed = new Set<string>();
+
+  /** The slot ranges and their primary, as a live node sees them. */
+  const slotMap = async (): Promise<{ from: number; to: number; primary: string }[]> => {
+    const [node] = alive();
+    if (!node) throw new Error("no node of the cluster is alive");
+    const lines = (await cli(...nodeArgs(node), "cluster", "nodes")).trim().split("\n");
+    const ranges: { from: number; to: number; primary: string }[] = [];
+    for (const line of lines) {
+      const [, address, flags, , , , , , ...slots] = line.split(" ");
+      if (!flags?.includes("master") || flags.includes("fail")) continue;
+      const primary = (address as string).split("@")[0] as string;
+      for (const range of slots) {
+        const [from, to] = range.split("-").map(Number) as [number, number?];
+        ranges.push({ from, to: to ?? from, primary });
+      }
+    }
+    return ranges;
+  };
+
+  const cluster: LocalRedisCluster = {
+    url: `redis+cluster://${nodes.join(",")}`,
+    async primaryOf(slot) {
+      const range = (await slotMap()).find((candidate) => slot >= candidate.from && slot <= candidate.to);
+      if (!range) throw new Error(`no primary serves slot ${slot}`);
+      return range.primary;
+    },
+    async kill(node) {
+      killed.add(node);
+      servers.get(node)?.kill("SIGKILL");
+      await servers.get(node)?.exited;
+    },
+    async healthy(timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const states = await Promise.all(
+          alive().map((node) => cli(...nodeArgs(node), "cluster", "info").catch(() => "")),
+        );
+        const ok = states.every((state) => state.includes("cluster_state:ok"));
+        const served = ok ? (await slotMap()).reduce((sum, range) => sum + range.to - range.from + 1, 0) : 0;
+        if (served === 16384 && ok) return;
+        if (Date.now() > deadline) throw new Error("the cluster did not become healthy in time");
+        await Bun.sleep(100);
+      }
+    },
+    stop,
+  };
+  await cluster.healthy();
+  return cluster;
+}
+
+let shared: Promise<LocalRedisCluster> | undefined;
+
+/**
+ * One cluster for every suite of this test process (suites keep apart by namespace, as
+ * they do on the shared Redis); its nodes die with the process.
+ */
+export function sharedLocalRedisCluster(): Promise<LocalRedisCluster> {
+  shared ??= startLocalRedisCluster();
+  return shared;
+}
