@@ -1,6 +1,7 @@
 import {
   coreConfigSchema,
   parseEnv,
+  redisUrlSchema,
   secretsKeySchema,
   signingKeysSchema,
   toCoreConfig,
@@ -56,7 +57,7 @@ export function loadApiConfig(env: Record<string, string | undefined>, mode: Run
     mode === "scale-out"
       ? apiEnvSchema.extend({
           DATABASE_URL: z.url({ error: "is required in scale-out mode (a postgres:// URL)" }),
-          REDIS_URL: z.url({ error: "is required in scale-out mode (a redis:// URL)" }),
+          REDIS_URL: redisUrlSchema("is required in scale-out mode (a redis:// or redis+cluster:// URL)"),
           // Every API process must sign and verify with the same keys.
           JWT_SIGNING_KEYS: signingKeysSchema,
           // ...and seal and open secrets with the same keys.

@@ -27,12 +27,18 @@ describe("worker configuration", () => {
     });
   });
 
+  test("REDIS_URL may name a Redis Cluster by its nodes", () => {
+    const cluster = "redis+cluster://10.0.0.1:6379,10.0.0.2:6379";
+    expect(loadWorkerConfig({ ...required, REDIS_URL: cluster }).core.redisUrl).toBe(cluster);
+  });
+
   test("a bad value is refused in one line that names the variable", () => {
     for (const [name, value] of [
       ["WORKER_CONCURRENCY", "lots"],
       ["WORKER_CONCURRENCY", "0"],
       ["WORKER_HEALTH_PORT", "70000"],
       ["REDIS_URL", "not a url"],
+      ["REDIS_URL", "redis+cluster://10.0.0.1:6379,:6379"],
       ["LOG_LEVEL", "loud"],
     ] as const) {
       let message = "";

@@ -1,4 +1,4 @@
-import { coreConfigSchema, parseEnv, toCoreConfig, wholeNumber } from "@platform/core";
+import { coreConfigSchema, parseEnv, redisUrlSchema, toCoreConfig, wholeNumber } from "@platform/core";
 import { z } from "zod";
 
 /**
@@ -10,7 +10,7 @@ export const workerEnvSchema = coreConfigSchema.extend({
   DATABASE_URL: z.url({
     error: "is required by start:worker (a postgres:// URL; embedded mode runs its worker in the API)",
   }),
-  REDIS_URL: z.url({ error: "is required by start:worker (a redis:// URL)" }),
+  REDIS_URL: redisUrlSchema("is required by start:worker (a redis:// or redis+cluster:// URL)"),
   WORKER_HEALTH_PORT: wholeNumber({
     min: 0,
     max: 65535,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseRedisAddress } from "./broker/redis/address.ts";
 import { parseNetwork } from "./engine/safe-http/addresses.ts";
 import { parseSecretsKeys } from "./sealing.ts";
 import "./zod-messages.ts";
@@ -38,6 +39,21 @@ const networkList = z
 
 /** An empty variable (`DATABASE_URL=`) counts as unset. */
 const optionalUrl = z.preprocess((value) => (value === "" ? undefined : value), z.url().optional());
+
+/** Where the broker's Redis is: `redis://`/`rediss://` for one server, `redis+cluster://host:port,...` for a cluster. */
+export const redisUrlSchema = (error: string) =>
+  z.string({ error }).superRefine((url, ctx) => {
+    try {
+      parseRedisAddress(url);
+    } catch (problem) {
+      ctx.addIssue({ code: "custom", message: (problem as Error).message });
+    }
+  });
+
+const optionalRedisUrl = z.preprocess(
+  (value) => (value === "" ? undefined : value),
+  redisUrlSchema("must be a redis://, rediss:// or redis+cluster:// URL").optional(),
+);
 
 /**
  * HS256 keys for access tokens: `kid:secret[,kid:secret...]`, secrets base64url of at
@@ -104,9 +120,9 @@ export const coreConfigSchema = z.object({
     description:
       "When DATABASE_URL is a transaction-pooling PgBouncer: the same database straight on the server, for what needs a session of its own (migrations' lock, LISTEN). Unset: DATABASE_URL.",
   }),
-  REDIS_URL: optionalUrl.meta({
+  REDIS_URL: optionalRedisUrl.meta({
     description:
-      "Redis connection URL. Unset: the broker runs on the database. Required by start:api and start:worker.",
+      "Redis connection URL: redis://host:6379 for one server, redis+cluster://host1:6379,host2:6379 for a Redis Cluster (any reachable nodes; the rest are found). Unset: the broker runs on the database. Required by start:api and start:worker.",
   }),
   BROKER_NAMESPACE: z
     .string()
