@@ -11,6 +11,7 @@ import {
   toCoreConfig,
   type WorkerRuntime,
 } from "@platform/core";
+import { redisClusterMissing, sharedLocalRedisCluster } from "@platform/core/testing";
 import type { DatabaseHandle } from "@platform/db";
 import { databaseBackends, openTestDatabase, pgBouncerMissing, type TestBackend, testEnv } from "@platform/db/testing";
 import { type RunningServer, startServer } from "../src/server.ts";
@@ -18,7 +19,8 @@ import { type RunningServer, startServer } from "../src/server.ts";
 export interface TestApiOptions {
   /** Database backend; the Postgres broker adapter runs on it unless `redis` is set. */
   backend: TestBackend;
-  redis?: boolean;
+  /** The Redis adapter on REDIS_URL (`true`) or on the test process's local Redis Cluster (`"cluster"`). */
+  redis?: RedisChoice;
   maxBodyBytes?: number;
   /** Reverse proxies the server believes X-Forwarded-For from (TRUSTED_PROXY_HOPS). */
   trustedProxyHops?: number;
@@ -54,11 +56,23 @@ export interface TestApi {
   stop(): Promise<void>;
 }
 
+/** No Redis, the one at REDIS_URL, or a local Redis Cluster. */
+export type RedisChoice = boolean | "cluster";
+
+/** One way of running the platform a suite is repeated on. */
+export interface Variant {
+  backend: TestBackend;
+  redis: RedisChoice;
+  label: string;
+  /** Why it does not run here, or false. */
+  skip: string | false;
+}
+
 /**
  * Every database backend twice, with the broker on the database's own adapter and on
  * Redis, for suites where the broker matters; `skip` says why a variant does not run.
  */
-export function brokerVariants(): { backend: TestBackend; redis: boolean; label: string; skip: string | false }[] {
+export function brokerVariants(): Variant[] {
   return databaseBackends().flatMap(({ backend, skip }) => [
     { backend, redis: false, label: backend, skip },
     {
@@ -74,19 +88,31 @@ export function brokerVariants(): { backend: TestBackend; redis: boolean; label:
  * The two ways the platform runs: embedded (PGlite, the broker on it) and scale-out
  * (PostgreSQL and Redis), for suites that need the real combinations rather than all four.
  */
-export function runModes(): { backend: TestBackend; redis: boolean; label: string; skip: string | false }[] {
+export function runModes(): Variant[] {
   return brokerVariants().filter((variant) => (variant.backend === "pglite") !== variant.redis);
 }
 
 /**
- * Scale-out behind a transaction-pooling PgBouncer (the queries through it; migrations and
- * LISTEN straight to the server), for the suites that must hold there too: runs and webhooks.
+ * Scale-out past one host, for the suites that must hold there too (runs and webhooks):
+ * behind a transaction-pooling PgBouncer (the queries through it; migrations and LISTEN
+ * straight to the server), and on a Redis Cluster of three primaries with a replica each.
  */
-export async function pooledVariants(): Promise<
-  { backend: TestBackend; redis: boolean; label: string; skip: string | false }[]
-> {
-  const missing = (await pgBouncerMissing()) || (testEnv.REDIS_URL ? false : "REDIS_URL is not set");
-  return [{ backend: "pgbouncer", redis: true, label: "postgres through pgbouncer + redis", skip: missing }];
+export async function pastOneHostVariants(): Promise<Variant[]> {
+  const noDatabase = testEnv.DATABASE_URL ? false : "DATABASE_URL is not set";
+  return [
+    {
+      backend: "pgbouncer",
+      redis: true,
+      label: "postgres through pgbouncer + redis",
+      skip: (await pgBouncerMissing()) || (testEnv.REDIS_URL ? false : "REDIS_URL is not set"),
+    },
+    {
+      backend: "postgres",
+      redis: "cluster",
+      label: "postgres + redis cluster",
+      skip: noDatabase || redisClusterMissing(),
+    },
+  ];
 }
 
 /**
@@ -94,7 +120,7 @@ export async function pooledVariants(): Promise<
  * on PostgreSQL, and the Redis adapter beside PostgreSQL (scale-out), for suites where the
  * broker does the work (storage, monitoring).
  */
-export function adapterVariants(): { backend: TestBackend; redis: boolean; label: string; skip: string | false }[] {
+export function adapterVariants(): Variant[] {
   return brokerVariants().filter((variant) => !(variant.backend === "pglite" && variant.redis));
 }
 
@@ -104,7 +130,12 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
   const config = toCoreConfig(
     coreConfigSchema.parse({
       LOG_LEVEL: "silent",
-      REDIS_URL: options.redis ? testEnv.REDIS_URL : undefined,
+      REDIS_URL:
+        options.redis === "cluster"
+          ? (await sharedLocalRedisCluster()).url
+          : options.redis
+            ? testEnv.REDIS_URL
+            : undefined,
       // Keys of its own, so no test writes one into ./data.
       JWT_SIGNING_KEYS: `test:${randomBytes(32).toString("base64url")}`,
       SECRETS_KEY: randomBytes(32).toString("base64url"),

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Caller, call, createFlow, newCaller, runUntil, startRun } from "./context.ts";
-import { pooledVariants, runModes, startTestApi, type TestApi } from "./harness.ts";
+import { pastOneHostVariants, runModes, startTestApi, type TestApi } from "./harness.ts";
 
-for (const { label, backend, redis, skip } of [...runModes(), ...(await pooledVariants())]) {
+for (const { label, backend, redis, skip } of [...runModes(), ...(await pastOneHostVariants())]) {
   describe.skipIf(Boolean(skip))(`runs on ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {
     let api: TestApi;
     let owner: Caller;

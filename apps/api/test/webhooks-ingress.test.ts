@@ -8,7 +8,7 @@ import { getExpectedTwilioSignature } from "twilio/lib/webhooks/webhooks";
 import { bearer, signUp } from "./accounts-helpers.ts";
 import { type Caller, call, runUntil } from "./context.ts";
 import { type FlowBody, type FlowsClient, flowsClient } from "./flows-helpers.ts";
-import { pooledVariants, runModes, startTestApi, type TestApi } from "./harness.ts";
+import { pastOneHostVariants, runModes, startTestApi, type TestApi } from "./harness.ts";
 
 /** The public address senders sign (Twilio signs the whole URL); the test reaches the server on its own port. */
 const WEBHOOK_BASE_URL = "https://hooks.example.com/in";
@@ -23,7 +23,7 @@ function flowWith(trigger: Record<string, unknown>, steps: unknown[] = ECHO_STEP
   return { name: `ingress ${crypto.randomUUID().slice(0, 8)}`, trigger: { type: "webhook", ...trigger }, steps };
 }
 
-for (const { backend, redis, label, skip } of [...runModes(), ...(await pooledVariants())]) {
+for (const { backend, redis, label, skip } of [...runModes(), ...(await pastOneHostVariants())]) {
   describe.skipIf(Boolean(skip))(`webhook ingress on ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {
     let api: TestApi;
     let owner: Caller;

@@ -1,3 +1,9 @@
 /** Helpers for tests outside core (`@platform/core/testing`); never imported by the platform itself. */
 export { totpCodeFromUrl } from "./accounts/testing.ts";
+export {
+  type LocalRedisCluster,
+  redisClusterMissing,
+  sharedLocalRedisCluster,
+  startLocalRedisCluster,
+} from "./broker/redis/local-cluster.ts";
 export { eventually } from "./broker/test-backends.ts";

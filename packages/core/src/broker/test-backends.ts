@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import type { DatabaseHandle } from "@platform/db";
 import { openTestDatabase, testEnv } from "@platform/db/testing";
 import { createBroker } from "./index.ts";
-import { redisClusterMissing, sharedLocalRedisCluster } from "./redis/local-cluster.ts";
 import type { Broker, BrokerKind } from "./port.ts";
+import { redisClusterMissing, sharedLocalRedisCluster } from "./redis/local-cluster.ts";
 
 /** A broker for tests, with the database it may stand on; `close` releases both. */
 export interface TestBroker {

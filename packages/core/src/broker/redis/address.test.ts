@@ -35,7 +35,9 @@ describe("REDIS_URL", () => {
   });
 
   test("anything else is refused with what is wrong", () => {
-    expect(() => parseRedisAddress("http://cache:6379")).toThrow("is not a redis://, rediss:// or redis+cluster:// URL");
+    expect(() => parseRedisAddress("http://cache:6379")).toThrow(
+      "is not a redis://, rediss:// or redis+cluster:// URL",
+    );
     expect(() => parseRedisAddress("redis+cluster://a:7000,b:99999")).toThrow('"b:99999" is not host:port');
     expect(() => parseRedisAddress("redis+cluster://a:7000,,b")).toThrow('"" is not host:port');
     expect(() => parseRedisAddress("redis://cache:port")).toThrow("is not a valid URL");

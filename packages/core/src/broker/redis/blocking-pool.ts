@@ -1,5 +1,5 @@
-import type { RedisClient } from "./client.ts";
 import type { Logger } from "../../logger.ts";
+import type { RedisClient } from "./client.ts";
 import { connectRedisClient, createRedisClient } from "./client.ts";
 
 /**

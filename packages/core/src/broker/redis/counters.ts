@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { RedisClient } from "./client.ts";
 import { assertInteger, assertNames, assertTake, retryAfterSeconds } from "../arguments.ts";
 import type { CounterPort } from "../port.ts";
+import type { RedisClient } from "./client.ts";
 import { guarded } from "./client.ts";
 import { counterKey, rateLimitKey, usageKey, windowKey } from "./keys.ts";
 import { RATE_LIMIT, runScript, TAKE } from "./scripts.ts";

@@ -1,6 +1,6 @@
-import type { RedisClient } from "./client.ts";
 import { assertInteger, assertName, assertNames, assertNonNegative } from "../arguments.ts";
 import { type KvPort, type KvPrevious, type KvPutOptions, QuotaExceeded } from "../port.ts";
+import type { RedisClient } from "./client.ts";
 import { guarded } from "./client.ts";
 import { bucketKeys, usageKey } from "./keys.ts";
 import { KV_DELETE, KV_DELETE_BUCKET, KV_GET, KV_KEYS, KV_WRITE, type LuaScript, runScript } from "./scripts.ts";

@@ -1,8 +1,8 @@
-import type { RedisClient } from "./client.ts";
 import type { Logger } from "../../logger.ts";
 import { assertNames, assertNotificationSize } from "../arguments.ts";
 import { deliverToEach } from "../deliver.ts";
 import type { NotificationPort, Unsubscribe } from "../port.ts";
+import type { RedisClient } from "./client.ts";
 import { connectRedisClient, createRedisClient, guarded } from "./client.ts";
 import { channelName } from "./keys.ts";
 

@@ -1,4 +1,3 @@
-import type { RedisClient } from "./client.ts";
 import { isDomainError } from "../../errors.ts";
 import {
   assertInteger,
@@ -12,6 +11,7 @@ import {
 } from "../arguments.ts";
 import { type DeliveredEntry, type NumberedEntry, QuotaExceeded, type StreamEntry, type StreamPort } from "../port.ts";
 import type { BlockingClientPool } from "./blocking-pool.ts";
+import type { RedisClient } from "./client.ts";
 import { guarded, toBrokerError } from "./client.ts";
 import { streamKey, usageKey } from "./keys.ts";
 import {
