@@ -148,6 +148,8 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
       LOGIN_FAILURES_PER_EMAIL: "1000000",
       // No test reaches the public MCP registry: suites that need one start a stand-in.
       MCP_REGISTRY_URL: "http://127.0.0.1:9",
+      // On a cluster, the run queue as the docs suggest there: in partitions spread over the shards.
+      ...(options.redis === "cluster" ? { RUN_QUEUE_PARTITIONS: "16" } : {}),
       ...options.env,
     }),
   );

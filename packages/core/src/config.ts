@@ -288,6 +288,13 @@ export const coreConfigSchema = z.object({
     description:
       "How long a worker's hold on a run lasts without renewal, in ms (renewed every third of it). After Redis lost its data, a run held this long without renewal is taken from its dead worker and queued again. Every process of a deployment must use the same value.",
   }),
+  RUN_QUEUE_PARTITIONS: wholeNumber({
+    min: 1,
+    max: 256,
+    fallback: 1,
+    description:
+      "Streams the run queue is split into, each in a cluster slot of its own; a flow's runs stay on one. 1 suits one Redis (or the database); 16 a Redis Cluster. Every process of a deployment must use the same value; lower it only with the queue drained.",
+  }),
   STEP_OUTPUT_MAX_BYTES: wholeNumber({
     min: 1024,
     fallback: 1024 * 1024,
@@ -434,6 +441,7 @@ export function toCoreConfig(env: CoreEnv) {
       waitTimeoutMs: env.WAIT_TIMEOUT_MS,
       retentionDays: env.RUN_RETENTION_DAYS,
       leaseMs: env.RUN_LEASE_MS,
+      queuePartitions: env.RUN_QUEUE_PARTITIONS,
       stepOutputMaxBytes: env.STEP_OUTPUT_MAX_BYTES,
       forEachMaxItems: env.FOR_EACH_MAX_ITEMS,
       flowCallMaxDepth: env.FLOW_CALL_MAX_DEPTH,

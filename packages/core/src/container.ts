@@ -5,6 +5,7 @@ import { createAccountsDeps } from "./accounts/deps.ts";
 import { createBroker } from "./broker/index.ts";
 import type { CoreConfig } from "./config.ts";
 import { createRunEvents } from "./engine/events.ts";
+import { createRunQueue } from "./engine/run-queue.ts";
 import { createRegistry } from "./hub/registry/service.ts";
 import { createAccountLimits } from "./limits/account-limits.ts";
 import { loadPlanLimits } from "./limits/plans.ts";
@@ -107,11 +108,13 @@ export async function createServices(
   const metrics = createMetricsRecorder({ broker, logger: logger.child({ component: "metrics" }) });
   const limits = createAccountLimits({ db: database.db, broker, plans });
   const events = createRunEvents(database.db);
+  const runQueue = createRunQueue(broker, config.runs.queuePartitions);
   const runs = createRunsService({
     events,
     database,
     db: database.db,
     broker,
+    runQueue,
     metrics,
     logger,
     limits,
@@ -128,6 +131,7 @@ export async function createServices(
     sealer,
     accounts,
     storageDefinitions,
+    runQueue,
     runs,
     events,
     registry,

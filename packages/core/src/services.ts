@@ -6,6 +6,7 @@ import type { Broker } from "./broker/port.ts";
 import type { CoreConfig } from "./config.ts";
 import type { Credential, Principal } from "./context.ts";
 import type { RunEvents } from "./engine/events.ts";
+import type { RunQueue } from "./engine/run-queue.ts";
 import type { Registry } from "./hub/registry/service.ts";
 import type { AccountLimits } from "./limits/account-limits.ts";
 import type { Logger } from "./logger.ts";
@@ -33,6 +34,8 @@ export interface Services {
   accounts: AccountsDeps;
   /** Stream and bucket definitions kept in this process, dropped when any process changes one. */
   storageDefinitions: DefinitionCache;
+  /** The streams runs are queued on for the workers (RUN_QUEUE_PARTITIONS). */
+  runQueue: RunQueue;
   /** Starting runs of flows (by hand, webhooks, gateways) and reading them. */
   runs: RunsService;
   /** Events for the runs waiting on them (`POST /events`, `event.send`, `wait.event`). */

@@ -357,6 +357,14 @@ export interface Broker extends StreamPort, KvPort, CounterPort, NotificationPor
   readonly kind: BrokerKind;
   /** Resolves when the backend answers; rejects with `unavailable` otherwise (used by /readyz). */
   ping(): Promise<void>;
+  /**
+   * Names who holds a scope's data now. It changes whenever what the scope held may be
+   * gone: its Redis started again empty, or a replica that can lack the newest writes
+   * (replication is asynchronous) was promoted in place of its primary. Redis: the
+   * replication id of the primary serving the scope's slot. PostgreSQL: the data is the
+   * database's, never lost apart from it, so always `"postgres"`.
+   */
+  dataHolder(scope: Scope): Promise<string>;
   /** Releases connections and timers. The broker is unusable afterwards. */
   close(): Promise<void>;
 }

@@ -3,7 +3,7 @@ import { type Kysely, sql } from "kysely";
 import type { Broker } from "../broker/port.ts";
 import { PLATFORM_SCOPE } from "../broker/port.ts";
 import type { CompiledPayload } from "../templates/index.ts";
-import { RUN_STREAM } from "./consumer.ts";
+import type { RunQueue } from "./run-queue.ts";
 import type { ClaimedRun } from "./store.ts";
 
 /**
@@ -73,7 +73,7 @@ export async function takeSlot(db: Kysely<Database>, run: ClaimedRun, limit: num
  * two runs).
  */
 export async function slotFreed(
-  deps: { db: Kysely<Database>; broker: Broker },
+  deps: { db: Kysely<Database>; runQueue: RunQueue },
   run: { id: string; flowId: string; ended: boolean },
   key: string,
 ): Promise<void> {
@@ -93,7 +93,5 @@ export async function slotFreed(
       returning id`.execute(trx);
     return rows;
   });
-  await Promise.all(
-    woken.map((row) => deps.broker.append(PLATFORM_SCOPE, RUN_STREAM, JSON.stringify({ run: row.id }))),
-  );
+  await deps.runQueue.requeue(woken.map((row) => ({ id: row.id, flowId })));
 }

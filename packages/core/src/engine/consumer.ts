@@ -9,13 +9,11 @@ import { type ExecutorDeps, executeRun, RunClaimedElsewhere, type RunEnd, RunTak
 import { createRunLeases, type RunLease } from "./leases.ts";
 import { createModuleSteps } from "./module-steps.ts";
 import { createRevisionCache } from "./revisions.ts";
+import { RUN_STREAM } from "./run-queue.ts";
 import { failStep } from "./step-functions.ts";
 import { type ClaimedRun, createRunStore, type RunStore } from "./store.ts";
 import { takeTurn } from "./throttle.ts";
 import { publishRunDone } from "./waiting.ts";
-
-/** The stream runs are queued on (platform scope); entries name the run. */
-export const RUN_STREAM = "runs";
 
 /**
  * An entry of the run stream: the run's id, and, when the API queued it as it accepted it,
@@ -48,6 +46,7 @@ export type RunEntry = z.output<typeof runEntrySchema>;
 export const runConsumer = defineConsumer({
   name: "flow-runs",
   stream: RUN_STREAM,
+  // The streams to read are the deployment's partitions: set by `runWorkerConsumer`.
   schema: runEntrySchema,
   visibilityTimeoutMs: 10_000,
   // Deliveries of one entry: a handler only fails when the database or broker does.
@@ -146,8 +145,12 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
       leases.close();
       await own?.close();
     },
-    // PGlite runs one statement at a time: a second member would only wait for the first.
-    definition: services.database.kind === "pglite" ? { ...runConsumer, concurrency: 1 } : runConsumer,
+    definition: {
+      ...runConsumer,
+      queues: services.runQueue.partitions,
+      // PGlite runs one statement at a time: a second member would only wait for the first.
+      ...(services.database.kind === "pglite" ? { concurrency: 1 } : {}),
+    },
     async handle(payload, context) {
       const claimedAt = Date.now();
       const entry = payload as RunEntry;

@@ -2,7 +2,6 @@ import { sql } from "kysely";
 import { PLATFORM_SCOPE } from "../broker/port.ts";
 import type { Services } from "../services.ts";
 import type { PeriodicJob } from "../worker/periodic.ts";
-import { RUN_STREAM } from "./consumer.ts";
 import { EVENT_RETENTION_DAYS } from "./events.ts";
 
 /** Runs queued per statement by the waker, and deleted per statement by retention. */
@@ -20,20 +19,18 @@ const REQUEUE_AFTER = "2 minutes";
  * second somewhere in the deployment. Each run's `wake_at` moves ahead before its entry is
  * appended, so two wakers never queue it together, and a worker's claim clears it.
  */
-export function runWakerJob(services: Pick<Services, "db" | "broker">, everyMs = 1000): PeriodicJob {
+export function runWakerJob(services: Pick<Services, "db" | "runQueue">, everyMs = 1000): PeriodicJob {
   return {
     name: "run-waker",
     everyMs,
     async run({ signal }) {
       while (!signal.aborted) {
-        const { rows } = await sql<{ id: string }>`
+        const { rows } = await sql<{ id: string; flowId: string }>`
           update runs set wake_at = now() + ${REQUEUE_AFTER}::interval
           where id in (
             select id from runs where wake_at <= now() order by wake_at limit ${PAGE} for update skip locked)
-          returning id`.execute(services.db);
-        await Promise.all(
-          rows.map((row) => services.broker.append(PLATFORM_SCOPE, RUN_STREAM, JSON.stringify({ run: row.id }))),
-        );
+          returning id, flow_id as "flowId"`.execute(services.db);
+        await services.runQueue.requeue(rows);
         if (rows.length < PAGE) return;
       }
     },
@@ -44,12 +41,13 @@ export function runWakerJob(services: Pick<Services, "db" | "broker">, everyMs =
  * Removes the run stream's entries every worker is done with (acknowledged; the run's
  * record is in the database): the stream holds only queued and running work.
  */
-export function runStreamTrimJob(services: Pick<Services, "broker">, everyMs = 10_000): PeriodicJob {
+export function runStreamTrimJob(services: Pick<Services, "broker" | "runQueue">, everyMs = 10_000): PeriodicJob {
   return {
     name: "run-stream-trim",
     everyMs,
     async run() {
-      await services.broker.trimAcknowledged(PLATFORM_SCOPE, RUN_STREAM);
+      for (const { scope, stream } of services.runQueue.partitions)
+        await services.broker.trimAcknowledged(scope, stream);
     },
   };
 }

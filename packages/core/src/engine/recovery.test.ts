@@ -7,9 +7,9 @@ import { type Broker, PLATFORM_SCOPE } from "../broker/port.ts";
 import { eventually, randomScope } from "../broker/test-backends.ts";
 import type { CoreConfig } from "../config.ts";
 import { createLogger } from "../logger.ts";
-import { RUN_STREAM } from "./consumer.ts";
 import { createRunLeases } from "./leases.ts";
 import { runRecoveryJob } from "./recovery.ts";
+import { createRunQueue, RUN_STREAM } from "./run-queue.ts";
 import { createRunStore } from "./store.ts";
 import { insertAccountWithFlow } from "./test-fixtures.ts";
 
@@ -41,18 +41,23 @@ describe.skipIf(skip)(
     });
 
     /** A run row as a worker left it: queued, or running held by `holder` with its lease ending `leaseEnds` from now. */
-    async function run(state: { holder?: string; leaseEnds?: string; status?: "queued" | "running" | "succeeded" }) {
+    async function run(state: {
+      holder?: string;
+      leaseEnds?: string;
+      status?: "queued" | "running" | "succeeded";
+      flow?: string;
+    }) {
       const id = Bun.randomUUIDv7();
       await sql`
       insert into runs (id, account_id, flow_id, revision, status, trigger, held_by, lease_until)
-      values (${id}, ${accountId}, ${flowId}, 1, ${state.status ?? (state.holder ? "running" : "queued")}, '{}',
+      values (${id}, ${accountId}, ${state.flow ?? flowId}, 1, ${state.status ?? (state.holder ? "running" : "queued")}, '{}',
         ${state.holder ?? null}, now() + ${state.leaseEnds ?? "0 s"}::interval)`.execute(database.db);
       return id;
     }
     const holderOf = async (id: string) =>
       (await database.db.selectFrom("runs").select("held_by").where("id", "=", id).executeTakeFirstOrThrow()).held_by;
-    const queuedOnStream = async () =>
-      (await broker.readRange(PLATFORM_SCOPE, RUN_STREAM, { limit: 1000 })).map(
+    const queuedOnStream = async (scope = PLATFORM_SCOPE) =>
+      (await broker.readRange(scope, RUN_STREAM, { limit: 1000 })).map(
         (entry) => (JSON.parse(entry.payload) as { run: string }).run,
       );
 
@@ -114,7 +119,10 @@ describe.skipIf(skip)(
 
     test("after a loss, queued runs go back on the stream and runs of dead holders are released; live holders keep theirs", async () => {
       const config = { runs: { leaseMs: 1000 } } as CoreConfig;
-      const job = runRecoveryJob({ db: database.db, broker, config }, { settleMs: 50 });
+      const job = runRecoveryJob(
+        { db: database.db, broker, config, runQueue: createRunQueue(broker, 1) },
+        { settleMs: 50 },
+      );
       const queued = await run({});
       const dead = await run({ holder: "lost-1/1", leaseEnds: "-1 s" });
       const live = await run({ holder: "lost-2/1", leaseEnds: "1 hour" });
@@ -135,6 +143,45 @@ describe.skipIf(skip)(
       // The marker is back: later checks find the stream intact and append nothing.
       await job.run({ signal: stopping.signal, logger });
       expect((await queuedOnStream()).sort()).toEqual([queued, dead].sort());
+    }, 30_000);
+
+    test("with the queue in partitions, only a partition whose data holder changed is recovered", async () => {
+      const config = { runs: { leaseMs: 1000 } } as CoreConfig;
+      const runQueue = createRunQueue(broker, 4);
+      const job = runRecoveryJob({ db: database.db, broker, config, runQueue }, { settleMs: 50 });
+      // Flows until two partitions have one each.
+      const flows = new Map<number, string>();
+      while (flows.size < 2) {
+        const flow = crypto.randomUUID();
+        const partition = runQueue.partitionOf(flow);
+        if (partition === 0 || flows.has(partition)) continue;
+        await insertAccountWithFlow(database.db, `acct-${flow}`, flow);
+        await sql`update flows set account_id = ${accountId} where id = ${flow}`.execute(database.db);
+        flows.set(partition, flow);
+      }
+      const [[first, firstFlow], [second, secondFlow]] = [...flows] as [[number, string], [number, string]];
+      const scopeOf = (partition: number) => runQueue.partitions[partition]?.scope as string;
+      // A fresh deployment: every partition is recovered once and marked whole.
+      const stopping = new AbortController();
+      await job.run({ signal: stopping.signal, logger });
+      for (const partition of [first, second]) await broker.deleteStream(scopeOf(partition), RUN_STREAM);
+
+      const inFirst = await run({ flow: firstFlow });
+      const inSecond = await run({ flow: secondFlow });
+      // The second partition's primary was replaced by a replica: its marker names the old holder.
+      await broker.kvPut(scopeOf(second), "run-recovery", "broker-data", "recovered a-primary-that-failed");
+      await job.run({ signal: stopping.signal, logger });
+      expect(await queuedOnStream(scopeOf(second))).toContain(inSecond);
+      expect(await queuedOnStream(scopeOf(first))).not.toContain(inFirst);
+
+      // Marked whole again with the holder it has now: the next check leaves it alone.
+      const marker = await broker.kvGet(scopeOf(second), "run-recovery", "broker-data");
+      expect(marker?.value).toBe(`recovered ${await broker.dataHolder(scopeOf(second))}`);
+      await job.run({ signal: stopping.signal, logger });
+      expect((await queuedOnStream(scopeOf(second))).filter((id) => id === inSecond)).toHaveLength(1);
+      for (const id of [inFirst, inSecond]) {
+        await sql`update runs set status = 'succeeded' where id = ${id}`.execute(database.db);
+      }
     }, 30_000);
   },
 );

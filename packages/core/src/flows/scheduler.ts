@@ -1,6 +1,5 @@
 import { sql } from "kysely";
 import { PLATFORM_SCOPE } from "../broker/port.ts";
-import { RUN_STREAM } from "../engine/consumer.ts";
 import { newRunId } from "../runs/start.ts";
 import type { Services } from "../services.ts";
 import type { PeriodicJob } from "../worker/periodic.ts";
@@ -19,7 +18,7 @@ const PAGE = 200;
  * also starts at least once. Trigger data: `{scheduled_at, fired_at}`.
  */
 export function flowSchedulerJob(
-  services: Pick<Services, "db" | "broker" | "metrics">,
+  services: Pick<Services, "db" | "runQueue" | "metrics">,
   everyMs = 1000,
   /** The time ticks are due by (tests move it on by hand). */
   clock: () => Date = () => new Date(),
@@ -77,19 +76,17 @@ export function flowSchedulerJob(
               where f.id = v.id`.execute(trx);
           }
           if (runs.length === 0) return { started: [], due: rows.length };
-          const { rows: inserted } = await sql<{ id: string; account_id: string }>`
+          const { rows: inserted } = await sql<{ id: string; account_id: string; flowId: string }>`
             insert into runs (id, account_id, flow_id, revision, status, trigger, delivery_id, wake_at)
             select v.id, v.account_id, v.flow_id, v.revision, 'queued', v.trigger, v.delivery_id,
               now() + interval '2 minutes'
             from jsonb_to_recordset(${JSON.stringify(runs)}::jsonb) as v(
               id uuid, account_id text, flow_id uuid, revision integer, trigger jsonb, delivery_id text)
             on conflict (flow_id, delivery_id) where delivery_id is not null do nothing
-            returning id, account_id`.execute(trx);
+            returning id, account_id, flow_id as "flowId"`.execute(trx);
           return { started: inserted, due: rows.length };
         });
-        await Promise.all(
-          started.map((run) => services.broker.append(PLATFORM_SCOPE, RUN_STREAM, JSON.stringify({ run: run.id }))),
-        );
+        await services.runQueue.requeue(started);
         for (const run of started) {
           services.metrics.count(run.account_id, "runs.started");
           services.metrics.count(PLATFORM_SCOPE, "runs.started");

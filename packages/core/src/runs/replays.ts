@@ -1,7 +1,6 @@
 import type { Database, ReplayJobsTable } from "@platform/db";
 import { type Kysely, type Selectable, sql } from "kysely";
 import { PLATFORM_SCOPE } from "../broker/port.ts";
-import { RUN_STREAM } from "../engine/consumer.ts";
 import { firstIdAt } from "../engine/housekeeping.ts";
 import { DomainError, isDomainError } from "../errors.ts";
 import type { AccountLimits } from "../limits/account-limits.ts";
@@ -47,7 +46,7 @@ export interface ReplayJobView {
 }
 
 type Deps = { db: Kysely<Database> };
-type JobDeps = Deps & Pick<Services, "broker" | "metrics" | "limits">;
+type JobDeps = Deps & Pick<Services, "runQueue" | "metrics" | "limits">;
 
 const replayNotFound = () => new DomainError("not_found", "replay not found");
 
@@ -246,9 +245,7 @@ async function advance(deps: JobDeps, job: Selectable<ReplayJobsTable>): Promise
       .execute();
     return replays;
   });
-  await Promise.all(
-    written.map((run) => deps.broker.append(PLATFORM_SCOPE, RUN_STREAM, JSON.stringify({ run: run.id }))),
-  );
+  await deps.runQueue.requeue(written.map((run) => ({ id: run.id, flowId: job.flow_id })));
   if (written.length > 0) {
     deps.metrics.count(job.account_id, "runs.started", written.length);
     deps.metrics.count(PLATFORM_SCOPE, "runs.started", written.length);

@@ -3,6 +3,7 @@ import { type Kysely, sql } from "kysely";
 import type { Broker } from "../broker/port.ts";
 import type { RunEvents } from "../engine/events.ts";
 import { isFinal, type RespondOutput, type StepRecords } from "../engine/records.ts";
+import type { RunQueue } from "../engine/run-queue.ts";
 import { createRunWaiters, publishRunDone, type RunDone } from "../engine/waiting.ts";
 import { DomainError } from "../errors.ts";
 import type { StoredStep } from "../flows/index.ts";
@@ -84,6 +85,7 @@ export interface RunsDeps {
   database: DatabaseHandle;
   db: Kysely<Database>;
   broker: Broker;
+  runQueue: RunQueue;
   metrics: MetricsRecorder;
   logger: Logger;
   /** The largest trigger data, in bytes of JSON (TRIGGER_MAX_BYTES). */

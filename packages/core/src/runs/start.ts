@@ -1,8 +1,8 @@
 import type { DatabaseHandle } from "@platform/db";
 import { sql } from "kysely";
-import { type Broker, PLATFORM_SCOPE } from "../broker/port.ts";
+import { PLATFORM_SCOPE } from "../broker/port.ts";
 import { isRowFault } from "../database-errors.ts";
-import { RUN_STREAM } from "../engine/consumer.ts";
+import type { RunQueue } from "../engine/run-queue.ts";
 import { DomainError } from "../errors.ts";
 import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import { isStorableJson } from "../input-guard.ts";
@@ -84,7 +84,7 @@ function entryOf(row: Row, revision: number): string {
  */
 export function createRunStarter(deps: {
   database: DatabaseHandle;
-  broker: Broker;
+  runQueue: RunQueue;
   metrics: MetricsRecorder;
   logger: Logger;
   /** The largest trigger data, in bytes of JSON (TRIGGER_MAX_BYTES). */
@@ -184,7 +184,7 @@ export function createRunStarter(deps: {
     if ("failure" in inserted) throw inserted.failure;
     if (!("written" in inserted)) return inserted;
     try {
-      await deps.broker.append(PLATFORM_SCOPE, RUN_STREAM, entryOf(row, inserted.revision));
+      await deps.runQueue.append(input.flowId, entryOf(row, inserted.revision));
     } catch (error) {
       // The database failing too must not turn this into another error: the caller hears why it was not queued.
       await forget(input.id).catch((cause: unknown) => {

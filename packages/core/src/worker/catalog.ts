@@ -12,6 +12,12 @@ export interface RetryPolicy {
   maxBackoffMs?: number;
 }
 
+/** A stream a consumer reads: its scope and name. */
+export interface Queue {
+  scope: string;
+  stream: string;
+}
+
 /**
  * One stream consumer of the catalog. `name` is also the consumer group, so every
  * definition with its own name gets every entry of its stream; the members of one
@@ -26,6 +32,11 @@ export interface ConsumerDefinition<Schema extends z.ZodType = z.ZodType> {
    * all accounts, the account travels in the payload.
    */
   scope?: string;
+  /**
+   * The streams it reads when its queue is split into partitions (the run queue): every
+   * member serves all of them. Unset: `stream` in `scope`.
+   */
+  queues?: readonly Queue[];
   /** Payloads are JSON validated by this schema; one that fails goes straight to the dead-letter stream. */
   schema: Schema;
   /**
@@ -48,6 +59,10 @@ export interface ConsumerDefinition<Schema extends z.ZodType = z.ZodType> {
 /** The scope a consumer's stream lives in. */
 export const scopeOf = (definition: ConsumerDefinition) => definition.scope ?? PLATFORM_SCOPE;
 
+/** The streams a consumer reads. */
+export const queuesOf = (definition: ConsumerDefinition): readonly Queue[] =>
+  definition.queues ?? [{ scope: scopeOf(definition), stream: definition.stream }];
+
 /** Declares a consumer with its payload type inferred from the schema. */
 export function defineConsumer<Schema extends z.ZodType>(
   definition: ConsumerDefinition<Schema>,
@@ -56,7 +71,10 @@ export function defineConsumer<Schema extends z.ZodType>(
 }
 
 export interface HandlerContext {
-  /** The stream entry being handled; stable across deliveries, so usable as an idempotency key. */
+  /**
+   * The stream entry being handled (`<stream number>:<entry id>` for a consumer of several
+   * streams); stable across deliveries, so usable as an idempotency key. Never holds `/`.
+   */
   entryId: string;
   /** 1 on first delivery, then 2, 3, ... (a crash counts as an attempt). */
   attempt: number;

@@ -8,7 +8,7 @@ import { replayJobsJob } from "../runs/replays.ts";
 import type { Services } from "../services.ts";
 import { streamRetentionJob } from "../storage/streams/retention.ts";
 import { deliveryWindowJob } from "../webhooks/ingress/dedup-window.ts";
-import { scopeOf, type WorkerConsumer } from "./catalog.ts";
+import { queuesOf, type WorkerConsumer } from "./catalog.ts";
 import type { PeriodicJob } from "./periodic.ts";
 
 /**
@@ -21,11 +21,9 @@ export function platformConsumers(services: Services): WorkerConsumer[] {
 
 /** Every periodic job the platform runs. */
 export function platformJobs(services: Services): PeriodicJob[] {
-  const groups = platformConsumers(services).map(({ definition }) => ({
-    scope: scopeOf(definition),
-    stream: definition.stream,
-    group: definition.name,
-  }));
+  const groups = platformConsumers(services).flatMap(({ definition }) =>
+    queuesOf(definition).map(({ scope, stream }) => ({ scope, stream, group: definition.name })),
+  );
   return [
     streamRetentionJob(services),
     housekeepingJob({ db: services.db, broker: services.broker, groups }),

@@ -1,5 +1,5 @@
 import type { Broker, DeliveredEntry } from "../broker/port.ts";
-import { type ConsumerDefinition, scopeOf } from "./catalog.ts";
+import { type ConsumerDefinition, type Queue, scopeOf } from "./catalog.ts";
 
 /** Dead letters kept per consumer; older ones are trimmed away. */
 const KEEP_DEAD_LETTERS = 10_000;
@@ -21,18 +21,20 @@ export const deadLetterCounter = (definition: ConsumerDefinition) => `worker.dea
 
 /**
  * Moves an entry out of the way: appends it with the error to the consumer's
- * dead-letter stream, counts it, then acknowledges it, so it never blocks the stream.
+ * dead-letter stream (one per consumer, in its scope, whichever of its streams the entry
+ * came from), counts it, then acknowledges it on `from`, so it never blocks that stream.
  */
 export async function deadLetter(
   broker: Broker,
   definition: ConsumerDefinition,
   entry: DeliveredEntry,
   error: string,
+  from: Queue,
 ): Promise<void> {
   const scope = scopeOf(definition);
   const letter: DeadLetter = {
     consumer: definition.name,
-    stream: definition.stream,
+    stream: from.scope === scope ? from.stream : `${from.scope}/${from.stream}`,
     entryId: entry.id,
     payload: entry.payload,
     error,
@@ -41,7 +43,7 @@ export async function deadLetter(
   };
   await broker.append(scope, deadLetterStream(definition), JSON.stringify(letter));
   await broker.increment(scope, deadLetterCounter(definition));
-  await broker.ack(scope, definition.stream, definition.name, [entry.id]);
+  await broker.ack(from.scope, from.stream, definition.name, [entry.id]);
   await broker.trim(scope, deadLetterStream(definition), { maxLength: KEEP_DEAD_LETTERS });
 }
 

@@ -3,8 +3,8 @@ import { isDomainError, messageOf } from "../errors.ts";
 import { groupCommit } from "../group-commit.ts";
 import type { Logger } from "../logger.ts";
 import { sleep } from "../sleep.ts";
-import type { ConsumerDefinition, ConsumerHandler } from "./catalog.ts";
-import { scopeOf } from "./catalog.ts";
+import type { ConsumerDefinition, ConsumerHandler, Queue } from "./catalog.ts";
+import { queuesOf } from "./catalog.ts";
 import { deadLetter } from "./dead-letter.ts";
 
 /** Per-consumer figures of one runtime, since it started. */
@@ -48,17 +48,38 @@ export function backoffMs(retry: ConsumerDefinition["retry"], attempt: number): 
   return Math.min(retry.maxBackoffMs ?? 60_000, retry.backoffMs * 2 ** Math.max(0, attempt - 1));
 }
 
-/** How far a member is in reading its stream. */
+/** How far a member is in reading its streams. */
 interface ReadState {
-  /** Whether its consumer group is known to exist. */
-  groupReady: boolean;
+  /** Whether each stream's consumer group is known to exist. */
+  groupReady: boolean[];
   /** When to look for entries other members left idle again. */
   nextClaimAt: number;
+  /** The stream the next round of reads starts with: each round starts one further, so none is always last. */
+  turn: number;
   /** Failed reads in a row, for the back-off. */
   failures: number;
 }
 
-const newReadState = (): ReadState => ({ groupReady: false, nextClaimAt: 0, failures: 0 });
+const newReadState = (queues: number): ReadState => ({
+  groupReady: new Array(queues).fill(false),
+  nextClaimAt: 0,
+  turn: 0,
+  failures: 0,
+});
+
+/** An entry as a member holds it: with the number of the stream (of the consumer's queues) it came from. */
+interface TakenEntry extends DeliveredEntry {
+  queue: number;
+}
+
+/** The key an entry is held under: entry ids are unique per stream only. */
+const heldKey = (entry: { queue: number; id: string }) => `${entry.queue}/${entry.id}`;
+
+/**
+ * With several streams, how long a member with nothing to do waits on one of them before
+ * looking at all of them again: the longest delay a run queued on an idle deployment sees.
+ */
+const IDLE_WAIT_MS = 100;
 
 /** How often a member looks for idle entries when it found fewer than it could take. */
 const claimEveryMs = (definition: ConsumerDefinition) =>
@@ -71,29 +92,49 @@ const claimEveryMs = (definition: ConsumerDefinition) =>
  * settles on its own (acknowledged, retried or dead-lettered); a broker failure on one
  * leaves it pending, to be claimed again after the visibility timeout. While it holds
  * entries it sends heartbeats so nobody claims them.
+ *
+ * A consumer of several streams (the partitions of the run queue) is served by each
+ * member, so members, not partitions × members, bound the connections a worker keeps
+ * blocked: a member reads every stream at once without blocking, a fair share of its room
+ * from each (then the rest from those that had more), and only when all were empty blocks
+ * on one of them, a different one each time, for at most IDLE_WAIT_MS.
  */
 export class GroupMember {
-  private readonly scope: string;
-  /** Entries read and not yet acknowledged, released or dead-lettered. */
-  private readonly held = new Map<string, DeliveredEntry>();
+  private readonly queues: readonly Queue[];
+  /** Entries read and not yet acknowledged, released or dead-lettered, by `heldKey`. */
+  private readonly held = new Map<string, TakenEntry>();
   /** One per entry a handler is working on. */
   private readonly current = new Set<AbortController>();
   /** Entries being handled right now, settled or not. */
   private readonly inFlight = new Set<Promise<void>>();
   private abandoned = false;
-  /** Acknowledges an entry; those settled together go in one call. */
-  private readonly acknowledge: (id: string) => Promise<void>;
+  /** Acknowledges an entry; those settled together go in one call per stream. */
+  private readonly acknowledge: (entry: TakenEntry) => Promise<void>;
 
   constructor(private readonly options: MemberOptions) {
-    this.scope = scopeOf(options.definition);
+    this.queues = queuesOf(options.definition);
     const { broker, definition } = options;
-    this.acknowledge = groupCommit<string, void>(
-      async (ids) => {
-        await broker.ack(this.scope, definition.stream, definition.name, ids);
-        return ids.map(() => undefined);
+    this.acknowledge = groupCommit<TakenEntry, void>(
+      async (entries) => {
+        await this.eachQueue(entries, (queue, ids) => broker.ack(queue.scope, queue.stream, definition.name, ids));
+        return entries.map(() => undefined);
       },
       { maxBatch: 1000, maxInFlight: 2 },
     );
+  }
+
+  /** Calls `work` once per stream with the ids of `entries` read from it. */
+  private async eachQueue(
+    entries: Iterable<TakenEntry>,
+    work: (queue: Queue, ids: string[]) => Promise<unknown>,
+  ): Promise<void> {
+    const ids = new Map<number, string[]>();
+    for (const entry of entries) {
+      const list = ids.get(entry.queue);
+      if (list) list.push(entry.id);
+      else ids.set(entry.queue, [entry.id]);
+    }
+    await Promise.all([...ids].map(([queue, list]) => work(this.queues[queue] as Queue, list)));
   }
 
   async run(): Promise<void> {
@@ -101,18 +142,19 @@ export class GroupMember {
     const capacity = definition.capacity ?? 1;
     const heartbeat = setInterval(
       () => {
-        const ids = [...this.held.keys()];
-        if (ids.length > 0) broker.touch(this.scope, definition.stream, definition.name, name, ids).catch(() => {});
+        this.eachQueue(this.held.values(), (queue, ids) =>
+          broker.touch(queue.scope, queue.stream, definition.name, name, ids),
+        ).catch(() => {});
       },
       Math.max(10, Math.floor(definition.visibilityTimeoutMs / 3)),
     );
     let slotFreed: () => void = () => {};
-    const start = (entry: DeliveredEntry) => {
-      this.held.set(entry.id, entry);
+    const start = (entry: TakenEntry) => {
+      this.held.set(heldKey(entry), entry);
       const handled = this.handleEntry(entry)
         .catch((error: unknown) => {
           // Left pending: another member (or this one) claims it after the visibility timeout.
-          this.held.delete(entry.id);
+          this.held.delete(heldKey(entry));
           stats.brokerErrors++;
           logger.warn({ err: messageOf(error), member: name, entryId: entry.id }, "could not settle an entry");
         })
@@ -122,7 +164,7 @@ export class GroupMember {
         });
       this.inFlight.add(handled);
     };
-    const reading = newReadState();
+    const reading = newReadState(this.queues.length);
     try {
       while (!stopping.aborted) {
         const room = capacity - this.inFlight.size;
@@ -135,7 +177,7 @@ export class GroupMember {
         try {
           const batch = await this.nextBatch(room, reading);
           // A read that came back after the stop began: nothing of it starts here.
-          if (stopping.aborted || this.abandoned) await this.giveBack(batch.map((entry) => entry.id));
+          if (stopping.aborted || this.abandoned) await this.giveBack(batch);
           else for (const entry of batch) start(entry);
         } catch (error) {
           await this.backOff(error, reading);
@@ -149,38 +191,70 @@ export class GroupMember {
   }
 
   /**
-   * Up to `count` entries: those other members left idle first (looked for at most every
-   * quarter of the visibility timeout, or at once while there are more), else new ones.
+   * Up to `count` entries (a few more with several streams, at most one per stream): those
+   * other members left idle first (looked for at most every quarter of the visibility
+   * timeout, or at once while there are more), else new ones.
    */
-  private async nextBatch(count: number, reading: ReadState): Promise<DeliveredEntry[]> {
-    const { broker, definition, name, pollMs } = this.options;
-    if (!reading.groupReady) {
-      await broker.ensureGroup(this.scope, definition.stream, definition.name);
-      reading.groupReady = true;
-    }
-    let batch: DeliveredEntry[] = [];
+  private async nextBatch(count: number, reading: ReadState): Promise<TakenEntry[]> {
+    const { broker, definition, name } = this.options;
+    await Promise.all(
+      this.queues.map(async (queue, index) => {
+        if (reading.groupReady[index]) return;
+        await broker.ensureGroup(queue.scope, queue.stream, definition.name);
+        reading.groupReady[index] = true;
+      }),
+    );
+    const order = this.queues.map((_, i) => (reading.turn + i) % this.queues.length);
+    reading.turn = (reading.turn + 1) % this.queues.length;
+    let batch: TakenEntry[] = [];
     if (Date.now() >= reading.nextClaimAt) {
-      batch = await broker.claimIdle(
-        this.scope,
-        definition.stream,
-        definition.name,
-        name,
-        definition.visibilityTimeoutMs,
-        count,
+      batch = await this.fromEach(order, count, (queue, share) =>
+        broker.claimIdle(queue.scope, queue.stream, definition.name, name, definition.visibilityTimeoutMs, share),
       );
       if (batch.length < count) reading.nextClaimAt = Date.now() + claimEveryMs(definition);
     }
-    if (batch.length === 0) {
-      batch = await broker.readGroup(this.scope, definition.stream, definition.name, name, { count, blockMs: pollMs });
-    }
+    if (batch.length === 0) batch = await this.readNew(order, count);
     reading.failures = 0;
     return batch;
+  }
+
+  /** Runs `take` on each stream in `order` for a fair share of `count`, together; answers what they took. */
+  private async fromEach(
+    order: number[],
+    count: number,
+    take: (queue: Queue, share: number) => Promise<DeliveredEntry[]>,
+  ): Promise<TakenEntry[]> {
+    const share = Math.ceil(count / order.length);
+    const taken = await Promise.all(
+      order.map(async (queue) =>
+        (await take(this.queues[queue] as Queue, share)).map((entry): TakenEntry => ({ ...entry, queue })),
+      ),
+    );
+    return taken.flat();
+  }
+
+  /** New entries: see the class comment for how several streams are read. */
+  private async readNew(order: number[], count: number): Promise<TakenEntry[]> {
+    const { broker, definition, name, pollMs } = this.options;
+    const read = (queue: Queue, share: number, blockMs: number) =>
+      broker.readGroup(queue.scope, queue.stream, definition.name, name, { count: share, blockMs });
+    if (order.length === 1) return this.fromEach(order, count, (queue, share) => read(queue, share, pollMs));
+    const share = Math.ceil(count / order.length);
+    const batch = await this.fromEach(order, count, (queue) => read(queue, share, 0));
+    // The room the empty streams left goes to those that filled their share (they likely hold more).
+    const fuller = order.filter((queue) => batch.filter((entry) => entry.queue === queue).length === share);
+    const room = count - batch.length;
+    if (fuller.length > 0 && room > 0)
+      batch.push(...(await this.fromEach(fuller, room, (queue, more) => read(queue, more, 0))));
+    if (batch.length > 0) return batch;
+    return this.fromEach([order[0] as number], count, (queue, all) => read(queue, all, Math.min(pollMs, IDLE_WAIT_MS)));
   }
 
   /** After a failed read: the group is made again if it was lost, and the member waits, longer each time. */
   private async backOff(error: unknown, reading: ReadState): Promise<void> {
     const { stats, logger, name, stopping } = this.options;
-    if (isDomainError(error) && error.code === "not_found") reading.groupReady = false;
+    // Which stream lost its group is not said: making each again costs one call per stream.
+    if (isDomainError(error) && error.code === "not_found") reading.groupReady.fill(false);
     stats.brokerErrors++;
     reading.failures++;
     logger.warn({ err: messageOf(error), member: name }, "consumer loop failed; backing off");
@@ -194,9 +268,9 @@ export class GroupMember {
   async abandon(): Promise<void> {
     this.abandoned = true;
     for (const controller of this.current) controller.abort(new Error("the worker is shutting down"));
-    const ids = [...this.held.keys()];
+    const entries = [...this.held.values()];
     this.held.clear();
-    await this.giveBack(ids).catch((error) => {
+    await this.giveBack(entries).catch((error) => {
       this.options.logger.warn(
         { err: messageOf(error), member: this.options.name },
         "could not release entries; they return after the visibility timeout",
@@ -205,13 +279,14 @@ export class GroupMember {
   }
 
   /** Releases entries to other members at once. */
-  private async giveBack(ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
+  private async giveBack(entries: TakenEntry[]): Promise<void> {
     const { broker, definition, name } = this.options;
-    await broker.release(this.scope, definition.stream, definition.name, name, ids);
+    await this.eachQueue(entries, (queue, ids) =>
+      broker.release(queue.scope, queue.stream, definition.name, name, ids),
+    );
   }
 
-  private async handleEntry(entry: DeliveredEntry): Promise<void> {
+  private async handleEntry(entry: TakenEntry): Promise<void> {
     const { broker, definition, stats, logger, name } = this.options;
     const { maxAttempts } = definition.retry;
     if (entry.deliveries > maxAttempts) {
@@ -234,14 +309,16 @@ export class GroupMember {
     let failed = false;
     // The entry's logger is made when first used: most entries log nothing.
     let entryLogger: Logger | undefined;
+    // Stable across deliveries and unique across the consumer's streams (ids are unique per stream).
+    const entryId = this.queues.length > 1 ? `${entry.queue}:${entry.id}` : entry.id;
     try {
       await this.options.handle(payload, {
-        entryId: entry.id,
+        entryId,
         attempt: entry.deliveries,
         member: name,
         signal: controller.signal,
         get logger() {
-          entryLogger ??= logger.child({ consumer: definition.name, entryId: entry.id, attempt: entry.deliveries });
+          entryLogger ??= logger.child({ consumer: definition.name, entryId, attempt: entry.deliveries });
           return entryLogger;
         },
       });
@@ -255,8 +332,8 @@ export class GroupMember {
     if (this.abandoned) return; // released already; another member owns it now
 
     if (!failed) {
-      await this.acknowledge(entry.id);
-      this.held.delete(entry.id);
+      await this.acknowledge(entry);
+      this.held.delete(heldKey(entry));
       stats.processed++;
       return;
     }
@@ -277,10 +354,11 @@ export class GroupMember {
     );
     // No longer held before it is given back: a heartbeat landing after the release would
     // reset its idle clock and postpone the retry to the full visibility timeout.
-    this.held.delete(entry.id);
+    this.held.delete(heldKey(entry));
+    const queue = this.queues[entry.queue] as Queue;
     await broker.release(
-      this.scope,
-      definition.stream,
+      queue.scope,
+      queue.stream,
       definition.name,
       name,
       [entry.id],
@@ -289,10 +367,10 @@ export class GroupMember {
     stats.retried++;
   }
 
-  private async giveUp(entry: DeliveredEntry, error: string): Promise<void> {
+  private async giveUp(entry: TakenEntry, error: string): Promise<void> {
     const { broker, definition, stats, logger } = this.options;
-    await deadLetter(broker, definition, entry, error);
-    this.held.delete(entry.id);
+    await deadLetter(broker, definition, entry, error, this.queues[entry.queue] as Queue);
+    this.held.delete(heldKey(entry));
     stats.deadLettered++;
     logger.error(
       { consumer: definition.name, entryId: entry.id, deliveries: entry.deliveries, err: error },

@@ -255,6 +255,52 @@ for (const backend of backends) {
         expect(letter?.error).toContain("no outcome");
       });
 
+      test("a consumer of several streams (a partitioned queue) is served fairly by each member, and each entry settles on its own stream", async () => {
+        const scope = randomScope("partitions");
+        const queues = [0, 1, 2, 3].map((p) => ({ scope: `${scope}-${p}`, stream: "jobs" }));
+        const consumer = jobConsumer({ queues, capacity: 4, visibilityTimeoutMs: 60_000 });
+        // A backlog on every stream, the first stream's twice as long.
+        for (const [p, queue] of queues.entries()) {
+          for (let i = 0; i < (p === 0 ? 40 : 20); i++) {
+            await broker.append(queue.scope, queue.stream, JSON.stringify({ n: p * 100 + i }));
+          }
+        }
+        const order: number[] = [];
+        const entryIds = new Set<string>();
+        const runtime = start(consumer, async ({ n }, { entryId, attempt }) => {
+          order.push(n);
+          entryIds.add(entryId);
+          // One failure, to see a retry find its way back to its own stream.
+          if (n === 205 && attempt === 1) throw new Error("flaky");
+          await Bun.sleep(1);
+        });
+        await eventually(() => order.length >= 101, 15_000);
+        await runtime.stop();
+        expect(new Set(order).size).toBe(100);
+        // Fair: the first 20 taken came from every stream, not the first one's backlog alone.
+        expect(new Set(order.slice(0, 20).map((n) => Math.floor(n / 100)))).toEqual(new Set([0, 1, 2, 3]));
+        // Entry ids name their stream, so ids equal on two streams never meet.
+        expect([...entryIds].every((id) => /^[0-3]:/.test(id))).toBe(true);
+        for (const queue of queues) expect(await broker.pendingCount(queue.scope, queue.stream, consumer.name)).toBe(0);
+      });
+
+      test("a member with nothing to do still takes an entry appended to any of its streams at once", async () => {
+        const scope = randomScope("partitions");
+        const queues = [0, 1, 2, 3, 4, 5, 6, 7].map((p) => ({ scope: `${scope}-${p}`, stream: "jobs" }));
+        const consumer = jobConsumer({ queues });
+        const seen: number[] = [];
+        const runtime = start(consumer, async ({ n }) => {
+          seen.push(n);
+        });
+        for (const [p, queue] of queues.entries()) {
+          await Bun.sleep(30);
+          await broker.append(queue.scope, queue.stream, JSON.stringify({ n: p }));
+          await eventually(() => seen.includes(p), 2000);
+        }
+        await runtime.stop();
+        expect(seen.sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      });
+
       test("stop lets the entries in flight finish and reads nothing more: the rest wait for another worker, whole", async () => {
         // One attempt only: an entry counted as delivered twice would be dead-lettered without running.
         const consumer = jobConsumer({

@@ -1,5 +1,6 @@
 import type { DatabaseHandle } from "@platform/db";
 import type { Logger } from "../../logger.ts";
+import { assertName } from "../arguments.ts";
 import type { Broker } from "../port.ts";
 import { APPENDS_CHANNEL } from "./append-batches.ts";
 import { postgresCounters } from "./counters.ts";
@@ -29,6 +30,10 @@ export function createPostgresBroker(database: DatabaseHandle, logger?: Logger):
     ...postgresNotifications(database, notifications),
     async ping() {
       await guarded(() => database.ping());
+    },
+    async dataHolder(scope) {
+      assertName("scope", scope);
+      return "postgres";
     },
     async close() {
       closed = true;

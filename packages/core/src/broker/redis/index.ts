@@ -3,6 +3,7 @@ import type { Broker } from "../port.ts";
 import { BlockingClientPool } from "./blocking-pool.ts";
 import { connectRedisClient, createRedisClient, guarded } from "./client.ts";
 import { redisCounters } from "./counters.ts";
+import { dataHolder } from "./data-holder.ts";
 import { redisKv } from "./kv.ts";
 import { RedisNotifications } from "./notifications.ts";
 import { redisStreams } from "./streams.ts";
@@ -32,6 +33,7 @@ export async function createRedisBroker(url: string, logger?: Logger): Promise<B
     async ping() {
       await guarded(() => client.ping());
     },
+    dataHolder: (scope) => dataHolder(client, scope),
     async close() {
       notifications.close();
       await blocking.close();

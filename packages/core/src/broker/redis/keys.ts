@@ -6,7 +6,10 @@
  */
 const part = encodeURIComponent;
 
-const tag = (scope: string) => `{${part(scope)}}`;
+/** The hash tag of a scope's keys: what a cluster hashes to place them. */
+export const scopeTag = (scope: string) => `{${part(scope)}}`;
+
+const tag = scopeTag;
 
 export const streamKey = (scope: string, stream: string) => `${tag(scope)}:stream:${part(stream)}`;
 

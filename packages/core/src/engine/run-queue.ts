@@ -1,0 +1,57 @@
+import { type Broker, PLATFORM_SCOPE } from "../broker/port.ts";
+import type { Queue } from "../worker/catalog.ts";
+
+/** The name of every partition's stream; entries name the run (see `runEntrySchema`). */
+export const RUN_STREAM = "runs";
+
+/**
+ * The run queue: `partitions` streams (RUN_QUEUE_PARTITIONS). Partition 0 is the platform
+ * scope's `runs` stream, the one queue of a deployment with one partition; partition `p`
+ * above 0 lives in scope `platform-runs-<p>`, a hash tag of its own, so on a Redis Cluster
+ * the partitions spread over the shards instead of one shard carrying every run. A run is
+ * placed by its flow: the runs of a flow share a partition, so they are taken in the order
+ * they were queued, as concurrency limits and throttles expect.
+ */
+export interface RunQueue {
+  /** The partitions' streams, by partition number. */
+  readonly partitions: readonly Queue[];
+  /** The partition a flow's runs go to. */
+  partitionOf(flowId: string): number;
+  /** Appends an entry (see `runEntrySchema`) for a run of `flowId`; answers the entry's id. */
+  append(flowId: string, entry: string): Promise<string>;
+  /** Queues runs again by id: entries without the run as accepted, which the worker reads from the database. */
+  requeue(runs: readonly { id: string; flowId: string }[]): Promise<void>;
+}
+
+export const partitionScope = (partition: number) =>
+  partition === 0 ? PLATFORM_SCOPE : `${PLATFORM_SCOPE}-runs-${partition}`;
+
+/** FNV-1a of the flow id: stable across processes and releases, spread evenly over the partitions. */
+function hashOf(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+export function createRunQueue(broker: Broker, partitionCount: number): RunQueue {
+  const partitions = Array.from({ length: partitionCount }, (_, partition) => ({
+    scope: partitionScope(partition),
+    stream: RUN_STREAM,
+  }));
+  const partitionOf = (flowId: string) => (partitionCount === 1 ? 0 : hashOf(flowId) % partitionCount);
+  const append = (flowId: string, entry: string) => {
+    const { scope, stream } = partitions[partitionOf(flowId)] as Queue;
+    return broker.append(scope, stream, entry);
+  };
+  return {
+    partitions,
+    partitionOf,
+    append,
+    async requeue(runs) {
+      await Promise.all(runs.map((run) => append(run.flowId, JSON.stringify({ run: run.id }))));
+    },
+  };
+}
