@@ -1,7 +1,5 @@
 import type { Database } from "@platform/db";
 import { type Kysely, sql } from "kysely";
-import type { Broker } from "../broker/port.ts";
-import { PLATFORM_SCOPE } from "../broker/port.ts";
 import type { CompiledPayload } from "../templates/index.ts";
 import type { RunQueue } from "./run-queue.ts";
 import type { ClaimedRun } from "./store.ts";

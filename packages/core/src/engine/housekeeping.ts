@@ -1,5 +1,4 @@
 import { sql } from "kysely";
-import { PLATFORM_SCOPE } from "../broker/port.ts";
 import type { Services } from "../services.ts";
 import type { PeriodicJob } from "../worker/periodic.ts";
 import { EVENT_RETENTION_DAYS } from "./events.ts";
