@@ -1,5 +1,6 @@
 /** Helpers for tests outside core (`@platform/core/testing`); never imported by the platform itself. */
 export { totpCodeFromUrl } from "./accounts/testing.ts";
+export { scopeSlot } from "./broker/redis/data-holder.ts";
 export {
   type LocalRedisCluster,
   redisClusterMissing,
@@ -7,3 +8,4 @@ export {
   startLocalRedisCluster,
 } from "./broker/redis/local-cluster.ts";
 export { eventually } from "./broker/test-backends.ts";
+export { createRunQueue, partitionScope } from "./engine/run-queue.ts";

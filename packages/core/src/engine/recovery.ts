@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "kysely";
 import type { Broker } from "../broker/port.ts";
+import { messageOf } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 import type { Services } from "../services.ts";
 import { sleep } from "../sleep.ts";
@@ -25,22 +26,28 @@ class Superseded extends Error {
  * on": `recovered <holder>`, the broker's `dataHolder` of the partition's scope when it was
  * last made whole. Absent (Redis lost its data, or never had it) or naming another holder
  * (a replica was promoted, and may lack the newest entries): the partition is recovered.
- * While a recovery is under way it names that recovery and expires unless renewed, so a
- * recovery whose process died is started again by another.
+ * While a recovery is under way it reads `recovering <holder> <recovery>` and expires
+ * unless renewed, so a recovery whose process died is started again by another; one that
+ * finds the holder changed under it (a second loss) gives way to a recovery for the new one.
  */
 class RecoveryMarker {
-  private readonly mine = `${RECOVERING}${randomUUID()}`;
+  private readonly mine: string;
 
   constructor(
     private readonly broker: Broker,
     private readonly scope: string,
     private readonly ttlSeconds: number,
-  ) {}
+    private readonly holder: string,
+  ) {
+    this.mine = `${RECOVERING}${holder} ${randomUUID()}`;
+  }
 
   /** True when this process is the one to recover (the marker named another holder, or none, and is now its own). */
-  async take(holder: string): Promise<boolean> {
+  async take(): Promise<boolean> {
     const current = await this.broker.kvGet(this.scope, MARKER_BUCKET, MARKER_KEY);
-    if (current?.value === `${RECOVERED}${holder}` || current?.value.startsWith(RECOVERING)) return false;
+    const { holder } = this;
+    if (current?.value === `${RECOVERED}${holder}` || current?.value.startsWith(`${RECOVERING}${holder} `))
+      return false;
     const { ok } = await this.broker.kvCompareAndSet(
       this.scope,
       MARKER_BUCKET,
@@ -52,8 +59,9 @@ class RecoveryMarker {
     return ok;
   }
 
-  /** Renews the marker; throws Superseded when it is no longer this recovery's. */
+  /** Renews the marker; throws Superseded when it is no longer this recovery's, or the data changed holder again. */
   async keep(value = this.mine, ttlSeconds: number | undefined = this.ttlSeconds): Promise<void> {
+    if ((await this.broker.dataHolder(this.scope)) !== this.holder) throw new Superseded();
     const current = await this.broker.kvGet(this.scope, MARKER_BUCKET, MARKER_KEY);
     // Compared by value first: a Redis that lost its data counts revisions from 1 again.
     if (current?.value !== this.mine) throw new Superseded();
@@ -69,9 +77,9 @@ class RecoveryMarker {
     if (!renewed.ok) throw new Superseded();
   }
 
-  /** The partition is whole again as of `holder`: the marker stays until its data is lost again. */
-  finish(holder: string): Promise<void> {
-    return this.keep(`${RECOVERED}${holder}`, undefined);
+  /** The partition is whole again as of its holder: the marker stays until its data is lost again. */
+  finish(): Promise<void> {
+    return this.keep(`${RECOVERED}${this.holder}`, undefined);
   }
 }
 
@@ -88,8 +96,10 @@ class RecoveryMarker {
  * may have lost entries, for two GETs per partition per check (every `everyMs`, in one
  * process of the deployment).
  *
- * When a partition's marker is missing or names another holder, one process
- * (compare-and-set) recovers that partition:
+ * Each run of the job checks every partition, and goes on checking those not under
+ * recovery while any is (a recovery can watch held runs for minutes). When a partition's
+ * marker is missing or names another holder, one process (compare-and-set) recovers that
+ * partition:
  *
  * 1. `since` is the database's clock now; the partition's runs held by a worker (`held_by`) are noted.
  * 2. After `settleMs`, starts that were between their INSERT and their append when Redis
@@ -112,6 +122,7 @@ export function runRecoveryJob(
 ): PeriodicJob {
   const { db, broker, runQueue } = services;
   const { leaseMs } = services.config.runs;
+  const everyMs = options.everyMs ?? 2000;
   const settleMs = options.settleMs ?? 5000;
   const watchEveryMs = Math.min(1000, leaseMs / 3);
   const markerTtlSeconds = Math.ceil(Math.max(60_000, 4 * settleMs, 4 * watchEveryMs) / 1000);
@@ -120,9 +131,8 @@ export function runRecoveryJob(
 
   async function recover(partition: number, { signal, logger }: { signal: AbortSignal; logger: Logger }) {
     const { scope } = runQueue.partitions[partition] as Queue;
-    const holder = await broker.dataHolder(scope);
-    const marker = new RecoveryMarker(broker, scope, markerTtlSeconds);
-    if (!(await marker.take(holder))) return;
+    const marker = new RecoveryMarker(broker, scope, markerTtlSeconds, await broker.dataHolder(scope));
+    if (!(await marker.take())) return;
     logger.warn(
       { partition },
       "the broker may lack entries of this run queue partition (Redis lost its data, a replica took over, or it is new): recovering from the database",
@@ -160,7 +170,7 @@ export function runRecoveryJob(
         if (watched.length > 0) await sleep(watchEveryMs, signal);
       }
       if (signal.aborted) return;
-      await marker.finish(holder);
+      await marker.finish();
       logger.warn({ partition, requeued, released }, "run queue partition recovered from the database");
     } catch (error) {
       if (!(error instanceof Superseded)) throw error;
@@ -170,11 +180,26 @@ export function runRecoveryJob(
 
   return {
     name: "run-recovery",
-    everyMs: options.everyMs ?? 2000,
-    async run(context) {
-      for (let partition = 0; partition < runQueue.partitions.length && !context.signal.aborted; partition++) {
-        await recover(partition, context);
+    everyMs,
+    async run({ signal, logger }) {
+      const underway = new Map<number, Promise<void>>();
+      for (;;) {
+        for (let partition = 0; partition < runQueue.partitions.length; partition++) {
+          if (underway.has(partition) || signal.aborted) continue;
+          const recovery = recover(partition, { signal, logger })
+            .catch((error: unknown) => {
+              logger.warn(
+                { partition, err: messageOf(error) },
+                "run queue partition recovery failed; tried again soon",
+              );
+            })
+            .finally(() => underway.delete(partition));
+          underway.set(partition, recovery);
+        }
+        await Promise.race([Promise.all(underway.values()), sleep(everyMs, signal)]);
+        if (underway.size === 0 || signal.aborted) break;
       }
+      await Promise.all(underway.values());
     },
   };
 }

@@ -1,7 +1,10 @@
+/// <reference path="../../types/cluster-key-slot.d.ts" />
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import calculateSlot from "cluster-key-slot";
+import { Redis } from "ioredis";
 
 /**
  * A Redis Cluster on loopback ports for tests: `primaries` primaries with one replica each,
@@ -13,9 +16,16 @@ export interface LocalRedisCluster {
   url: string;
   /** The primary that serves `slot` now, as host:port. */
   primaryOf(slot: number): Promise<string>;
+  /** The replica of a primary. */
+  replicaOf(primary: string): Promise<string>;
+  /** Stops a node (SIGSTOP) until `resume`: it reads nothing, so its replication falls behind. */
+  pause(node: string): void;
+  resume(node: string): void;
+  /** Writes `bytes` of filler to a node, a key of its own: a paused replica's backlog it cannot absorb. */
+  fill(node: string, bytes: number): Promise<void>;
   /** Kills a node (SIGKILL: it loses what it had not replicated). */
   kill(node: string): Promise<void>;
-  /** Resolves when every slot is served by a primary that answers, and the cluster says it is ok. */
+  /** Resolves when every slot is served by a primary that answers, every replica has synced, and the cluster says it is ok. */
   healthy(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
 }
@@ -139,6 +149,38 @@ export async function startLocalRedisCluster(primaries = 3): Promise<LocalRedisC
       if (!range) throw new Error(`no primary serves slot ${slot}`);
       return range.primary;
     },
+    async replicaOf(primary) {
+      const [node] = alive();
+      if (!node) throw new Error("no node of the cluster is alive");
+      const lines = (await cli(...nodeArgs(node), "cluster", "nodes")).trim().split("\n");
+      const id = lines.find((line) => line.split(" ")[1]?.startsWith(`${primary}@`))?.split(" ")[0];
+      const replica = lines.find((line) => line.split(" ")[3] === id);
+      if (!id || !replica) throw new Error(`${primary} has no replica`);
+      return (replica.split(" ")[1] as string).split("@")[0] as string;
+    },
+    pause(node) {
+      servers.get(node)?.kill("SIGSTOP");
+    },
+    resume(node) {
+      servers.get(node)?.kill("SIGCONT");
+    },
+    async fill(node, bytes) {
+      const ranges = (await slotMap()).filter((range) => range.primary === node);
+      const serves = (key: string) => {
+        const slot = calculateSlot(key);
+        return ranges.some((range) => slot >= range.from && slot <= range.to);
+      };
+      let n = 0;
+      while (!serves(`filler-${n}`)) n++;
+      const [host, port] = node.split(":") as [string, string];
+      const client = new Redis({ host, port: Number(port), lazyConnect: true });
+      try {
+        await client.connect();
+        await client.set(`filler-${n}`, Buffer.alloc(bytes, 120));
+      } finally {
+        client.disconnect();
+      }
+    },
     async kill(node) {
       killed.add(node);
       servers.get(node)?.kill("SIGKILL");
@@ -150,7 +192,14 @@ export async function startLocalRedisCluster(primaries = 3): Promise<LocalRedisC
         const states = await Promise.all(
           alive().map((node) => cli(...nodeArgs(node), "cluster", "info").catch(() => "")),
         );
-        const ok = states.every((state) => state.includes("cluster_state:ok"));
+        const replication = await Promise.all(
+          alive().map((node) => cli(...nodeArgs(node), "info", "replication").catch(() => "")),
+        );
+        // A replica that has not synced yet could not take over: healthy means every one has.
+        const synced = replication.every(
+          (info) => info.includes("role:master") || info.includes("master_link_status:up"),
+        );
+        const ok = synced && states.every((state) => state.includes("cluster_state:ok"));
         const served = ok ? (await slotMap()).reduce((sum, range) => sum + range.to - range.from + 1, 0) : 0;
         if (served === 16384 && ok) return;
         if (Date.now() > deadline) throw new Error("the cluster did not become healthy in time");
