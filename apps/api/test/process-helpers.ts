@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
+import { redisClusterMissing, sharedLocalRedisCluster, startLocalRedisCluster } from "@platform/core/testing";
 import type { DatabaseHandle } from "@platform/db";
-import { freeLoopbackPort } from "@platform/db/testing";
+import { freeLoopbackPort, testEnv } from "@platform/db/testing";
 import type { Server, Subprocess } from "bun";
 import { sql } from "kysely";
 import { PASSWORD, uniqueEmail } from "./accounts-helpers.ts";
@@ -299,4 +300,62 @@ export class PrivateRedis {
       return false;
     }
   }
+}
+
+/** A Redis of the test's own that can lose everything: one server, or a whole cluster. */
+export interface LosableRedis {
+  url: string;
+  /** Kills it (every node): all its data is gone. */
+  kill(): Promise<void>;
+  /** Starts it again, empty, at the same address. */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The Redis deployments the crash and loss suites run on: one server, and a Redis Cluster
+ * of three primaries with a replica each, with the run queue in 16 partitions as the
+ * docs suggest there. `own` starts one the suite may kill; `shared` names one it may not.
+ */
+export function redisDeployments(): {
+  label: string;
+  /** Why `own` cannot run here, or false. */
+  skipOwn: string | false;
+  /** Why `shared` cannot run here, or false. */
+  skipShared: string | false;
+  /** Settings the platform's processes need on it. */
+  env: Record<string, string>;
+  own(): Promise<LosableRedis>;
+  shared(): Promise<string>;
+}[] {
+  const noServer = Bun.which("redis-server") ? false : "redis-server is not installed";
+  return [
+    {
+      label: "one Redis",
+      skipOwn: noServer,
+      skipShared: testEnv.REDIS_URL ? false : "REDIS_URL is not set",
+      env: {},
+      async own() {
+        const redis = await PrivateRedis.start();
+        return { url: redis.url, kill: () => redis.kill(), restart: () => redis.restart(), stop: () => redis.kill() };
+      },
+      shared: async () => testEnv.REDIS_URL as string,
+    },
+    {
+      label: "a Redis Cluster",
+      skipOwn: redisClusterMissing(),
+      skipShared: redisClusterMissing(),
+      env: { RUN_QUEUE_PARTITIONS: "16" },
+      async own() {
+        const cluster = await startLocalRedisCluster();
+        return {
+          url: cluster.url,
+          kill: () => cluster.loseEverything(),
+          restart: () => cluster.startEmpty(),
+          stop: () => cluster.stop(),
+        };
+      },
+      shared: async () => (await sharedLocalRedisCluster()).url,
+    },
+  ];
 }

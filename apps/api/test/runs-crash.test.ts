@@ -3,7 +3,7 @@ import { type DatabaseHandle, openDatabase } from "@platform/db";
 import { createScratchPostgres, testEnv } from "@platform/db/testing";
 import type { Server } from "bun";
 import { PASSWORD, uniqueEmail } from "./accounts-helpers.ts";
-import { PlatformProcesses, stepRecordsColumn } from "./process-helpers.ts";
+import { PlatformProcesses, redisDeployments, stepRecordsColumn } from "./process-helpers.ts";
 
 /**
  * The crash test of issue 8, on real processes: an API and two workers in scale-out mode
@@ -17,164 +17,170 @@ import { PlatformProcesses, stepRecordsColumn } from "./process-helpers.ts";
 const RUNS = 500;
 /** A bound on each wait (a hang, not a timed assertion), within the test's own timeout. */
 const WAIT_MS = 240_000;
-const skip = !testEnv.DATABASE_URL || !testEnv.REDIS_URL;
 
-describe.skipIf(skip)(
-  `a worker killed mid-run${skip ? " (skipped: DATABASE_URL and REDIS_URL are both needed)" : ""}`,
-  () => {
-    let scratch: Awaited<ReturnType<typeof createScratchPostgres>>;
-    let database: DatabaseHandle;
-    let upstream: Server<undefined>;
-    /** Requests to /hit/<n> per n; they wait for the gate while it is closed. */
-    const hits = new Map<string, number>();
-    let held = 0;
-    let openGate!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      openGate = resolve;
-    });
-    let platform: PlatformProcesses;
-    let api = "";
-
-    beforeAll(async () => {
-      upstream = Bun.serve({
-        port: 0,
-        hostname: "127.0.0.1",
-        idleTimeout: 0,
-        async fetch(request) {
-          const n = new URL(request.url).pathname.split("/").at(-1) ?? "";
-          hits.set(n, (hits.get(n) ?? 0) + 1);
-          held++;
-          await gate;
-          held--;
-          return Response.json({ n });
-        },
+for (const deployment of redisDeployments()) {
+  const skip = testEnv.DATABASE_URL ? deployment.skipShared : "DATABASE_URL is not set";
+  describe.skipIf(Boolean(skip))(
+    `a worker killed mid-run on ${deployment.label}${skip ? ` (skipped: ${skip})` : ""}`,
+    () => {
+      let scratch: Awaited<ReturnType<typeof createScratchPostgres>>;
+      let database: DatabaseHandle;
+      let upstream: Server<undefined>;
+      /** Requests to /hit/<n> per n; they wait for the gate while it is closed. */
+      const hits = new Map<string, number>();
+      let held = 0;
+      let openGate!: () => void;
+      const gate = new Promise<void>((resolve) => {
+        openGate = resolve;
       });
-      scratch = await createScratchPostgres();
-      platform = await PlatformProcesses.start({ databaseUrl: scratch.url, redisUrl: testEnv.REDIS_URL as string });
-      api = platform.api;
-      database = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 2 });
-    }, 120_000);
+      let platform: PlatformProcesses;
+      let api = "";
 
-    afterAll(async () => {
-      openGate();
-      await platform?.stop();
-      await database?.close();
-      await scratch?.drop();
-      upstream?.stop(true);
-    });
+      beforeAll(async () => {
+        upstream = Bun.serve({
+          port: 0,
+          hostname: "127.0.0.1",
+          idleTimeout: 0,
+          async fetch(request) {
+            const n = new URL(request.url).pathname.split("/").at(-1) ?? "";
+            hits.set(n, (hits.get(n) ?? 0) + 1);
+            held++;
+            await gate;
+            held--;
+            return Response.json({ n });
+          },
+        });
+        scratch = await createScratchPostgres();
+        platform = await PlatformProcesses.start({
+          databaseUrl: scratch.url,
+          redisUrl: await deployment.shared(),
+          env: deployment.env,
+        });
+        api = platform.api;
+        database = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 2 });
+      }, 120_000);
 
-    test("every run succeeds once; checkpointed steps never run again; interrupted ones run again, on record", async () => {
-      const json = (path: string, body: unknown, token?: string) =>
-        fetch(`${api}${path}`, {
-          method: path.startsWith("/storage/kv/") ? "PUT" : "POST",
-          headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-          body: JSON.stringify(body),
-        }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
-
-      const signedUp = await json("/accounts/signup", {
-        email: uniqueEmail("crash"),
-        password: PASSWORD,
-        account_name: "crash",
+      afterAll(async () => {
+        openGate();
+        await platform?.stop();
+        await database?.close();
+        await scratch?.drop();
+        upstream?.stop(true);
       });
-      const token = (signedUp.body.data as { auth_token: string }).auth_token;
-      expect((await json("/storage/kv/first", { description: "one write per run" }, token)).status).toBe(200);
-      const flow = await json(
-        "/flows",
-        {
-          name: "crash test",
-          steps: [
-            {
-              name: "first",
-              subject: "kv.put",
-              payload: { bucket: "first", key: "run-{{trigger.n}}", value: "{{trigger.n}}" },
-            },
-            { name: "pause", subject: "delay", payload: { ms: 1500 } },
-            {
-              name: "last",
-              subject: "http.request",
-              payload: { url: `http://127.0.0.1:${upstream.port}/hit/{{trigger.n}}`, timeout: 600_000 },
-              options: { timeout: 600_000 },
-            },
-          ],
-        },
-        token,
-      );
-      expect(flow.status).toBe(200);
-      const flowId = (flow.body.data as { id: string }).id;
 
-      const workerA = platform.worker("worker A");
-      platform.worker("worker B");
-      const runIds: string[] = [];
-      for (let from = 0; from < RUNS; from += 25) {
-        const batch = Array.from({ length: Math.min(25, RUNS - from) }, (_, i) => from + i);
-        const started = await Promise.all(batch.map((n) => json(`/flows/${flowId}/runs`, { n }, token)));
-        for (const answer of started) {
-          expect(answer.status).toBe(200);
-          runIds.push(answer.body.run_id as string);
+      test("every run succeeds once; checkpointed steps never run again; interrupted ones run again, on record", async () => {
+        const json = (path: string, body: unknown, token?: string) =>
+          fetch(`${api}${path}`, {
+            method: path.startsWith("/storage/kv/") ? "PUT" : "POST",
+            headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+            body: JSON.stringify(body),
+          }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
+
+        const signedUp = await json("/accounts/signup", {
+          email: uniqueEmail("crash"),
+          password: PASSWORD,
+          account_name: "crash",
+        });
+        const token = (signedUp.body.data as { auth_token: string }).auth_token;
+        expect((await json("/storage/kv/first", { description: "one write per run" }, token)).status).toBe(200);
+        const flow = await json(
+          "/flows",
+          {
+            name: "crash test",
+            steps: [
+              {
+                name: "first",
+                subject: "kv.put",
+                payload: { bucket: "first", key: "run-{{trigger.n}}", value: "{{trigger.n}}" },
+              },
+              { name: "pause", subject: "delay", payload: { ms: 1500 } },
+              {
+                name: "last",
+                subject: "http.request",
+                payload: { url: `http://127.0.0.1:${upstream.port}/hit/{{trigger.n}}`, timeout: 600_000 },
+                options: { timeout: 600_000 },
+              },
+            ],
+          },
+          token,
+        );
+        expect(flow.status).toBe(200);
+        const flowId = (flow.body.data as { id: string }).id;
+
+        const workerA = platform.worker("worker A");
+        platform.worker("worker B");
+        const runIds: string[] = [];
+        for (let from = 0; from < RUNS; from += 25) {
+          const batch = Array.from({ length: Math.min(25, RUNS - from) }, (_, i) => from + i);
+          const started = await Promise.all(batch.map((n) => json(`/flows/${flowId}/runs`, { n }, token)));
+          for (const answer of started) {
+            expect(answer.status).toBe(200);
+            runIds.push(answer.body.run_id as string);
+          }
         }
-      }
 
-      // Every run waits in its last step, its request held open by the upstream. A worker holds
-      // at most 256 runs at once (4 members of 64), so both workers hold runs now.
-      await platform.until("every run to reach its last step", () => (held === RUNS ? true : undefined), WAIT_MS);
-      await platform.kill(workerA);
-      openGate();
+        // Every run waits in its last step, its request held open by the upstream. A worker holds
+        // at most 256 runs at once (4 members of 64), so both workers hold runs now.
+        await platform.until("every run to reach its last step", () => (held === RUNS ? true : undefined), WAIT_MS);
+        await platform.kill(workerA);
+        openGate();
 
-      const runs = await platform.until(
-        "every run to end",
-        async () => {
-          const rows = await database.db
-            .selectFrom("runs")
-            .select(["id", "status", "error", stepRecordsColumn])
-            .where("flow_id", "=", flowId)
-            .execute();
-          return rows.every((row) => row.status === "succeeded" || row.status === "failed") ? rows : undefined;
-        },
-        WAIT_MS,
-      );
+        const runs = await platform.until(
+          "every run to end",
+          async () => {
+            const rows = await database.db
+              .selectFrom("runs")
+              .select(["id", "status", "error", stepRecordsColumn])
+              .where("flow_id", "=", flowId)
+              .execute();
+            return rows.every((row) => row.status === "succeeded" || row.status === "failed") ? rows : undefined;
+          },
+          WAIT_MS,
+        );
 
-      // Every accepted run, and nothing else, ran to success.
-      expect(runs.map((run) => run.id).sort()).toEqual([...runIds].sort());
-      expect(runs.filter((run) => run.status !== "succeeded").map((run) => run.error)).toEqual([]);
+        // Every accepted run, and nothing else, ran to success.
+        expect(runs.map((run) => run.id).sort()).toEqual([...runIds].sort());
+        expect(runs.filter((run) => run.status !== "succeeded").map((run) => run.error)).toEqual([]);
 
-      type Attempt = { error?: string };
-      const stepsOf = (run: (typeof runs)[number]) => run.steps ?? {};
-      const interrupted = (attempts: Attempt[]) => attempts.filter((a) => a.error?.startsWith("interrupted")).length;
+        type Attempt = { error?: string };
+        const stepsOf = (run: (typeof runs)[number]) => run.steps ?? {};
+        const interrupted = (attempts: Attempt[]) => attempts.filter((a) => a.error?.startsWith("interrupted")).length;
 
-      // The kill caught runs in flight: their open attempt was found and run again.
-      const resumed = runs.filter((run) => interrupted(stepsOf(run).last?.attempts ?? []) > 0);
-      expect(resumed.length).toBeGreaterThan(0);
+        // The kill caught runs in flight: their open attempt was found and run again.
+        const resumed = runs.filter((run) => interrupted(stepsOf(run).last?.attempts ?? []) > 0);
+        expect(resumed.length).toBeGreaterThan(0);
 
-      // The upstream saw each run's last step once, or once more for each attempt the crash interrupted.
-      const trigger = await database.db
-        .selectFrom("runs")
-        .select(["id", "trigger"])
-        .where("flow_id", "=", flowId)
-        .execute();
-      const nOf = new Map(trigger.map((row) => [row.id, String((row.trigger as { n: number }).n)]));
-      for (const run of runs) {
-        const attempts = stepsOf(run).last?.attempts ?? [];
-        expect(attempts.at(-1)?.error).toBeUndefined();
-        const seen = hits.get(nOf.get(run.id) ?? "") ?? 0;
-        expect(seen).toBeGreaterThanOrEqual(1);
-        expect(seen).toBeLessThanOrEqual(1 + interrupted(attempts));
-        // A delay and a first step checkpointed before the kill were not done again.
-        expect(stepsOf(run).pause?.attempts).toHaveLength(1);
-      }
+        // The upstream saw each run's last step once, or once more for each attempt the crash interrupted.
+        const trigger = await database.db
+          .selectFrom("runs")
+          .select(["id", "trigger"])
+          .where("flow_id", "=", flowId)
+          .execute();
+        const nOf = new Map(trigger.map((row) => [row.id, String((row.trigger as { n: number }).n)]));
+        for (const run of runs) {
+          const attempts = stepsOf(run).last?.attempts ?? [];
+          expect(attempts.at(-1)?.error).toBeUndefined();
+          const seen = hits.get(nOf.get(run.id) ?? "") ?? 0;
+          expect(seen).toBeGreaterThanOrEqual(1);
+          expect(seen).toBeLessThanOrEqual(1 + interrupted(attempts));
+          // A delay and a first step checkpointed before the kill were not done again.
+          expect(stepsOf(run).pause?.attempts).toHaveLength(1);
+        }
 
-      // One KV write per run: revisions count every write to the bucket, so 500 keys whose
-      // newest revision is 500 were written 500 times (plus one per interrupted attempt, if any).
-      const firstInterrupted = runs.reduce((sum, run) => sum + interrupted(stepsOf(run).first?.attempts ?? []), 0);
-      const revisions = await Promise.all(
-        Array.from({ length: RUNS }, (_, n) =>
-          fetch(`${api}/storage/kv/first/keys/run-${n}`, { headers: { authorization: `Bearer ${token}` } }).then(
-            async (r) => ((await r.json()) as { value: number; revision: number }).revision,
+        // One KV write per run: revisions count every write to the bucket, so 500 keys whose
+        // newest revision is 500 were written 500 times (plus one per interrupted attempt, if any).
+        const firstInterrupted = runs.reduce((sum, run) => sum + interrupted(stepsOf(run).first?.attempts ?? []), 0);
+        const revisions = await Promise.all(
+          Array.from({ length: RUNS }, (_, n) =>
+            fetch(`${api}/storage/kv/first/keys/run-${n}`, { headers: { authorization: `Bearer ${token}` } }).then(
+              async (r) => ((await r.json()) as { value: number; revision: number }).revision,
+            ),
           ),
-        ),
-      );
-      expect(revisions.every((revision) => Number.isInteger(revision))).toBe(true);
-      expect(Math.max(...revisions)).toBeGreaterThanOrEqual(RUNS);
-      expect(Math.max(...revisions)).toBeLessThanOrEqual(RUNS + firstInterrupted);
-    }, 300_000);
-  },
-);
+        );
+        expect(revisions.every((revision) => Number.isInteger(revision))).toBe(true);
+        expect(Math.max(...revisions)).toBeGreaterThanOrEqual(RUNS);
+        expect(Math.max(...revisions)).toBeLessThanOrEqual(RUNS + firstInterrupted);
+      }, 300_000);
+    },
+  );
+}

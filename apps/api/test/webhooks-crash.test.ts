@@ -8,6 +8,7 @@ import {
   endedRuns,
   interruptedAttempts,
   PlatformProcesses,
+  redisDeployments,
 } from "./process-helpers.ts";
 
 /**
@@ -21,74 +22,76 @@ import {
  */
 const WEBHOOKS = 1000;
 const CAPACITY = 256;
-const skip = !testEnv.DATABASE_URL || !testEnv.REDIS_URL;
 
-describe.skipIf(skip)(
-  `webhooks while a worker is killed${skip ? " (skipped: DATABASE_URL and REDIS_URL are both needed)" : ""}`,
-  () => {
-    let scratch: Awaited<ReturnType<typeof createScratchPostgres>>;
-    let database: DatabaseHandle;
-    let platform: PlatformProcesses;
-    const upstream = new CountingUpstream(true);
+for (const deployment of redisDeployments()) {
+  const skip = testEnv.DATABASE_URL ? deployment.skipShared : "DATABASE_URL is not set";
+  describe.skipIf(Boolean(skip))(
+    `webhooks while a worker is killed on ${deployment.label}${skip ? ` (skipped: ${skip})` : ""}`,
+    () => {
+      let scratch: Awaited<ReturnType<typeof createScratchPostgres>>;
+      let database: DatabaseHandle;
+      let platform: PlatformProcesses;
+      const upstream = new CountingUpstream(true);
 
-    beforeAll(async () => {
-      scratch = await createScratchPostgres();
-      platform = await PlatformProcesses.start({
-        databaseUrl: scratch.url,
-        redisUrl: testEnv.REDIS_URL as string,
-        env: { WORKER_CONCURRENCY: "2" },
+      beforeAll(async () => {
+        scratch = await createScratchPostgres();
+        platform = await PlatformProcesses.start({
+          databaseUrl: scratch.url,
+          redisUrl: await deployment.shared(),
+          env: { WORKER_CONCURRENCY: "2", ...deployment.env },
+        });
+        database = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 2 });
+      }, 120_000);
+
+      afterAll(async () => {
+        upstream.stop();
+        await platform?.stop();
+        await database?.close();
+        await scratch?.drop();
       });
-      database = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 2 });
-    }, 120_000);
 
-    afterAll(async () => {
-      upstream.stop();
-      await platform?.stop();
-      await database?.close();
-      await scratch?.drop();
-    });
+      test("every acknowledged webhook ends as one succeeded run; no side effect is lost or doubled", async () => {
+        const { flowId, webhookUrl } = await platform.flow([
+          upstream.step(),
+          { name: "done", subject: "transform", payload: { n: "{{trigger.n}}" } },
+        ]);
+        const workerA = platform.worker("worker A");
+        platform.worker("worker B");
 
-    test("every acknowledged webhook ends as one succeeded run; no side effect is lost or doubled", async () => {
-      const { flowId, webhookUrl } = await platform.flow([
-        upstream.step(),
-        { name: "done", subject: "transform", payload: { n: "{{trigger.n}}" } },
-      ]);
-      const workerA = platform.worker("worker A");
-      platform.worker("worker B");
+        const half = Array.from({ length: WEBHOOKS / 2 }, (_, n) => n);
+        const answers: Delivered[] = await deliverAll(webhookUrl, half, 32);
+        // Both workers full: every run they can hold waits in its step at the upstream.
+        await platform.until("both workers to hold every run they can", () =>
+          upstream.held === CAPACITY ? true : undefined,
+        );
 
-      const half = Array.from({ length: WEBHOOKS / 2 }, (_, n) => n);
-      const answers: Delivered[] = await deliverAll(webhookUrl, half, 32);
-      // Both workers full: every run they can hold waits in its step at the upstream.
-      await platform.until("both workers to hold every run they can", () =>
-        upstream.held === CAPACITY ? true : undefined,
-      );
+        const rest = half.map((n) => n + WEBHOOKS / 2);
+        const sending = deliverAll(webhookUrl, rest, 32);
+        await platform.kill(workerA);
+        upstream.open();
+        platform.worker("worker A, again");
+        answers.push(...(await sending));
 
-      const rest = half.map((n) => n + WEBHOOKS / 2);
-      const sending = deliverAll(webhookUrl, rest, 32);
-      await platform.kill(workerA);
-      upstream.open();
-      platform.worker("worker A, again");
-      answers.push(...(await sending));
+        expect(answers.filter((answer) => answer.status !== 200)).toEqual([]);
+        expect(answers.every((answer) => answer.body.message === "accepted")).toBe(true);
+        const acknowledged = answers.map((answer) => answer.body.run_id as string);
+        expect(new Set(acknowledged).size).toBe(WEBHOOKS);
 
-      expect(answers.filter((answer) => answer.status !== 200)).toEqual([]);
-      expect(answers.every((answer) => answer.body.message === "accepted")).toBe(true);
-      const acknowledged = answers.map((answer) => answer.body.run_id as string);
-      expect(new Set(acknowledged).size).toBe(WEBHOOKS);
+        const runs = await endedRuns(platform, database, flowId, WEBHOOKS);
+        expect(runs.map((run) => run.id).sort()).toEqual([...acknowledged].sort());
+        expect(runs.filter((run) => run.status !== "succeeded").map((run) => run.error)).toEqual([]);
 
-      const runs = await endedRuns(platform, database, flowId, WEBHOOKS);
-      expect(runs.map((run) => run.id).sort()).toEqual([...acknowledged].sort());
-      expect(runs.filter((run) => run.status !== "succeeded").map((run) => run.error)).toEqual([]);
-
-      const interrupted = (run: (typeof runs)[number]) => interruptedAttempts(run, "notify");
-      // The runs A held were taken over and their step done again, on record.
-      const resumed = runs.filter((run) => interrupted(run) > 0);
-      expect(resumed.length).toBeGreaterThan(0);
-      expect(resumed.length).toBeLessThanOrEqual(CAPACITY / 2);
-      for (const run of runs) {
-        const n = (run.trigger as { n: number }).n;
-        expect({ n, hits: upstream.hits.get(n) }).toEqual({ n, hits: 1 + interrupted(run) });
-      }
-      expect([...upstream.hits.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: WEBHOOKS }, (_, n) => n));
-    }, 300_000);
-  },
-);
+        const interrupted = (run: (typeof runs)[number]) => interruptedAttempts(run, "notify");
+        // The runs A held were taken over and their step done again, on record.
+        const resumed = runs.filter((run) => interrupted(run) > 0);
+        expect(resumed.length).toBeGreaterThan(0);
+        expect(resumed.length).toBeLessThanOrEqual(CAPACITY / 2);
+        for (const run of runs) {
+          const n = (run.trigger as { n: number }).n;
+          expect({ n, hits: upstream.hits.get(n) }).toEqual({ n, hits: 1 + interrupted(run) });
+        }
+        expect([...upstream.hits.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: WEBHOOKS }, (_, n) => n));
+      }, 300_000);
+    },
+  );
+}

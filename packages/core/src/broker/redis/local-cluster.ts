@@ -1,5 +1,5 @@
 /// <reference path="../../types/cluster-key-slot.d.ts" />
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -23,6 +23,10 @@ export interface LocalRedisCluster {
   resume(node: string): void;
   /** Writes `bytes` of filler to a node, a key of its own: a paused replica's backlog it cannot absorb. */
   fill(node: string, bytes: number): Promise<void>;
+  /** Kills every node: all of the cluster's data is gone. */
+  loseEverything(): Promise<void>;
+  /** Starts every node again, empty, on the same ports, and makes them a cluster again. */
+  startEmpty(): Promise<void>;
   /** Kills a node (SIGKILL: it loses what it had not replicated). */
   kill(node: string): Promise<void>;
   /** Resolves when every slot is served by a primary that answers, every replica has synced, and the cluster says it is ok. */
@@ -72,17 +76,17 @@ process.once("exit", () => {
 export async function startLocalRedisCluster(primaries = 3): Promise<LocalRedisCluster> {
   const dir = mkdtempSync(join(tmpdir(), "redis-cluster-"));
   const servers = new Map<string, Subprocess>();
-  const nodes: string[] = [];
-  for (let i = 0; i < primaries * 2; i++) {
-    const port = freePort();
-    const node = `127.0.0.1:${port}`;
-    nodes.push(node);
+  const nodes = Array.from({ length: primaries * 2 }, () => `127.0.0.1:${freePort()}`);
+  const killed = new Set<string>();
+
+  const spawn = (node: string) => {
+    const port = node.split(":")[1] as string;
     // A short node timeout: a replica is promoted about two seconds after its primary dies.
     const server = Bun.spawn(
       [
         "redis-server",
         "--port",
-        String(port),
+        port,
         "--bind",
         "127.0.0.1",
         "--cluster-enabled",
@@ -104,25 +108,35 @@ export async function startLocalRedisCluster(primaries = 3): Promise<LocalRedisC
     server.unref();
     everyServer.add(server);
     servers.set(node, server);
-  }
-  const stop = async () => {
+  };
+  const killAll = async () => {
     for (const server of servers.values()) {
       server.kill("SIGKILL");
       everyServer.delete(server);
     }
     await Promise.all([...servers.values()].map((server) => server.exited));
+  };
+  /** Every node started empty (no cluster state either) and made into a cluster again. */
+  const create = async () => {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    killed.clear();
+    for (const node of nodes) spawn(node);
+    for (const node of nodes) while (!(await answers(node))) await Bun.sleep(20);
+    await cli("--cluster", "create", ...nodes, "--cluster-replicas", "1", "--cluster-yes");
+  };
+  const stop = async () => {
+    await killAll();
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (const node of nodes) while (!(await answers(node))) await Bun.sleep(20);
-    await cli("--cluster", "create", ...nodes, "--cluster-replicas", "1", "--cluster-yes");
+    await create();
   } catch (error) {
     await stop();
     throw error;
   }
 
   const alive = () => nodes.filter((node) => servers.get(node)?.exitCode === null && !killed.has(node));
-  const killed = new Set<string>();
 
   /** The slot ranges and their primary, as a live node sees them. */
   const slotMap = async (): Promise<{ from: number; to: number; primary: string }[]> => {
@@ -180,6 +194,13 @@ export async function startLocalRedisCluster(primaries = 3): Promise<LocalRedisC
       } finally {
         client.disconnect();
       }
+    },
+    async loseEverything() {
+      await killAll();
+    },
+    async startEmpty() {
+      await create();
+      await cluster.healthy();
     },
     async kill(node) {
       killed.add(node);
