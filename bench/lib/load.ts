@@ -2,6 +2,8 @@ import autocannon from "autocannon";
 
 export interface LoadOptions {
   url: string;
+  /** More servers of the same deployment (several API processes): the connections are shared out over `url` and these. */
+  alsoUrls?: string[];
   method?: "GET" | "POST" | "PUT" | "DELETE" | "PATCH";
   headers?: Record<string, string>;
   body?: string;
@@ -27,8 +29,40 @@ export interface LoadResult {
   failures: number;
 }
 
-/** Runs autocannon against one URL and reads the figures the reports use. */
+/**
+ * Runs autocannon against the URL (or, with `alsoUrls`, one autocannon per server, the
+ * connections and any `amount` shared out, their figures added up: p50 and p99 are the
+ * worst server's) and reads the figures the reports use.
+ */
 export async function load(options: LoadOptions): Promise<LoadResult> {
+  const urls = [options.url, ...(options.alsoUrls ?? [])];
+  if (urls.length === 1) return loadOne(options);
+  // Server i of k sends requests i, i + k, i + 2k...: bodyOf, pathOf and headersOf see each n once, and agree on it.
+  const spread = <T>(f: ((n: number) => T) | undefined, i: number) =>
+    f ? (n: number) => f(n * urls.length + i) : undefined;
+  const results = await Promise.all(
+    urls.map((url, i) =>
+      loadOne({
+        ...options,
+        url,
+        alsoUrls: undefined,
+        connections: Math.max(1, Math.round(options.connections / urls.length)),
+        amount: options.amount === undefined ? undefined : Math.ceil(options.amount / urls.length),
+        bodyOf: spread(options.bodyOf, i),
+        pathOf: spread(options.pathOf, i),
+        headersOf: spread(options.headersOf, i),
+      }),
+    ),
+  );
+  return {
+    rps: results.reduce((sum, result) => sum + result.rps, 0),
+    p50: Math.max(...results.map((result) => result.p50)),
+    p99: Math.max(...results.map((result) => result.p99)),
+    failures: results.reduce((sum, result) => sum + result.failures, 0),
+  };
+}
+
+async function loadOne(options: LoadOptions): Promise<LoadResult> {
   let n = 0;
   const perRequest = options.bodyOf || options.pathOf || options.headersOf;
   // Requests are built once unless something differs per request (building each costs the load generator CPU).

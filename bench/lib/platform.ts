@@ -10,7 +10,14 @@ export type Mode = "embedded" | "scale-out";
 export interface RunningPlatform {
   mode: Mode;
   url: string;
-  /** Process ids by role: `api` (which runs the worker too in embedded mode) and, in scale-out, `worker`. */
+  /** The other API processes' addresses, when it runs more than one (see `Shape`). */
+  alsoUrls: string[];
+  /** Scale-out: its PostgreSQL database. */
+  databaseUrl?: string;
+  /**
+   * Process ids by role: `api` (which runs the worker too in embedded mode) and, in
+   * scale-out, `worker`; with more than one of either, `api 2`, `worker 2`, ...
+   */
   pids: Record<string, number>;
   stop(): Promise<void>;
 }
@@ -42,12 +49,24 @@ async function waitReady(url: string, processes: Subprocess[]): Promise<void> {
 /** Rates high enough that no benchmark meets them. */
 const BENCH_RATES = { runs_per_minute: 100_000_000, webhook_deliveries_per_second: 1_000_000 };
 
+/** How a scale-out deployment is laid out: its processes, and the Redis it uses (default REDIS_URL). */
+export interface Shape {
+  apis?: number;
+  workers?: number;
+  redisUrl?: string;
+}
+
 /**
  * Starts the platform as its README says, as real processes: `bun run start` (embedded,
  * PGlite in a fresh data directory), or `start:api` + `start:worker` on a scratch
- * PostgreSQL database and a Redis namespace of its own. Production settings, no logs.
+ * PostgreSQL database and a Redis namespace of its own (as many of each as `shape` says,
+ * each API on a port of its own). Production settings, no logs.
  */
-export async function startPlatform(mode: Mode, extraEnv: Record<string, string> = {}): Promise<RunningPlatform> {
+export async function startPlatform(
+  mode: Mode,
+  extraEnv: Record<string, string> = {},
+  shape: Shape = {},
+): Promise<RunningPlatform> {
   const port = await freeLoopbackPort();
   // A benchmark measures what the platform does, not its plans' rates: one flow here takes
   // more deliveries a second than the free plan lets it (the checks still run, under these).
@@ -85,6 +104,7 @@ export async function startPlatform(mode: Mode, extraEnv: Record<string, string>
     return {
       mode,
       url,
+      alsoUrls: [],
       pids: { api: api.pid },
       async stop() {
         api.kill("SIGTERM");
@@ -98,27 +118,47 @@ export async function startPlatform(mode: Mode, extraEnv: Record<string, string>
   const env = {
     ...base,
     DATABASE_URL: scratch.url,
-    REDIS_URL: testEnv.REDIS_URL,
+    REDIS_URL: shape.redisUrl ?? testEnv.REDIS_URL,
     JWT_SIGNING_KEYS: `bench:${key()}`,
     SECRETS_KEY: key(),
     BROKER_NAMESPACE: `bench-${randomBytes(4).toString("hex")}`,
     WORKER_HEALTH_PORT: "0",
   };
-  const api = Bun.spawn(["bun", "apps/api/src/main.ts", "--mode=scale-out"], {
-    cwd: root,
-    env,
-    stdout: "ignore",
-    stderr: "inherit",
-  });
-  await waitReady(url, [api]);
-  const worker = Bun.spawn(["bun", "apps/worker/src/main.ts"], { cwd: root, env, stdout: "ignore", stderr: "inherit" });
+  const named = (role: string, i: number) => (i === 0 ? role : `${role} ${i + 1}`);
+  const children: [string, Subprocess][] = [];
+  const urls: string[] = [];
+  // The first API migrates the database; the others start once it is ready.
+  for (let i = 0; i < (shape.apis ?? 1); i++) {
+    const apiPort = i === 0 ? port : await freeLoopbackPort();
+    const apiUrl = `http://127.0.0.1:${apiPort}`;
+    const api = Bun.spawn(["bun", "apps/api/src/main.ts", "--mode=scale-out"], {
+      cwd: root,
+      env: { ...env, PORT: String(apiPort) },
+      stdout: "ignore",
+      stderr: "inherit",
+    });
+    children.push([named("api", i), api]);
+    urls.push(apiUrl);
+    await waitReady(apiUrl, [api]);
+  }
+  for (let i = 0; i < (shape.workers ?? 1); i++) {
+    const worker = Bun.spawn(["bun", "apps/worker/src/main.ts"], {
+      cwd: root,
+      env,
+      stdout: "ignore",
+      stderr: "inherit",
+    });
+    children.push([named("worker", i), worker]);
+  }
   return {
     mode,
     url,
-    pids: { api: api.pid, worker: worker.pid },
+    alsoUrls: urls.slice(1),
+    databaseUrl: scratch.url,
+    pids: Object.fromEntries(children.map(([role, child]) => [role, child.pid])),
     async stop() {
-      for (const child of [api, worker]) child.kill("SIGTERM");
-      await Promise.all([api.exited, worker.exited]);
+      for (const [, child] of children) child.kill("SIGTERM");
+      await Promise.all(children.map(([, child]) => child.exited));
       await scratch.drop();
       rmSync(planLimitsFile, { force: true });
     },

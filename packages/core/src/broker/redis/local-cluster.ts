@@ -23,6 +23,8 @@ export interface LocalRedisCluster {
   resume(node: string): void;
   /** Writes `bytes` of filler to a node, a key of its own: a paused replica's backlog it cannot absorb. */
   fill(node: string, bytes: number): Promise<void>;
+  /** Memory the primaries use for data (Σ `used_memory`), in bytes. */
+  usedMemory(): Promise<number>;
   /** Kills every node: all of the cluster's data is gone. */
   loseEverything(): Promise<void>;
   /** Starts every node again, empty, on the same ports, and makes them a cluster again. */
@@ -194,6 +196,11 @@ export async function startLocalRedisCluster(primaries = 3): Promise<LocalRedisC
       } finally {
         client.disconnect();
       }
+    },
+    async usedMemory() {
+      const primaries = [...new Set((await slotMap()).map((range) => range.primary))];
+      const infos = await Promise.all(primaries.map((node) => cli(...nodeArgs(node), "info", "memory")));
+      return infos.reduce((sum, info) => sum + Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? 0), 0);
     },
     async loseEverything() {
       await killAll();
