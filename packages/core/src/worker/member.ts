@@ -95,9 +95,10 @@ const claimEveryMs = (definition: ConsumerDefinition) =>
  *
  * A consumer of several streams (the partitions of the run queue) is served by each
  * member, so members, not partitions × members, bound the connections a worker keeps
- * blocked: a member reads every stream at once without blocking, a fair share of its room
- * from each (then the rest from those that had more), and only when all were empty blocks
- * on one of them, a different one each time, for at most IDLE_WAIT_MS.
+ * blocked: a member reads the streams one after another without blocking until its room
+ * is full, starting each round one stream further (so each takes its turn first, and under
+ * load one read fills the room: as few calls per entry as with one stream), and only when
+ * all were empty blocks on one of them, a different one each time, for at most IDLE_WAIT_MS.
  */
 export class GroupMember {
   private readonly queues: readonly Queue[];
@@ -236,18 +237,24 @@ export class GroupMember {
   /** New entries: see the class comment for how several streams are read. */
   private async readNew(order: number[], count: number): Promise<TakenEntry[]> {
     const { broker, definition, name, pollMs } = this.options;
-    const read = (queue: Queue, share: number, blockMs: number) =>
-      broker.readGroup(queue.scope, queue.stream, definition.name, name, { count: share, blockMs });
-    if (order.length === 1) return this.fromEach(order, count, (queue, share) => read(queue, share, pollMs));
-    const share = Math.ceil(count / order.length);
-    const batch = await this.fromEach(order, count, (queue) => read(queue, share, 0));
-    // The room the empty streams left goes to those that filled their share (they likely hold more).
-    const fuller = order.filter((queue) => batch.filter((entry) => entry.queue === queue).length === share);
-    const room = count - batch.length;
-    if (fuller.length > 0 && room > 0)
-      batch.push(...(await this.fromEach(fuller, room, (queue, more) => read(queue, more, 0))));
+    const read = async (queue: number, wanted: number, blockMs: number) =>
+      (
+        await broker.readGroup(
+          (this.queues[queue] as Queue).scope,
+          (this.queues[queue] as Queue).stream,
+          definition.name,
+          name,
+          { count: wanted, blockMs },
+        )
+      ).map((entry): TakenEntry => ({ ...entry, queue }));
+    if (order.length === 1) return read(order[0] as number, count, pollMs);
+    const batch: TakenEntry[] = [];
+    for (const queue of order) {
+      batch.push(...(await read(queue, count - batch.length, 0)));
+      if (batch.length >= count) return batch;
+    }
     if (batch.length > 0) return batch;
-    return this.fromEach([order[0] as number], count, (queue, all) => read(queue, all, Math.min(pollMs, IDLE_WAIT_MS)));
+    return read(order[0] as number, count, Math.min(pollMs, IDLE_WAIT_MS));
   }
 
   /** After a failed read: the group is made again if it was lost, and the member waits, longer each time. */
