@@ -24,20 +24,22 @@
  * `start:api` + `start:worker` on DATABASE_URL and REDIS_URL), in processes of its own,
  * with NODE_ENV=production. Scale-out runs when both variables are set, once on REDIS_URL
  * and once on a Redis Cluster of three primaries with a replica each started for the run
- * (`REDIS_URL=redis+cluster://...`, RUN_QUEUE_PARTITIONS=16) when redis-server is installed;
- * `--modes embedded,scale-out,cluster` picks some.
+ * (`REDIS_URL=redis+cluster://...`, RUN_QUEUE_PARTITIONS=16) when redis-server is installed,
+ * and once through a transaction-pooling PgBouncer when Debian's `pgbouncer` is;
+ * `--modes=embedded,scale-out,pgbouncer,cluster` picks some.
  */
 import Stripe from "stripe";
 import { redisClusterMissing, startLocalRedisCluster } from "../packages/core/src/testing.ts";
+import { pgBouncerMissing } from "../packages/db/src/testing.ts";
 import { flag } from "./lib/args.ts";
 import { type LoadResult, load, report } from "./lib/load.ts";
 import { availableModes, type RunningPlatform, signUpForBench, startBaseline, startPlatform } from "./lib/platform.ts";
 import { awaitCompletion, createFlow, eventBody, type Ingest, ingest } from "./lib/webhook-ingest.ts";
 
 const SECONDS = flag("seconds", 10);
-const MODES = (process.argv.find((arg) => arg.startsWith("--modes="))?.slice(8) ?? "embedded,scale-out,cluster").split(
-  ",",
-);
+const MODES = (
+  process.argv.find((arg) => arg.startsWith("--modes="))?.slice(8) ?? "embedded,scale-out,pgbouncer,cluster"
+).split(",");
 const CONNECTIONS = flag("connections", 64);
 const SETTINGS = { connections: CONNECTIONS, seconds: SECONDS };
 const STRIPE_SECRET = "whsec_benchmarkSigningSecret000000";
@@ -139,6 +141,14 @@ const deployments: { label: string; start(): Promise<RunningPlatform> }[] = [
   ...availableModes()
     .filter((mode) => MODES.includes(mode))
     .map((mode) => ({ label: mode, start: () => startPlatform(mode) })),
+  ...(availableModes().includes("scale-out") && MODES.includes("pgbouncer") && !(await pgBouncerMissing())
+    ? [
+        {
+          label: "scale-out through PgBouncer (transaction pooling)",
+          start: () => startPlatform("scale-out", {}, { pgBouncer: true }),
+        },
+      ]
+    : []),
   ...(availableModes().includes("scale-out") && MODES.includes("cluster") && !redisClusterMissing()
     ? [
         {

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { startPgBouncer } from "../../packages/db/src/pgbouncer.ts";
 import { createScratchPostgres, freeLoopbackPort, testEnv } from "../../packages/db/src/testing.ts";
 
 export type Mode = "embedded" | "scale-out";
@@ -49,11 +50,13 @@ async function waitReady(url: string, processes: Subprocess[]): Promise<void> {
 /** Rates high enough that no benchmark meets them. */
 const BENCH_RATES = { runs_per_minute: 100_000_000, webhook_deliveries_per_second: 1_000_000 };
 
-/** How a scale-out deployment is laid out: its processes, and the Redis it uses (default REDIS_URL). */
+/** How a scale-out deployment is laid out: its processes, the Redis it uses (default REDIS_URL), and whether a PgBouncer pools its queries. */
 export interface Shape {
   apis?: number;
   workers?: number;
   redisUrl?: string;
+  /** DATABASE_URL through a transaction-pooling PgBouncer started for it, DATABASE_DIRECT_URL to the server. */
+  pgBouncer?: boolean;
 }
 
 /**
@@ -115,9 +118,11 @@ export async function startPlatform(
     };
   }
   const scratch = await createScratchPostgres();
+  const bouncer = shape.pgBouncer ? await startPgBouncer(scratch.url, await freeLoopbackPort()) : undefined;
   const env = {
     ...base,
-    DATABASE_URL: scratch.url,
+    DATABASE_URL: bouncer ? bouncer.through(scratch.url) : scratch.url,
+    ...(bouncer ? { DATABASE_DIRECT_URL: scratch.url } : {}),
     REDIS_URL: shape.redisUrl ?? testEnv.REDIS_URL,
     JWT_SIGNING_KEYS: `bench:${key()}`,
     SECRETS_KEY: key(),
@@ -159,6 +164,7 @@ export async function startPlatform(
     async stop() {
       for (const [, child] of children) child.kill("SIGTERM");
       await Promise.all(children.map(([, child]) => child.exited));
+      await bouncer?.stop();
       await scratch.drop();
       rmSync(planLimitsFile, { force: true });
     },

@@ -147,6 +147,7 @@ export async function ingest(
   if (server && serverAfter) {
     cpu.postgres = serverAfter.postgresCpu - server.postgresCpu;
     cpu.redis = serverAfter.redisCpu - server.redisCpu;
+    if (serverAfter.pgBouncerCpu > 0) cpu.pgbouncer = serverAfter.pgBouncerCpu - server.pgBouncerCpu;
   }
   const runs = (await Promise.all(flows.map((flow) => runsOf(target, flow)))).flat();
   const succeeded = new Set(runs.filter((run) => run.status === "succeeded").map((run) => run.id));
@@ -186,6 +187,7 @@ export async function serverFigures(databaseUrl: string) {
     return {
       postgresCpu: serverCpuSeconds("postgres"),
       redisCpu: serverCpuSeconds("redis-server"),
+      pgBouncerCpu: serverCpuSeconds("pgbouncer"),
       wal: BigInt(row.wal),
       databaseBytes: Number(row.size),
     };
