@@ -237,16 +237,11 @@ export class GroupMember {
   /** New entries: see the class comment for how several streams are read. */
   private async readNew(order: number[], count: number): Promise<TakenEntry[]> {
     const { broker, definition, name, pollMs } = this.options;
-    const read = async (queue: number, wanted: number, blockMs: number) =>
-      (
-        await broker.readGroup(
-          (this.queues[queue] as Queue).scope,
-          (this.queues[queue] as Queue).stream,
-          definition.name,
-          name,
-          { count: wanted, blockMs },
-        )
-      ).map((entry): TakenEntry => ({ ...entry, queue }));
+    const read = async (queue: number, wanted: number, blockMs: number) => {
+      const { scope, stream } = this.queues[queue] as Queue;
+      const entries = await broker.readGroup(scope, stream, definition.name, name, { count: wanted, blockMs });
+      return entries.map((entry): TakenEntry => ({ ...entry, queue }));
+    };
     if (order.length === 1) return read(order[0] as number, count, pollMs);
     const batch: TakenEntry[] = [];
     for (const queue of order) {
