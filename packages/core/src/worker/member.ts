@@ -192,8 +192,7 @@ export class GroupMember {
   }
 
   /**
-   * Up to `count` entries (a few more with several streams, at most one per stream): those
-   * other members left idle first (looked for at most every quarter of the visibility
+   * Up to `count` entries: those other members left idle first (looked for at most every quarter of the visibility
    * timeout, or at once while there are more), else new ones.
    */
   private async nextBatch(count: number, reading: ReadState): Promise<TakenEntry[]> {
@@ -209,8 +208,8 @@ export class GroupMember {
     reading.turn = (reading.turn + 1) % this.queues.length;
     let batch: TakenEntry[] = [];
     if (Date.now() >= reading.nextClaimAt) {
-      batch = await this.fromEach(order, count, (queue, share) =>
-        broker.claimIdle(queue.scope, queue.stream, definition.name, name, definition.visibilityTimeoutMs, share),
+      batch = await this.walk(order, count, ({ scope, stream }, wanted) =>
+        broker.claimIdle(scope, stream, definition.name, name, definition.visibilityTimeoutMs, wanted),
       );
       if (batch.length < count) reading.nextClaimAt = Date.now() + claimEveryMs(definition);
     }
@@ -219,37 +218,33 @@ export class GroupMember {
     return batch;
   }
 
-  /** Runs `take` on each stream in `order` for a fair share of `count`, together; answers what they took. */
-  private async fromEach(
+  /**
+   * Takes from the streams in `order`, one after another, until `count` entries are taken
+   * or every stream was asked once: under load the first stream fills the room in one call.
+   */
+  private async walk(
     order: number[],
     count: number,
-    take: (queue: Queue, share: number) => Promise<DeliveredEntry[]>,
+    take: (queue: Queue, wanted: number) => Promise<DeliveredEntry[]>,
   ): Promise<TakenEntry[]> {
-    const share = Math.ceil(count / order.length);
-    const taken = await Promise.all(
-      order.map(async (queue) =>
-        (await take(this.queues[queue] as Queue, share)).map((entry): TakenEntry => ({ ...entry, queue })),
-      ),
-    );
-    return taken.flat();
+    const batch: TakenEntry[] = [];
+    for (const queue of order) {
+      const taken = await take(this.queues[queue] as Queue, count - batch.length);
+      for (const entry of taken) batch.push({ ...entry, queue });
+      if (batch.length >= count) break;
+    }
+    return batch;
   }
 
   /** New entries: see the class comment for how several streams are read. */
   private async readNew(order: number[], count: number): Promise<TakenEntry[]> {
     const { broker, definition, name, pollMs } = this.options;
-    const read = async (queue: number, wanted: number, blockMs: number) => {
-      const { scope, stream } = this.queues[queue] as Queue;
-      const entries = await broker.readGroup(scope, stream, definition.name, name, { count: wanted, blockMs });
-      return entries.map((entry): TakenEntry => ({ ...entry, queue }));
-    };
-    if (order.length === 1) return read(order[0] as number, count, pollMs);
-    const batch: TakenEntry[] = [];
-    for (const queue of order) {
-      batch.push(...(await read(queue, count - batch.length, 0)));
-      if (batch.length >= count) return batch;
-    }
+    const read = (blockMs: number) => (queue: Queue, wanted: number) =>
+      broker.readGroup(queue.scope, queue.stream, definition.name, name, { count: wanted, blockMs });
+    if (order.length === 1) return this.walk(order, count, read(pollMs));
+    const batch = await this.walk(order, count, read(0));
     if (batch.length > 0) return batch;
-    return read(order[0] as number, count, Math.min(pollMs, IDLE_WAIT_MS));
+    return this.walk(order.slice(0, 1), count, read(Math.min(pollMs, IDLE_WAIT_MS)));
   }
 
   /** After a failed read: the group is made again if it was lost, and the member waits, longer each time. */
