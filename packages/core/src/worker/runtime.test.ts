@@ -284,6 +284,51 @@ for (const backend of backends) {
         for (const queue of queues) expect(await broker.pendingCount(queue.scope, queue.stream, consumer.name)).toBe(0);
       });
 
+      test("entries a dead member left on one of several streams are all taken back in one claim", async () => {
+        const scope = randomScope("partitions");
+        const queues = [0, 1, 2, 3].map((p) => ({ scope: `${scope}-${p}`, stream: "jobs" }));
+        const consumer = jobConsumer({ queues, capacity: 16, visibilityTimeoutMs: 300 });
+        const [first] = queues as [{ scope: string; stream: string }];
+        await broker.ensureGroup(first.scope, first.stream, consumer.name);
+        for (let n = 0; n < 16; n++) await broker.append(first.scope, first.stream, JSON.stringify({ n }));
+        // A member takes all sixteen and dies holding them.
+        const taken = await broker.readGroup(first.scope, first.stream, consumer.name, "crashed", { count: 16 });
+        expect(taken).toHaveLength(16);
+        // The live member's claims, as the broker answered them.
+        const claims: number[] = [];
+        const watched = new Proxy(broker, {
+          get(target, property, receiver) {
+            const value = Reflect.get(target, property, receiver);
+            if (typeof value !== "function") return value;
+            if (property !== "claimIdle") return value.bind(target);
+            return async (...args: unknown[]) => {
+              const claimed = (await value.apply(target, args)) as DeliveredEntry[];
+              if (claimed.length > 0) claims.push(claimed.length);
+              return claimed;
+            };
+          },
+        });
+        const seen = new Set<number>();
+        const runtime = startWorkerRuntime({
+          broker: watched,
+          logger,
+          consumers: [
+            {
+              definition: consumer,
+              handle: (async ({ n }: { n: number }) => {
+                seen.add(n);
+              }) as ConsumerHandler,
+            },
+          ],
+          pollMs: 100,
+        });
+        runtimes.push(runtime);
+        await eventually(() => seen.size === 16);
+        await runtime.stop();
+        // Not a share per stream: the stream that holds them gives all sixteen at once.
+        expect(claims).toEqual([16]);
+      });
+
       test("a member with nothing to do still takes an entry appended to any of its streams at once", async () => {
         const scope = randomScope("partitions");
         const queues = [0, 1, 2, 3, 4, 5, 6, 7].map((p) => ({ scope: `${scope}-${p}`, stream: "jobs" }));
