@@ -161,9 +161,19 @@ describe.skipIf(skip)(
       }
       const [[first, firstFlow], [second, secondFlow]] = [...flows] as [[number, string], [number, string]];
       const scopeOf = (partition: number) => runQueue.partitions[partition]?.scope as string;
-      // A fresh deployment: every partition is recovered once and marked whole.
+      // A fresh deployment: the partitions never marked are recovered, together (one scan of the runs).
       const stopping = new AbortController();
-      await job.run({ signal: stopping.signal, logger });
+      const lines: string[] = [];
+      const watching = createLogger({
+        level: "warn",
+        name: "recovery-test",
+        destination: { write: (line: string) => lines.push(line) },
+      });
+      await job.run({ signal: stopping.signal, logger: watching });
+      const recovered = lines
+        .map((line) => JSON.parse(line) as { msg: string; partitions?: number[] })
+        .filter((line) => line.msg === "run queue recovered from the database");
+      expect(recovered.map((line) => line.partitions)).toEqual([[1, 2, 3]]);
       for (const partition of [first, second]) await broker.deleteStream(scopeOf(partition), RUN_STREAM);
 
       const inFirst = await run({ flow: firstFlow });

@@ -6,7 +6,7 @@ import type { Logger } from "../logger.ts";
 import type { Services } from "../services.ts";
 import { sleep } from "../sleep.ts";
 import type { Queue } from "../worker/catalog.ts";
-import type { PeriodicJob } from "../worker/periodic.ts";
+import type { PeriodicJob, PeriodicJobContext } from "../worker/periodic.ts";
 
 /** Where a partition's marker lives: a key of the partition's scope, lost with its stream. */
 const MARKER_BUCKET = "run-recovery";
@@ -97,14 +97,14 @@ class RecoveryMarker {
  * process of the deployment).
  *
  * Each run of the job checks every partition, and goes on checking those not under
- * recovery while any is (a recovery can watch held runs for minutes). When a partition's
- * marker is missing or names another holder, one process (compare-and-set) recovers that
- * partition:
+ * recovery while any is (a recovery can watch held runs for minutes). When partitions'
+ * markers are missing or name another holder, one process (compare-and-set, per
+ * partition) recovers them, together:
  *
- * 1. `since` is the database's clock now; the partition's runs held by a worker (`held_by`) are noted.
+ * 1. `since` is the database's clock now; their runs held by a worker (`held_by`) are noted.
  * 2. After `settleMs`, starts that were between their INSERT and their append when Redis
- *    went away have settled (appended, or deleted and answered 503); then every run of the
- *    partition accepted before `since` that is still queued and unheld is appended again. A
+ *    went away have settled (appended, or deleted and answered 503); then every run of those
+ *    partitions accepted before `since` that is still queued and unheld is appended again. A
  *    run whose entry survived gets a second entry; the claim lets one delivery hold a run at
  *    a time, and an ended run is never claimed, so that costs one empty claim.
  * 3. The runs noted in 1 may be held by entries Redis lost. Each is released (and appended
@@ -126,75 +126,103 @@ export function runRecoveryJob(
   const settleMs = options.settleMs ?? 5000;
   const watchEveryMs = Math.min(1000, leaseMs / 3);
   const markerTtlSeconds = Math.ceil(Math.max(60_000, 4 * settleMs, 4 * watchEveryMs) / 1000);
-  const inPartition = (partition: number) => (run: { flowId: string }) =>
-    runQueue.partitionOf(run.flowId) === partition;
 
-  async function recover(partition: number, { signal, logger }: { signal: AbortSignal; logger: Logger }) {
-    const { scope } = runQueue.partitions[partition] as Queue;
-    const marker = new RecoveryMarker(broker, scope, markerTtlSeconds, await broker.dataHolder(scope));
-    if (!(await marker.take())) return;
-    logger.warn(
-      { partition },
-      "the broker may lack entries of this run queue partition (Redis lost its data, a replica took over, or it is new): recovering from the database",
+  /** Takes the markers of the partitions that need a recovery now; answers those this process took. */
+  async function takeMarkers(partitions: number[], logger: Logger): Promise<Map<number, RecoveryMarker>> {
+    const taken = await Promise.all(
+      partitions.map(async (partition): Promise<[number, RecoveryMarker] | null> => {
+        try {
+          const { scope } = runQueue.partitions[partition] as Queue;
+          const marker = new RecoveryMarker(broker, scope, markerTtlSeconds, await broker.dataHolder(scope));
+          return (await marker.take()) ? [partition, marker] : null;
+        } catch (error) {
+          logger.warn({ partition, err: messageOf(error) }, "could not check a run queue partition; tried again soon");
+          return null;
+        }
+      }),
     );
-    try {
-      const { rows } = await sql<{ now: Date }>`select now() as now`.execute(db);
-      const since = (rows[0] as { now: Date }).now;
-      let watched = (await heldRuns(db)).filter(inPartition(partition));
-      await sleep(settleMs, signal);
-      if (signal.aborted) return;
+    return new Map(taken.filter((entry) => entry !== null));
+  }
 
-      let requeued = 0;
-      let after = "00000000-0000-0000-0000-000000000000";
-      while (!signal.aborted) {
-        await marker.keep();
-        const page = await sql<{ id: string; flowId: string }>`
-          select id, flow_id as "flowId" from runs
-          where id > ${after}::uuid and status in ('queued', 'running') and held_by is null and wake_at is null
-            and created_at < ${since}
-          order by id limit ${PAGE}`.execute(db);
-        const runs = page.rows.filter(inPartition(partition));
-        await runQueue.requeue(runs);
-        requeued += runs.length;
-        if (page.rows.length < PAGE) break;
-        after = page.rows.at(-1)?.id as string;
+  /**
+   * Recovers the partitions whose markers were taken, together (one scan of the runs for
+   * all of them: after a loss of all of Redis, every partition at once). A partition whose
+   * marker is superseded meanwhile drops out; the others go on.
+   */
+  async function recover(markers: Map<number, RecoveryMarker>, { signal, logger }: PeriodicJobContext) {
+    const partitions = [...markers.keys()];
+    logger.warn(
+      { partitions },
+      "the broker may lack run queue entries (Redis lost its data, a replica took over, or it is new): recovering from the database",
+    );
+    const ours = (run: { flowId: string }) => markers.has(runQueue.partitionOf(run.flowId));
+    const keepAll = async () => {
+      for (const [partition, marker] of markers) {
+        try {
+          await marker.keep();
+        } catch (error) {
+          if (!(error instanceof Superseded)) throw error;
+          markers.delete(partition);
+          logger.warn({ partition }, "another recovery took over this partition");
+        }
       }
+      return markers.size > 0;
+    };
+    const { rows } = await sql<{ now: Date }>`select now() as now`.execute(db);
+    const since = (rows[0] as { now: Date }).now;
+    let watched = (await heldRuns(db)).filter(ours);
+    await sleep(settleMs, signal);
+    if (signal.aborted) return;
 
-      let released = 0;
-      while (watched.length > 0 && !signal.aborted) {
-        await marker.keep();
-        const runs = await releaseExpired(db, watched);
-        await runQueue.requeue(runs);
-        released += runs.length;
-        watched = await stillHeld(db, watched);
-        if (watched.length > 0) await sleep(watchEveryMs, signal);
-      }
-      if (signal.aborted) return;
-      await marker.finish();
-      logger.warn({ partition, requeued, released }, "run queue partition recovered from the database");
-    } catch (error) {
-      if (!(error instanceof Superseded)) throw error;
-      logger.warn({ partition }, "another recovery took over");
+    let requeued = 0;
+    let after = "00000000-0000-0000-0000-000000000000";
+    while (!signal.aborted) {
+      if (!(await keepAll())) return;
+      const page = await sql<{ id: string; flowId: string }>`
+        select id, flow_id as "flowId" from runs
+        where id > ${after}::uuid and status in ('queued', 'running') and held_by is null and wake_at is null
+          and created_at < ${since}
+        order by id limit ${PAGE}`.execute(db);
+      const runs = page.rows.filter(ours);
+      await runQueue.requeue(runs);
+      requeued += runs.length;
+      if (page.rows.length < PAGE) break;
+      after = page.rows.at(-1)?.id as string;
     }
+
+    let released = 0;
+    while (watched.length > 0 && !signal.aborted) {
+      if (!(await keepAll())) return;
+      const runs = await releaseExpired(db, watched.filter(ours));
+      await runQueue.requeue(runs);
+      released += runs.length;
+      watched = (await stillHeld(db, watched)).filter(ours);
+      if (watched.length > 0) await sleep(watchEveryMs, signal);
+    }
+    if (signal.aborted || !(await keepAll())) return;
+    for (const marker of markers.values()) await marker.finish();
+    logger.warn({ partitions: [...markers.keys()], requeued, released }, "run queue recovered from the database");
   }
 
   return {
     name: "run-recovery",
     everyMs,
     async run({ signal, logger }) {
+      // Partitions under recovery here; the others are checked again every `everyMs` meanwhile.
       const underway = new Map<number, Promise<void>>();
       for (;;) {
-        for (let partition = 0; partition < runQueue.partitions.length; partition++) {
-          if (underway.has(partition) || signal.aborted) continue;
-          const recovery = recover(partition, { signal, logger })
+        const idle = runQueue.partitions.map((_, partition) => partition).filter((p) => !underway.has(p));
+        const markers = signal.aborted ? new Map() : await takeMarkers(idle, logger);
+        if (markers.size > 0) {
+          const taken = [...markers.keys()];
+          const recovery = recover(markers, { signal, logger })
             .catch((error: unknown) => {
-              logger.warn(
-                { partition, err: messageOf(error) },
-                "run queue partition recovery failed; tried again soon",
-              );
+              logger.warn({ partitions: taken, err: messageOf(error) }, "run queue recovery failed; tried again soon");
             })
-            .finally(() => underway.delete(partition));
-          underway.set(partition, recovery);
+            .finally(() => {
+              for (const partition of taken) underway.delete(partition);
+            });
+          for (const partition of taken) underway.set(partition, recovery);
         }
         await Promise.race([Promise.all(underway.values()), sleep(everyMs, signal)]);
         if (underway.size === 0 || signal.aborted) break;
