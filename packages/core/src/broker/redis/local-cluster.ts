@@ -42,18 +42,32 @@ export function redisClusterMissing(): string | false {
 }
 
 /** A free loopback port, as the kernel hands one out. */
+/** Ports this process handed out: the kernel may offer a port again once its listener is closed. */
+const handedOut = new Set<number>();
+
+/** A free loopback port, as the kernel hands one out, never the same twice in this process. */
 function freePort(): number {
-  const listener = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const { port } = listener;
-  listener.stop(true);
-  return port;
+  for (;;) {
+    const listener = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const { port } = listener;
+    listener.stop(true);
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
 }
 
+/** Runs redis-cli; a call that takes longer than 30 s (a cluster that never joins) is killed and fails. */
 async function cli(...args: string[]): Promise<string> {
   const child = Bun.spawn(["redis-cli", ...args], { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
-  const [out, err] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]);
-  if ((await child.exited) !== 0) throw new Error(`redis-cli ${args.join(" ")} failed: ${err || out}`);
-  return out;
+  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  try {
+    const [out, err] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]);
+    if ((await child.exited) !== 0) throw new Error(`redis-cli ${args.join(" ")} failed: ${err || out || "killed"}`);
+    return out;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 const nodeArgs = (node: string) => {
@@ -79,6 +93,9 @@ export async function startLocalRedisCluster(primaries = 3): Promise<LocalRedisC
   const dir = mkdtempSync(join(tmpdir(), "redis-cluster-"));
   const servers = new Map<string, Subprocess>();
   const nodes = Array.from({ length: primaries * 2 }, () => `127.0.0.1:${freePort()}`);
+  // Each node's cluster bus port, chosen as well: the default (port + 10000) is past 65535
+  // for a high ephemeral port, and may be in use.
+  const busPorts = new Map(nodes.map((node) => [node, freePort()]));
   const killed = new Set<string>();
 
   const spawn = (node: string) => {
@@ -89,6 +106,8 @@ export async function startLocalRedisCluster(primaries = 3): Promise<LocalRedisC
         "redis-server",
         "--port",
         port,
+        "--cluster-port",
+        String(busPorts.get(node)),
         "--bind",
         "127.0.0.1",
         "--cluster-enabled",
@@ -101,6 +120,9 @@ export async function startLocalRedisCluster(primaries = 3): Promise<LocalRedisC
         "",
         "--appendonly",
         "no",
+        // Replicas sync at once rather than after the default 5 s wait for more of them.
+        "--repl-diskless-sync-delay",
+        "0",
         "--dir",
         dir,
       ],
@@ -124,7 +146,13 @@ export async function startLocalRedisCluster(primaries = 3): Promise<LocalRedisC
     mkdirSync(dir, { recursive: true });
     killed.clear();
     for (const node of nodes) spawn(node);
-    for (const node of nodes) while (!(await answers(node))) await Bun.sleep(20);
+    for (const node of nodes) {
+      while (!(await answers(node))) {
+        const exited = servers.get(node)?.exitCode;
+        if (exited !== null && exited !== undefined) throw new Error(`redis-server ${node} exited with ${exited}`);
+        await Bun.sleep(20);
+      }
+    }
     await cli("--cluster", "create", ...nodes, "--cluster-replicas", "1", "--cluster-yes");
   };
   const stop = async () => {
