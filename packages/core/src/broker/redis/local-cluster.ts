@@ -1,5 +1,5 @@
 /// <reference path="../../types/cluster-key-slot.d.ts" />
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -83,14 +83,21 @@ async function answers(node: string): Promise<boolean> {
   }
 }
 
-/** Every node any cluster of this process started, killed when the process exits. */
-const everyServer = new Set<Subprocess>();
-process.once("exit", () => {
-  for (const server of everyServer) server.kill("SIGKILL");
-});
+/**
+ * A shell that waits for this process to end, however it ends (a test runner's exit, a
+ * timeout, SIGKILL), then kills the nodes named in `pidFile` and removes their files: a
+ * shared cluster is never stopped by the suites that use it.
+ */
+function startWatchdog(pidFile: string, dir: string): Subprocess {
+  const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -9 $(cat '${pidFile}') 2>/dev/null; rm -rf '${dir}' '${pidFile}'`;
+  const watchdog = Bun.spawn(["sh", "-c", script], { stdout: "ignore", stderr: "ignore", stdin: "ignore" });
+  watchdog.unref();
+  return watchdog;
+}
 
 export async function startLocalRedisCluster(primaries = 3): Promise<LocalRedisCluster> {
   const dir = mkdtempSync(join(tmpdir(), "redis-cluster-"));
+  const pidFile = `${dir}.pids`;
   const servers = new Map<string, Subprocess>();
   const nodes = Array.from({ length: primaries * 2 }, () => `127.0.0.1:${freePort()}`);
   // Each node's cluster bus port, chosen as well: the default (port + 10000) is past 65535
@@ -128,16 +135,13 @@ export async function startLocalRedisCluster(primaries = 3): Promise<LocalRedisC
       ],
       { stdout: "ignore", stderr: "ignore" },
     );
-    // The test process may end without stopping it (a shared cluster): it dies with the process.
+    // The test process may end without stopping it (a shared cluster): the watchdog kills it then.
     server.unref();
-    everyServer.add(server);
     servers.set(node, server);
+    writeFileSync(pidFile, [...servers.values()].map((each) => each.pid).join(" "));
   };
   const killAll = async () => {
-    for (const server of servers.values()) {
-      server.kill("SIGKILL");
-      everyServer.delete(server);
-    }
+    for (const server of servers.values()) server.kill("SIGKILL");
     await Promise.all([...servers.values()].map((server) => server.exited));
   };
   /** Every node started empty (no cluster state either) and made into a cluster again. */
@@ -155,9 +159,12 @@ export async function startLocalRedisCluster(primaries = 3): Promise<LocalRedisC
     }
     await cli("--cluster", "create", ...nodes, "--cluster-replicas", "1", "--cluster-yes");
   };
+  const watchdog = startWatchdog(pidFile, dir);
   const stop = async () => {
+    watchdog.kill("SIGKILL");
     await killAll();
     rmSync(dir, { recursive: true, force: true });
+    rmSync(pidFile, { force: true });
   };
   try {
     await create();
