@@ -24,7 +24,7 @@
  * scale-out runs when DATABASE_URL and REDIS_URL are set.
  */
 import { loadavg } from "node:os";
-import { flag } from "./lib/args.ts";
+import { flag, listFlag } from "./lib/args.ts";
 import {
   availableModes,
   callApi,
@@ -38,8 +38,7 @@ import {
 const SECONDS = flag("seconds", 10);
 const CONNECTIONS = flag("connections", 64);
 const WINDOW = flag("window", 1024);
-const modesAt = Bun.argv.indexOf("--modes");
-const MODES = (modesAt > 0 ? (Bun.argv[modesAt + 1] ?? "").split(",") : availableModes()) as Mode[];
+const MODES = listFlag("modes", availableModes()) as Mode[];
 
 /** Runs of the phase whose `duration_ms` is read back for the percentiles (the newest). */
 const SAMPLE = 20_000;

@@ -4,7 +4,7 @@
  * with a replica each (RUN_QUEUE_PARTITIONS=16, or `--partitions`) and PostgreSQL, each deployment started
  * afresh, next to a trivial `Bun.serve` measured in the same run.
  *
- *   bun bench/scaling.ts [--seconds N] [--connections N] [--processes=1,2,4] [--flows N] [--partitions N]
+ *   bun bench/scaling.ts [--seconds N] [--connections N] [--processes 1,2,4] [--flows N] [--partitions N]
  *
  * The load is public-access webhooks (1 KB JSON, acknowledge mode) spread over `--flows`
  * flows of one `transform` step (default 16, so their runs spread over the partitions and
@@ -27,7 +27,7 @@ import {
   startLocalRedisCluster,
 } from "../packages/core/src/testing.ts";
 import { testEnv } from "../packages/db/src/testing.ts";
-import { flag } from "./lib/args.ts";
+import { flag, listFlag } from "./lib/args.ts";
 import { load, report } from "./lib/load.ts";
 import { signUpForBench, startBaseline, startPlatform } from "./lib/platform.ts";
 import { awaitCompletion, createFlow, eventBody, type Ingest, ingest } from "./lib/webhook-ingest.ts";
@@ -35,9 +35,7 @@ import { awaitCompletion, createFlow, eventBody, type Ingest, ingest } from "./l
 const SECONDS = flag("seconds", 10);
 const CONNECTIONS = flag("connections", 64);
 const FLOWS = flag("flows", 16);
-const PROCESSES = (process.argv.find((arg) => arg.startsWith("--processes="))?.slice(12) ?? "1,2,4")
-  .split(",")
-  .map(Number);
+const PROCESSES = listFlag("processes", ["1", "2", "4"]).map(Number);
 const SETTINGS = { connections: CONNECTIONS, seconds: SECONDS };
 const PARTITIONS = flag("partitions", 16);
 const QUEUED_FOR_MEMORY = 20_000;

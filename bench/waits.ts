@@ -9,7 +9,7 @@
  *   bun bench/waits.ts [--runs N] [--seconds N] [--modes embedded,scale-out]
  */
 
-import { flag } from "./lib/args.ts";
+import { flag, listFlag } from "./lib/args.ts";
 import { cpuNow, cpuSpent } from "./lib/cpu.ts";
 import {
   availableModes,
@@ -22,8 +22,7 @@ import {
 
 const RUNS = flag("runs", 1000);
 const SECONDS = flag("seconds", 10);
-const modesAt = Bun.argv.indexOf("--modes");
-const MODES = (modesAt > 0 ? (Bun.argv[modesAt + 1] ?? "").split(",") : availableModes()) as Mode[];
+const MODES = listFlag("modes", availableModes()) as Mode[];
 
 /** Runs of the flow with this status, counted from its run list. */
 async function countRuns(platform: RunningPlatform, token: string, flowId: string, status: string): Promise<number> {

@@ -26,20 +26,18 @@
  * and once on a Redis Cluster of three primaries with a replica each started for the run
  * (`REDIS_URL=redis+cluster://...`, RUN_QUEUE_PARTITIONS=16) when redis-server is installed,
  * and once through a transaction-pooling PgBouncer when Debian's `pgbouncer` is;
- * `--modes=embedded,scale-out,pgbouncer,cluster` picks some.
+ * `--modes embedded,scale-out,pgbouncer,cluster` picks some.
  */
 import Stripe from "stripe";
 import { redisClusterMissing, startLocalRedisCluster } from "../packages/core/src/testing.ts";
 import { pgBouncerMissing } from "../packages/db/src/testing.ts";
-import { flag } from "./lib/args.ts";
+import { flag, listFlag } from "./lib/args.ts";
 import { type LoadResult, load, report } from "./lib/load.ts";
 import { availableModes, type RunningPlatform, signUpForBench, startBaseline, startPlatform } from "./lib/platform.ts";
 import { awaitCompletion, createFlow, eventBody, type Ingest, ingest } from "./lib/webhook-ingest.ts";
 
 const SECONDS = flag("seconds", 10);
-const MODES = (
-  process.argv.find((arg) => arg.startsWith("--modes="))?.slice(8) ?? "embedded,scale-out,pgbouncer,cluster"
-).split(",");
+const MODES = listFlag("modes", ["embedded", "scale-out", "pgbouncer", "cluster"]);
 const CONNECTIONS = flag("connections", 64);
 const SETTINGS = { connections: CONNECTIONS, seconds: SECONDS };
 const STRIPE_SECRET = "whsec_benchmarkSigningSecret000000";
