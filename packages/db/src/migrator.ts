@@ -4,18 +4,26 @@ import { migrations } from "./migrations/index.ts";
 import type { Database } from "./schema.ts";
 
 /**
- * Brings the schema up to date. Kysely's Postgres adapter holds a session-level
- * `pg_advisory_lock` for the whole run, so processes starting together migrate once:
- * the second waits, then finds nothing left to do. (PGlite has one connection and
- * needs no lock.)
+ * Brings the schema up to date, one migration per transaction: a lock a migration takes is
+ * let go when it commits, not when the last pending one does. Partitioning runs relies on
+ * it (20261127020000 to 20261127020400): a moment's exclusive lock, then a long validation
+ * under a lock that lets writes go on, then a moment's swap, each committed before the next.
+ * Kysely's Postgres adapter holds a session-level `pg_advisory_lock` around each step, so
+ * processes starting together migrate once: the second waits, then finds nothing left to
+ * do. (PGlite has one connection and needs no lock.)
  */
 export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
-  const { error, results }: MigrationResultSet = await migrator.migrateToLatest();
-  if (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    const failed = results?.find((r) => r.status === "Error")?.migrationName;
-    throw new Error(failed ? `migration ${failed} failed: ${reason}` : `cannot migrate the database: ${reason}`);
+  const applied: string[] = [];
+  for (;;) {
+    const { error, results }: MigrationResultSet = await migrator.migrateUp();
+    if (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      const failed = results?.find((r) => r.status === "Error")?.migrationName;
+      throw new Error(failed ? `migration ${failed} failed: ${reason}` : `cannot migrate the database: ${reason}`);
+    }
+    const done = (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+    if (done.length === 0) return applied;
+    applied.push(...done);
   }
-  return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
 }
