@@ -390,6 +390,14 @@ export interface ReplayJobsTable {
   finished_at: Date | null;
 }
 
+/** A delivery id (or a schedule's tick) that started a run of a flow: at most one run each, within the flow's window. */
+export interface RunDeliveriesTable {
+  flow_id: string;
+  delivery_id: string;
+  run_id: string;
+  created_at: Generated<Date>;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -413,6 +421,7 @@ export interface Database {
   storage_kv_buckets: StorageKvBucketsTable;
   runs: RunsTable;
   run_steps: RunStepsTable;
+  run_deliveries: RunDeliveriesTable;
   replay_jobs: ReplayJobsTable;
   run_events: RunEventsTable;
   mcp_registry_servers: McpRegistryServersTable;

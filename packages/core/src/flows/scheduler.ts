@@ -76,13 +76,20 @@ export function flowSchedulerJob(
               where f.id = v.id`.execute(trx);
           }
           if (runs.length === 0) return { started: [], due: rows.length };
+          // A tick's run is inserted only if it claimed the tick (see run_deliveries): never twice.
           const { rows: inserted } = await sql<{ id: string; account_id: string; flowId: string }>`
+            with v as (
+              select * from jsonb_to_recordset(${JSON.stringify(runs)}::jsonb) as v(
+                id uuid, account_id text, flow_id uuid, revision integer, trigger jsonb, delivery_id text)),
+            claimed as (
+              insert into run_deliveries (flow_id, delivery_id, run_id)
+              select flow_id, delivery_id, id from v
+              on conflict do nothing
+              returning run_id)
             insert into runs (id, account_id, flow_id, revision, status, trigger, delivery_id, wake_at)
             select v.id, v.account_id, v.flow_id, v.revision, 'queued', v.trigger, v.delivery_id,
               now() + interval '2 minutes'
-            from jsonb_to_recordset(${JSON.stringify(runs)}::jsonb) as v(
-              id uuid, account_id text, flow_id uuid, revision integer, trigger jsonb, delivery_id text)
-            on conflict (flow_id, delivery_id) where delivery_id is not null do nothing
+            from v where v.id in (select run_id from claimed)
             returning id, account_id, flow_id as "flowId"`.execute(trx);
           return { started: inserted, due: rows.length };
         });

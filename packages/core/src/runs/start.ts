@@ -95,16 +95,25 @@ export function createRunStarter(deps: {
   const db = deps.database.db;
 
   async function insertRows(rows: Row[]): Promise<Inserted[]> {
+    // A start with a delivery id inserts its run only if it claimed the id (see run_deliveries).
     const { rows: inserted } = await sql<{ id: string; revision: number }>`
+      with v as (
+        select v.id, f.account_id, f.id as flow_id, coalesce(v.revision, f.revision) as revision, v.trigger,
+          v.replay_of, v.delivery_id, v.waiter, v.parent_run_id, coalesce(v.call_depth, 0) as call_depth
+        from jsonb_to_recordset(${`[${rows.map((row) => row.json).join(",")}]`}::jsonb) as v(
+          id uuid, account_id text, flow_id uuid, trigger jsonb, replay_of uuid, delivery_id text, waiter text,
+          revision integer, parent_run_id uuid, call_depth integer)
+        join flows f on f.id = v.flow_id and f.account_id = v.account_id and f.deleted_at is null),
+      claimed as (
+        insert into run_deliveries (flow_id, delivery_id, run_id)
+        select flow_id, delivery_id, id from v where delivery_id is not null
+        on conflict do nothing
+        returning run_id)
       insert into runs (
         id, account_id, flow_id, revision, status, trigger, replay_of, delivery_id, waiter, parent_run_id, call_depth)
-      select v.id, f.account_id, f.id, coalesce(v.revision, f.revision), 'queued', v.trigger, v.replay_of,
-        v.delivery_id, v.waiter, v.parent_run_id, coalesce(v.call_depth, 0)
-      from jsonb_to_recordset(${`[${rows.map((row) => row.json).join(",")}]`}::jsonb) as v(
-        id uuid, account_id text, flow_id uuid, trigger jsonb, replay_of uuid, delivery_id text, waiter text,
-        revision integer, parent_run_id uuid, call_depth integer)
-      join flows f on f.id = v.flow_id and f.account_id = v.account_id and f.deleted_at is null
-      on conflict (flow_id, delivery_id) where delivery_id is not null do nothing
+      select id, account_id, flow_id, revision, 'queued', trigger, replay_of, delivery_id, waiter, parent_run_id,
+        call_depth
+      from v where delivery_id is null or id in (select run_id from claimed)
       returning id, revision`.execute(db);
     const written = new Map(inserted.map((row) => [row.id, row.revision]));
     return Promise.all(
@@ -119,11 +128,12 @@ export function createRunStarter(deps: {
   async function notStarted(input: QueuedStart): Promise<Inserted> {
     if (input.deliveryId !== undefined) {
       const existing = await db
-        .selectFrom("runs")
-        .select("id")
-        .where("flow_id", "=", input.flowId)
-        .where("account_id", "=", input.accountId)
-        .where("delivery_id", "=", input.deliveryId)
+        .selectFrom("run_deliveries as d")
+        .innerJoin("flows as f", "f.id", "d.flow_id")
+        .select("d.run_id as id")
+        .where("d.flow_id", "=", input.flowId)
+        .where("f.account_id", "=", input.accountId)
+        .where("d.delivery_id", "=", input.deliveryId)
         .executeTakeFirst();
       if (existing) return { runId: existing.id, duplicate: true };
     }
@@ -131,7 +141,11 @@ export function createRunStarter(deps: {
   }
 
   async function forgetRows(ids: string[]): Promise<boolean[]> {
-    await db.deleteFrom("runs").where("id", "in", ids).execute();
+    // The delivery ids they claimed go with them: the sender's retry must start a run.
+    await sql`
+      with gone as (delete from runs where id = any(${ids}::uuid[]) returning id, flow_id, delivery_id)
+      delete from run_deliveries d using gone
+      where d.flow_id = gone.flow_id and d.delivery_id = gone.delivery_id and d.run_id = gone.id`.execute(db);
     return ids.map(() => true);
   }
 
