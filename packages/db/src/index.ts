@@ -1,3 +1,11 @@
 export * from "./connection.ts";
 export { migrateToLatest } from "./migrator.ts";
+export {
+  addRunPartitions,
+  dropRunPartitionsBefore,
+  firstIdAt,
+  idTime,
+  type RunPartition,
+  runPartitions,
+} from "./run-partitions.ts";
 export * from "./schema.ts";

@@ -1,3 +1,4 @@
+import { addRunPartitions, dropRunPartitionsBefore, firstIdAt } from "@platform/db";
 import { sql } from "kysely";
 import type { Services } from "../services.ts";
 import type { PeriodicJob } from "../worker/periodic.ts";
@@ -51,12 +52,6 @@ export function runStreamTrimJob(services: Pick<Services, "broker" | "runQueue">
   };
 }
 
-/** The smallest UUIDv7 of a moment: every run accepted before it has a smaller id. */
-export function firstIdAt(epochMs: number): string {
-  const hex = Math.max(0, Math.floor(epochMs)).toString(16).padStart(12, "0");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
-}
-
 /** Deletes, a page at a time along the primary key, the ended runs (of one account) accepted before `before`. */
 async function deleteRunsBefore(
   services: Pick<Services, "db">,
@@ -74,20 +69,46 @@ async function deleteRunsBefore(
   }
 }
 
+/** How far ahead of today the partitions of runs are made: days a stopped worker fleet may lose before inserts fail. */
+export const RUN_PARTITIONS_AHEAD_DAYS = 7;
+
 /**
- * Deletes the records of runs accepted more than RUN_RETENTION_DAYS ago that have ended
- * (a run still waiting on a long `delay` stays), a page at a time, along the primary key;
- * then, for each account that keeps its runs for less (`run_retention_days`), its older
- * runs, along its `(account_id, id)` index; then the events older than any wait may be, and
- * the bulk replay jobs that ended as long ago as the oldest runs kept.
+ * Makes the daily partitions of runs and their steps (packages/db/src/run-partitions.ts) up
+ * to RUN_PARTITIONS_AHEAD_DAYS ahead, once every ten minutes somewhere in the deployment:
+ * a day's partition exists a week before its first run.
  */
-export function runRetentionJob(services: Pick<Services, "db" | "config">, everyMs = 60_000): PeriodicJob {
+export function runPartitionsJob(services: Pick<Services, "db" | "logger">, everyMs = 600_000): PeriodicJob {
+  return {
+    name: "run-partitions",
+    everyMs,
+    async run() {
+      const created = await addRunPartitions(services.db, Date.now() + RUN_PARTITIONS_AHEAD_DAYS * 86_400_000);
+      if (created.length > 0) services.logger.info({ partitions: created }, "partitions of runs added");
+    },
+  };
+}
+
+/**
+ * Past RUN_RETENTION_DAYS, runs go a day at a time: a day's partitions of runs and their
+ * steps are dropped whole once the whole day is older than that, unless a run in it is still
+ * queued or running (one waiting on a long `delay`); then its ended runs are deleted row by
+ * row, a page at a time, and the partition goes once its last run ends. An account that keeps
+ * its runs for less (`run_retention_days`) has its older ones deleted row by row, along its
+ * `(account_id, id)` index. Then go the events older than any wait may be, and the bulk
+ * replay jobs that ended as long ago as the oldest runs kept.
+ */
+export function runRetentionJob(services: Pick<Services, "db" | "config" | "logger">, everyMs = 60_000): PeriodicJob {
   return {
     name: "run-retention",
     everyMs,
     async run({ signal }) {
       const { retentionDays } = services.config.runs;
-      await deleteRunsBefore(services, signal, firstIdAt(Date.now() - retentionDays * 86_400_000));
+      const cutoff = Date.now() - retentionDays * 86_400_000;
+      const dropped = await dropRunPartitionsBefore(services.db, cutoff);
+      if (dropped.length > 0)
+        services.logger.info({ partitions: dropped }, "partitions of runs past retention dropped");
+      // What is left before the day of the cutoff: the kept partitions' ended runs.
+      await deleteRunsBefore(services, signal, firstIdAt(cutoff - (cutoff % 86_400_000)));
       const shorter = await services.db
         .selectFrom("accounts")
         .select(["id", "run_retention_days"])

@@ -1,14 +1,8 @@
-import type { Database } from "@platform/db";
+import { type Database, firstIdAt } from "@platform/db";
 import { type Kysely, sql } from "kysely";
 
 /** The runs a duration percentile looks at: those accepted within this window that have ended. */
 export const DURATION_WINDOW_MS = 60 * 60 * 1000;
-
-/** The smallest UUIDv7 of a moment, so that `id >= it` reads the account's runs index from there on. */
-function firstIdAt(ms: number): string {
-  const hex = ms.toString(16).padStart(12, "0");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
-}
 
 /**
  * A percentile (0.5, 0.95) of the duration, acceptance to end in whole milliseconds as a run's

@@ -1,6 +1,5 @@
-import type { Database } from "@platform/db";
+import { type Database, firstIdAt } from "@platform/db";
 import type { SelectQueryBuilder } from "kysely";
-import { firstIdAt } from "../engine/housekeeping.ts";
 
 /** How far apart a run id's time and its row's `created_at` may be (the process's and the database's clocks). */
 const CLOCK_SLACK_MS = 1000;

@@ -1,6 +1,5 @@
-import type { Database } from "@platform/db";
+import { type Database, firstIdAt } from "@platform/db";
 import { type Kysely, sql } from "kysely";
-import { firstIdAt } from "../engine/housekeeping.ts";
 import { requireLiveFlow } from "./live-flow.ts";
 
 /** The windows a chart of runs covers, and the width of each of its bars. */

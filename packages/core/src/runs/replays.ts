@@ -1,7 +1,6 @@
-import type { Database, ReplayJobsTable } from "@platform/db";
+import { type Database, firstIdAt, idTime, type ReplayJobsTable } from "@platform/db";
 import { type Kysely, type Selectable, sql } from "kysely";
 import { PLATFORM_SCOPE } from "../broker/port.ts";
-import { firstIdAt } from "../engine/housekeeping.ts";
 import { DomainError, isDomainError } from "../errors.ts";
 import type { AccountLimits } from "../limits/account-limits.ts";
 import type { Services } from "../services.ts";
@@ -71,7 +70,7 @@ function matchingRuns(
 }
 
 /** The smallest UUIDv7 of a minute before the one `id` was made at. */
-const aMinuteBefore = (id: string) => firstIdAt(Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16) - 60_000);
+const aMinuteBefore = (id: string) => firstIdAt(idTime(id) - 60_000);
 
 /**
  * The job's replays still queued or running, and the id its next look may start from: the

@@ -1,5 +1,5 @@
 import { runWorkerConsumer } from "../engine/consumer.ts";
-import { runRetentionJob, runStreamTrimJob, runWakerJob } from "../engine/housekeeping.ts";
+import { runPartitionsJob, runRetentionJob, runStreamTrimJob, runWakerJob } from "../engine/housekeeping.ts";
 import { runRecoveryJob } from "../engine/recovery.ts";
 import { flowSchedulerJob } from "../flows/scheduler.ts";
 import { housekeepingJob } from "../housekeeping/housekeeping.ts";
@@ -30,6 +30,7 @@ export function platformJobs(services: Services): PeriodicJob[] {
     runWakerJob(services),
     flowSchedulerJob(services),
     replayJobsJob(services),
+    runPartitionsJob(services),
     runRetentionJob(services),
     deliveryWindowJob(services),
     registrySyncJob({ registry: services.registry, config: services.config.registry }),

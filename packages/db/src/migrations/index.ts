@@ -27,6 +27,12 @@ import * as m20261126060000 from "./20261126060000_replay_jobs.ts";
 import * as m20261126070000 from "./20261126070000_run_trigger_search.ts";
 import * as m20261126080000 from "./20261126080000_account_run_retention.ts";
 import * as m20261126090000 from "./20261126090000_concurrency_held_slots.ts";
+import * as m20261127010000 from "./20261127010000_run_deliveries.ts";
+import * as m20261127020000 from "./20261127020000_runs_partition_bound.ts";
+import * as m20261127020100 from "./20261127020100_runs_partition_bound_validated.ts";
+import * as m20261127020200 from "./20261127020200_runs_partitioned.ts";
+import * as m20261127020300 from "./20261127020300_run_steps_reference_partitioned_runs.ts";
+import * as m20261127020400 from "./20261127020400_run_steps_partitioned.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -61,4 +67,10 @@ export const migrations: Record<string, Migration> = {
   "20261126070000_run_trigger_search": m20261126070000,
   "20261126080000_account_run_retention": m20261126080000,
   "20261126090000_concurrency_held_slots": m20261126090000,
+  "20261127010000_run_deliveries": m20261127010000,
+  "20261127020000_runs_partition_bound": m20261127020000,
+  "20261127020100_runs_partition_bound_validated": m20261127020100,
+  "20261127020200_runs_partitioned": m20261127020200,
+  "20261127020300_run_steps_reference_partitioned_runs": m20261127020300,
+  "20261127020400_run_steps_partitioned": m20261127020400,
 };

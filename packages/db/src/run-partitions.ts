@@ -1,0 +1,132 @@
+import { type Kysely, sql } from "kysely";
+import type { Database } from "./schema.ts";
+
+/**
+ * Runs and their steps are range-partitioned by run id, a partition a UTC day. Run ids are
+ * UUIDv7, whose first 48 bits are the millisecond of acceptance, so a day's runs are the ids
+ * from `firstIdAt(midnight)` up to the next midnight's, and a run's steps (keyed by its id)
+ * fall in the `run_steps` partition of the same bounds. The first partition of each table,
+ * from MINVALUE, holds what the table held when it was partitioned (see migrations
+ * 20261127020200_runs_partitioned and 20261127020400_run_steps_partitioned).
+ *
+ * Partitions are created ahead of time by the worker (`addRunPartitions`): an id with no
+ * partition cannot be inserted. Retention drops a day's pair whole once the day is past and
+ * none of its runs is still queued or running (`dropRunPartitionsBefore`).
+ */
+
+const DAY_MS = 86_400_000;
+
+/** The tables partitioned by run id, and the column each is partitioned on. */
+const PARTITIONED = [
+  { table: "runs", key: "id" },
+  { table: "run_steps", key: "run_id" },
+] as const;
+
+/** The smallest UUIDv7 of a moment: every run accepted before it has a smaller id. */
+export function firstIdAt(epochMs: number): string {
+  const hex = Math.max(0, Math.floor(epochMs)).toString(16).padStart(12, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
+}
+
+/** The millisecond a UUIDv7 was made in. */
+export function idTime(id: string): number {
+  return Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+}
+
+/** A partition of `runs`: its name and bounds (ms; null for MINVALUE). */
+export interface RunPartition {
+  name: string;
+  from: number | null;
+  to: number;
+}
+
+/** The partitions of a table partitioned by run id, oldest first. */
+export async function runPartitions(
+  db: Kysely<Database>,
+  table: "runs" | "run_steps" = "runs",
+): Promise<RunPartition[]> {
+  const { rows } = await sql<{ name: string; bound: string }>`
+    select c.relname as name, pg_get_expr(c.relpartbound, c.oid) as bound
+    from pg_inherits i join pg_class c on c.oid = i.inhrelid
+    where i.inhparent = ${table}::regclass`.execute(db);
+  return rows
+    .map(({ name, bound }) => {
+      const match = /FROM \((.+)\) TO \((.+)\)/.exec(bound);
+      if (!match?.[1] || !match[2]) throw new Error(`partition ${name} has bounds ${bound}, not a range of run ids`);
+      const time = (value: string) => (value === "MINVALUE" ? null : idTime(value.replaceAll("'", "")));
+      const to = time(match[2]);
+      if (to === null) throw new Error(`partition ${name} has no upper bound`);
+      return { name, from: time(match[1]), to };
+    })
+    .sort((a, b) => a.to - b.to);
+}
+
+/** `runs_20261127`: the name of a day's partition. */
+function dayName(table: string, dayMs: number): string {
+  return `${table}_${new Date(dayMs).toISOString().slice(0, 10).replaceAll("-", "")}`;
+}
+
+/**
+ * Creates the partitions of both tables for every day from the newest one's end until
+ * `untilMs` is covered. Each is made as a table of its own and then attached, which takes
+ * only a SHARE UPDATE EXCLUSIVE lock on the parent (CREATE TABLE ... PARTITION OF would take
+ * an ACCESS EXCLUSIVE one, stopping every insert behind whatever holds the table). A lock
+ * not had within `lockTimeoutMs` fails the call; the next one carries on where it stopped.
+ * Returns the names of the partitions created.
+ */
+export async function addRunPartitions(db: Kysely<Database>, untilMs: number, lockTimeoutMs = 5000): Promise<string[]> {
+  const created: string[] = [];
+  for (const { table } of PARTITIONED) {
+    const newest = (await runPartitions(db, table)).at(-1);
+    if (!newest) throw new Error(`${table} has no partition: it is not partitioned by run id yet`);
+    for (let day = newest.to; day <= untilMs; day += DAY_MS) {
+      const name = dayName(table, day);
+      await db.transaction().execute(async (trx) => {
+        await sql`select set_config('lock_timeout', ${`${lockTimeoutMs}ms`}, true)`.execute(trx);
+        await sql`create table ${sql.id(name)} (like ${sql.id(table)} including defaults)`.execute(trx);
+        await sql`
+          alter table ${sql.id(table)} attach partition ${sql.id(name)}
+          for values from (${sql.lit(firstIdAt(day))}) to (${sql.lit(firstIdAt(day + DAY_MS))})`.execute(trx);
+      });
+      created.push(name);
+    }
+  }
+  return created;
+}
+
+/**
+ * Drops the partitions (runs and their steps) wholly accepted before `beforeMs` that hold no
+ * queued or running run. A partition holding one stays until it ends (the caller deletes its
+ * ended runs row by row meanwhile). Each pair goes in one transaction that first locks the
+ * runs partition, so that no run in it changes between the look and the drop; the steps
+ * partition goes first, as the foreign key from steps to runs requires. Returns the names of
+ * the runs partitions dropped.
+ */
+export async function dropRunPartitionsBefore(
+  db: Kysely<Database>,
+  beforeMs: number,
+  lockTimeoutMs = 5000,
+): Promise<string[]> {
+  const steps = await runPartitions(db, "run_steps");
+  const dropped: string[] = [];
+  for (const partition of await runPartitions(db, "runs")) {
+    if (partition.to > beforeMs) break;
+    const ofSteps = steps.find((s) => s.to === partition.to && s.from === partition.from);
+    const gone = await db.transaction().execute(async (trx) => {
+      await sql`select set_config('lock_timeout', ${`${lockTimeoutMs}ms`}, true)`.execute(trx);
+      await sql`lock table ${sql.id(partition.name)} in access exclusive mode`.execute(trx);
+      const live = await sql`
+        select 1 from ${sql.id(partition.name)} where status in ('queued', 'running') limit 1`.execute(trx);
+      if (live.rows.length > 0) return false;
+      if (ofSteps) {
+        await sql`alter table run_steps detach partition ${sql.id(ofSteps.name)}`.execute(trx);
+        await sql`drop table ${sql.id(ofSteps.name)}`.execute(trx);
+      }
+      await sql`alter table runs detach partition ${sql.id(partition.name)}`.execute(trx);
+      await sql`drop table ${sql.id(partition.name)}`.execute(trx);
+      return true;
+    });
+    if (gone) dropped.push(partition.name);
+  }
+  return dropped;
+}
