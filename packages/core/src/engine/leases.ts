@@ -67,7 +67,7 @@ export function createRunLeases(database: DatabaseHandle, leaseMs: number, logge
       const { rows } = await sql<{ id: string }>`
         update runs as r set lease_until = now() + ${leaseMs}::integer * interval '1 millisecond'
         from jsonb_to_recordset(${JSON.stringify(batch)}::jsonb) as v(id uuid, holder text)
-        where r.id = v.id and r.held_by = v.holder
+        where r.id = v.id and r.id = any(${batch.map((run) => run.id)}::uuid[]) and r.held_by = v.holder
         returning r.id`.execute(database.db);
       const renewed = new Set(rows.map((row) => row.id));
       for (const { id, holder } of batch) {

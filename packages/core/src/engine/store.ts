@@ -119,6 +119,11 @@ function stepRow({ name, record }: StepChange) {
  * still the holder's to write. A write that claims (a fresh run's first) goes with the
  * others: it is taken only while still `queued` and held by nobody, and its `started_at`
  * is when the worker began it (within the row's acceptance and the write).
+ *
+ * Each statement names its runs twice: joined from the batch's JSON, and as an array of ids
+ * (`r.id = any(...)`). PostgreSQL prunes the day partitions of runs (and of steps) to those
+ * the array's ids fall in while it plans; a join alone is pruned only when it executes,
+ * after every partition and its indexes were planned, which cost more than the write.
  */
 export function createRunStore(database: DatabaseHandle, leaseMs: number): RunStore {
   const db = database.db;
@@ -131,7 +136,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
           set status = 'running', started_at = coalesce(r.started_at, now()), held_by = v.holder, wake_at = null,
             lease_until = now() + ${leaseMs}::integer * interval '1 millisecond'
           from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as v(id uuid, entry text, holder text)
-          where r.id = v.id and r.status in ('queued', 'running')
+          where r.id = v.id and r.id = any(${items.map((item) => item.id)}::uuid[]) and r.status in ('queued', 'running')
             and (r.held_by is null or split_part(r.held_by, '/', 1) = v.entry)
           returning r.id, r.account_id, r.flow_id, r.revision, r.trigger, r.waiter, r.held_by, r.started_at,
             r.parent_run_id, r.call_depth
@@ -139,7 +144,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
         select c.*, (
           select jsonb_object_agg(
             s.name, case when s.output is null then s.record else s.record || jsonb_build_object('output', s.output) end)
-          from run_steps as s where s.run_id = c.id
+          from run_steps as s where s.run_id = c.id and s.run_id = any(${items.map((item) => item.id)}::uuid[])
         ) as steps
         from claimed as c`.execute(db);
       // Two deliveries of one run in a batch: the row says which one took it.
@@ -150,7 +155,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
   );
 
   /** Each change goes in as its JSON (written once), with the holder that must still hold the run. */
-  const write = groupCommit<{ holder: string; json: string }, boolean>(
+  const write = groupCommit<{ id: string; holder: string; json: string }, boolean>(
     async (changes) => {
       const { rows } = await sql<{ holder: string }>`
         with written as (
@@ -165,7 +170,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
           from jsonb_to_recordset(${`[${changes.map((change) => change.json).join(",")}]`}::jsonb) as v(
             id uuid, holder text, status text, error text, wake_at timestamptz, waiting_on jsonb, release boolean,
             finished boolean, claim boolean, started_at timestamptz, steps jsonb)
-          where r.id = v.id
+          where r.id = v.id and r.id = any(${changes.map((change) => change.id)}::uuid[])
             and case when v.claim then r.status = 'queued' and r.held_by is null
               else r.held_by = v.holder and r.status = 'running' end
           returning r.id, v.holder, v.steps
@@ -223,7 +228,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
         claim: change.claim !== undefined,
         started_at: change.claim?.startedAt.toISOString() ?? null,
       });
-      return write({ holder: change.holder, json });
+      return write({ id: change.id, holder: change.holder, json });
     },
   };
 }
