@@ -279,7 +279,7 @@ export const coreConfigSchema = z.object({
     max: 36_500,
     fallback: 30,
     description:
-      "Days a run's record is kept after it was accepted; the worker removes older ones. An account may choose fewer (`PUT /accounts/settings`), never more.",
+      "Days a run's record is kept after it was accepted; the worker drops older ones a day at a time (a day's partition, once none of its runs is still live). An account may choose fewer (`PUT /accounts/settings`), never more.",
   }),
   RUN_LEASE_MS: wholeNumber({
     min: 1000,
