@@ -14,9 +14,13 @@ export function isUniqueViolation(error: unknown): boolean {
  * a data exception (class 22: invalid text, untranslatable characters, out of range), an
  * integrity violation (23) or a program limit (54: a value or row too large). Another try
  * fails the same way, and only the rows at fault are to blame; a lost connection, a
- * shutdown or a timeout (no SQLSTATE, classes 08, 57) is the database's.
+ * shutdown or a timeout (no SQLSTATE, classes 08, 57) is the database's. So is a run id
+ * with no partition of runs to go to (a check violation too): partitions are made a week
+ * ahead by the worker (packages/db/src/run-partitions.ts), and a deployment without one for
+ * that long refuses every run, whoever's.
  */
 export function isRowFault(error: unknown): boolean {
   const state = sqlState(error);
+  if (state === "23514" && error instanceof Error && error.message.startsWith("no partition of relation")) return false;
   return state !== undefined && ["22", "23", "54"].includes(state.slice(0, 2));
 }
