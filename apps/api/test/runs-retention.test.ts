@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createLogger, platformJobs } from "@platform/core";
+import { runPartitions } from "@platform/db";
 import { type Caller, call, newCaller } from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
 
@@ -56,10 +57,23 @@ for (const { label, backend, redis, skip } of runModes()) {
       return answers.map((answer) => answer.status === 200);
     };
 
-    async function retain() {
-      const job = platformJobs(api.services).find((candidate) => candidate.name === "run-retention");
-      await job?.run({ signal: new AbortController().signal, logger });
+    async function runJob(name: string) {
+      const job = platformJobs(api.services).find((candidate) => candidate.name === name);
+      if (!job) throw new Error(`no job ${name}`);
+      await job.run({ signal: new AbortController().signal, logger });
     }
+    const retain = () => runJob("run-retention");
+
+    test("the worker keeps a week of daily partitions ahead, for runs and their steps alike", async () => {
+      await runJob("run-partitions");
+      const [runs, steps] = await Promise.all([
+        runPartitions(api.services.db, "runs"),
+        runPartitions(api.services.db, "run_steps"),
+      ]);
+      expect((runs.at(-1)?.to ?? 0) - Date.now()).toBeGreaterThan(7 * DAY_MS);
+      expect(runs.slice(1).every((partition) => partition.to - (partition.from ?? 0) === DAY_MS)).toBe(true);
+      expect(steps.map((partition) => partition.to)).toEqual(runs.map((partition) => partition.to));
+    });
 
     test("an account that keeps its runs for less loses its older runs; the others keep theirs", async () => {
       expect(await call(api, brief, "GET", "/accounts/settings")).toMatchObject({
