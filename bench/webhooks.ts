@@ -27,9 +27,16 @@
  * (`REDIS_URL=redis+cluster://...`, RUN_QUEUE_PARTITIONS=16) when redis-server is installed,
  * and once through a transaction-pooling PgBouncer when Debian's `pgbouncer` is;
  * `--modes embedded,scale-out,pgbouncer,cluster` picks some.
+ *
+ * `--days-ahead N` (scale-out modes): before the load, day partitions of runs are made N
+ * days ahead, so that runs has as many partitions as a deployment keeping N days of runs
+ * (a fresh database has eight: the first and a week ahead). Statements that name no run id
+ * read every partition.
  */
 import Stripe from "stripe";
 import { redisClusterMissing, startLocalRedisCluster } from "../packages/core/src/testing.ts";
+import { openDatabase } from "../packages/db/src/connection.ts";
+import { addRunPartitions } from "../packages/db/src/run-partitions.ts";
 import { pgBouncerMissing } from "../packages/db/src/testing.ts";
 import { flag, listFlag } from "./lib/args.ts";
 import { type LoadResult, load, report } from "./lib/load.ts";
@@ -39,6 +46,7 @@ import { awaitCompletion, createFlow, eventBody, type Ingest, ingest } from "./l
 const SECONDS = flag("seconds", 10);
 const MODES = listFlag("modes", ["embedded", "scale-out", "pgbouncer", "cluster"]);
 const CONNECTIONS = flag("connections", 64);
+const DAYS_AHEAD = Bun.argv.includes("--days-ahead") ? flag("days-ahead", 1) : 0;
 const SETTINGS = { connections: CONNECTIONS, seconds: SECONDS };
 const STRIPE_SECRET = "whsec_benchmarkSigningSecret000000";
 const stripe = new Stripe("sk_test_bench");
@@ -56,7 +64,19 @@ async function signedDeliveries(count: number): Promise<{ bodies: string[]; sign
   return { bodies, signatures };
 }
 
+/** Makes the day partitions of runs DAYS_AHEAD days ahead, on the platform's database. */
+async function addPartitionsAhead(platform: RunningPlatform): Promise<void> {
+  if (DAYS_AHEAD === 0 || !platform.databaseUrl) return;
+  const database = await openDatabase({ kind: "postgres", url: platform.databaseUrl, poolSize: 1 });
+  try {
+    await addRunPartitions(database.db, Date.now() + DAYS_AHEAD * 86_400_000);
+  } finally {
+    await database.close();
+  }
+}
+
 async function measureMode(platform: RunningPlatform): Promise<[string, Ingest][]> {
+  await addPartitionsAhead(platform);
   const { token } = await signUpForBench(platform.url);
   const target = { platform, token };
   const warmUp = await createFlow(target, "warm-up", {});
@@ -104,7 +124,7 @@ async function measureMode(platform: RunningPlatform): Promise<[string, Ingest][
 
 function print(mode: string, trivial: LoadResult, rows: [string, Ingest][]): void {
   report(
-    `${mode} mode, acknowledge, 1 KB JSON, ${CONNECTIONS} connections, ${SECONDS} s each`,
+    `${mode} mode, acknowledge, 1 KB JSON, ${CONNECTIONS} connections, ${SECONDS} s each${DAYS_AHEAD > 0 ? `, runs partitioned ${DAYS_AHEAD} days ahead` : ""}`,
     trivial,
     rows.map(([name, result]) => [`webhook, ${name}`, result.load]),
   );
