@@ -4,7 +4,7 @@ import { Migrator } from "kysely/migration";
 import { type DatabaseHandle, openDatabase } from "./connection.ts";
 import { migrations } from "./migrations/index.ts";
 import { migrateToLatest } from "./migrator.ts";
-import { addRunPartitions, dropRunPartitionsBefore, firstIdAt, idTime, runPartitions } from "./run-partitions.ts";
+import { addRunPartitions, dropRunPartitionsBefore, runPartitions } from "./run-partitions.ts";
 import { createScratchPostgres, databaseBackends, openTestDatabase, type TestBackend } from "./testing.ts";
 
 const DAY_MS = 86_400_000;
@@ -71,8 +71,8 @@ for (const { backend, skip } of databaseBackends()) {
           (await runPartitions(db)).map((p) => p.to),
         );
 
-        const before = await insertRun(db, firstDay - DAY_MS);
-        const ended = await insertRun(db, firstDay + 1000);
+        await insertRun(db, firstDay - DAY_MS);
+        await insertRun(db, firstDay + 1000);
         const live = await insertRun(db, firstDay + DAY_MS + 1000, "queued");
         const later = await insertRun(db, firstDay + 2 * DAY_MS + 1000);
         // An id of a day with no partition yet is refused, not stored somewhere else.
@@ -89,14 +89,12 @@ for (const { backend, skip } of databaseBackends()) {
           `run_steps_${day(1)}`,
           `run_steps_${day(2)}`,
         ]);
-        expect([before, ended].map(idTime).every((t) => t < firstDay + DAY_MS)).toBe(true);
 
         // Once its run has ended, day 1 goes too; deleting a run still takes its steps with it.
         await sql`update runs set status = 'succeeded' where id = ${live}::uuid`.execute(db);
         expect(await dropRunPartitionsBefore(db, firstDay + 2 * DAY_MS)).toEqual([`runs_${day(1)}`]);
         await sql`delete from runs where id = ${later}::uuid`.execute(db);
         expect([await count(db, "runs"), await count(db, "run_steps")]).toEqual([0, 0]);
-        expect(firstIdAt(firstDay) < later).toBe(true);
       } finally {
         await handle.close();
       }

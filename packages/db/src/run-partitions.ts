@@ -16,11 +16,16 @@ import type { Database } from "./schema.ts";
 
 const DAY_MS = 86_400_000;
 
-/** The tables partitioned by run id, and the column each is partitioned on. */
-const PARTITIONED = [
-  { table: "runs", key: "id" },
-  { table: "run_steps", key: "run_id" },
-] as const;
+/** The tables partitioned by run id (runs on `id`, their steps on `run_id`). */
+const PARTITIONED_TABLES = ["runs", "run_steps"] as const;
+
+/**
+ * How long adding or dropping a partition waits for its locks before giving up until the
+ * job's next turn. Attaching a partition locks the table its foreign key names against
+ * writes, and detaching one locks its parent whole, for a moment once they have the lock;
+ * while they wait for it, the writes queued behind them wait too, at most this long.
+ */
+const LOCK_TIMEOUT_MS = 500;
 
 /** The smallest UUIDv7 of a moment: every run accepted before it has a smaller id. */
 export function firstIdAt(epochMs: number): string {
@@ -33,7 +38,7 @@ export function idTime(id: string): number {
   return Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
 }
 
-/** A partition of `runs`: its name and bounds (ms; null for MINVALUE). */
+/** A partition of runs or of their steps: its name and bounds (ms; null for MINVALUE). */
 export interface RunPartition {
   name: string;
   from: number | null;
@@ -71,18 +76,18 @@ function dayName(table: string, dayMs: number): string {
  * `untilMs` is covered. Each is made as a table of its own and then attached, which takes
  * only a SHARE UPDATE EXCLUSIVE lock on the parent (CREATE TABLE ... PARTITION OF would take
  * an ACCESS EXCLUSIVE one, stopping every insert behind whatever holds the table). A lock
- * not had within `lockTimeoutMs` fails the call; the next one carries on where it stopped.
+ * not had within LOCK_TIMEOUT_MS fails the call; the next one carries on where it stopped.
  * Returns the names of the partitions created.
  */
-export async function addRunPartitions(db: Kysely<Database>, untilMs: number, lockTimeoutMs = 5000): Promise<string[]> {
+export async function addRunPartitions(db: Kysely<Database>, untilMs: number): Promise<string[]> {
   const created: string[] = [];
-  for (const { table } of PARTITIONED) {
+  for (const table of PARTITIONED_TABLES) {
     const newest = (await runPartitions(db, table)).at(-1);
     if (!newest) throw new Error(`${table} has no partition: it is not partitioned by run id yet`);
     for (let day = newest.to; day <= untilMs; day += DAY_MS) {
       const name = dayName(table, day);
       await db.transaction().execute(async (trx) => {
-        await sql`select set_config('lock_timeout', ${`${lockTimeoutMs}ms`}, true)`.execute(trx);
+        await sql`select set_config('lock_timeout', ${`${LOCK_TIMEOUT_MS}ms`}, true)`.execute(trx);
         await sql`create table ${sql.id(name)} (like ${sql.id(table)} including defaults)`.execute(trx);
         await sql`
           alter table ${sql.id(table)} attach partition ${sql.id(name)}
@@ -99,21 +104,18 @@ export async function addRunPartitions(db: Kysely<Database>, untilMs: number, lo
  * queued or running run. A partition holding one stays until it ends (the caller deletes its
  * ended runs row by row meanwhile). Each pair goes in one transaction that first locks the
  * runs partition, so that no run in it changes between the look and the drop; the steps
- * partition goes first, as the foreign key from steps to runs requires. Returns the names of
- * the runs partitions dropped.
+ * partition goes first, as the foreign key from steps to runs requires. A lock not had
+ * within LOCK_TIMEOUT_MS fails the call (retention tries again on its next turn). Returns
+ * the names of the runs partitions dropped.
  */
-export async function dropRunPartitionsBefore(
-  db: Kysely<Database>,
-  beforeMs: number,
-  lockTimeoutMs = 5000,
-): Promise<string[]> {
+export async function dropRunPartitionsBefore(db: Kysely<Database>, beforeMs: number): Promise<string[]> {
   const steps = await runPartitions(db, "run_steps");
   const dropped: string[] = [];
   for (const partition of await runPartitions(db, "runs")) {
     if (partition.to > beforeMs) break;
     const ofSteps = steps.find((s) => s.to === partition.to && s.from === partition.from);
     const gone = await db.transaction().execute(async (trx) => {
-      await sql`select set_config('lock_timeout', ${`${lockTimeoutMs}ms`}, true)`.execute(trx);
+      await sql`select set_config('lock_timeout', ${`${LOCK_TIMEOUT_MS}ms`}, true)`.execute(trx);
       await sql`lock table ${sql.id(partition.name)} in access exclusive mode`.execute(trx);
       const live = await sql`
         select 1 from ${sql.id(partition.name)} where status in ('queued', 'running') limit 1`.execute(trx);
