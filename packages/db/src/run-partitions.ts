@@ -73,26 +73,33 @@ function dayName(table: string, dayMs: number): string {
 
 /**
  * Creates the partitions of both tables for every day from the newest one's end until
- * `untilMs` is covered. Each is made as a table of its own and then attached, which takes
- * only a SHARE UPDATE EXCLUSIVE lock on the parent (CREATE TABLE ... PARTITION OF would take
- * an ACCESS EXCLUSIVE one, stopping every insert behind whatever holds the table). A lock
- * not had within LOCK_TIMEOUT_MS fails the call; the next one carries on where it stopped.
- * Returns the names of the partitions created.
+ * `untilMs` is covered, a day per transaction. Each is made as a table of its own and then
+ * attached, which takes only a SHARE UPDATE EXCLUSIVE lock on the parent (CREATE TABLE ...
+ * PARTITION OF would take an ACCESS EXCLUSIVE one, stopping every insert behind whatever
+ * holds the table). That lock is taken first and conflicts with itself, so two callers at
+ * once (two processes' jobs) add each day once: the second finds it made. A lock not had
+ * within LOCK_TIMEOUT_MS fails the call; the next one carries on where it stopped. Returns
+ * the names of the partitions created.
  */
 export async function addRunPartitions(db: Kysely<Database>, untilMs: number): Promise<string[]> {
   const created: string[] = [];
   for (const table of PARTITIONED_TABLES) {
-    const newest = (await runPartitions(db, table)).at(-1);
-    if (!newest) throw new Error(`${table} has no partition: it is not partitioned by run id yet`);
-    for (let day = newest.to; day <= untilMs; day += DAY_MS) {
-      const name = dayName(table, day);
-      await db.transaction().execute(async (trx) => {
+    for (;;) {
+      const name = await db.transaction().execute(async (trx) => {
         await sql`select set_config('lock_timeout', ${`${LOCK_TIMEOUT_MS}ms`}, true)`.execute(trx);
+        await sql`lock table ${sql.id(table)} in share update exclusive mode`.execute(trx);
+        const newest = (await runPartitions(trx, table)).at(-1);
+        if (!newest) throw new Error(`${table} has no partition: it is not partitioned by run id yet`);
+        if (newest.to > untilMs) return null;
+        const day = newest.to;
+        const name = dayName(table, day);
         await sql`create table ${sql.id(name)} (like ${sql.id(table)} including defaults)`.execute(trx);
         await sql`
           alter table ${sql.id(table)} attach partition ${sql.id(name)}
           for values from (${sql.lit(firstIdAt(day))}) to (${sql.lit(firstIdAt(day + DAY_MS))})`.execute(trx);
+        return name;
       });
+      if (name === null) break;
       created.push(name);
     }
   }
