@@ -123,6 +123,10 @@ export async function dropRunPartitionsBefore(db: Kysely<Database>, beforeMs: nu
     const ofSteps = steps.find((s) => s.to === partition.to && s.from === partition.from);
     const gone = await db.transaction().execute(async (trx) => {
       await sql`select set_config('lock_timeout', ${`${LOCK_TIMEOUT_MS}ms`}, true)`.execute(trx);
+      // As in addRunPartitions: one caller at a time; a second finds the partition gone.
+      await sql`lock table runs in share update exclusive mode`.execute(trx);
+      const { rows } = await sql<{ there: string | null }>`select to_regclass(${partition.name}) as there`.execute(trx);
+      if (rows[0]?.there === null) return false;
       await sql`lock table ${sql.id(partition.name)} in access exclusive mode`.execute(trx);
       const live = await sql`
         select 1 from ${sql.id(partition.name)} where status in ('queued', 'running') limit 1`.execute(trx);
