@@ -4,6 +4,7 @@ export {
   addRunPartitions,
   dropRunPartitionsBefore,
   firstIdAt,
+  firstIdOfDay,
   idTime,
   type RunPartition,
   runPartitions,

@@ -18,6 +18,7 @@ const DAY_MS = 86_400_000;
 
 /** The tables partitioned by run id (runs on `id`, their steps on `run_id`). */
 const PARTITIONED_TABLES = ["runs", "run_steps"] as const;
+type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
 
 /**
  * How long adding or dropping a partition waits for its locks before giving up until the
@@ -33,6 +34,11 @@ export function firstIdAt(epochMs: number): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
 }
 
+/** The smallest id of the day partition that a moment falls in (its UTC midnight's). */
+export function firstIdOfDay(epochMs: number): string {
+  return firstIdAt(epochMs - (epochMs % DAY_MS));
+}
+
 /** The millisecond a UUIDv7 was made in. */
 export function idTime(id: string): number {
   return Number.parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
@@ -46,10 +52,7 @@ export interface RunPartition {
 }
 
 /** The partitions of a table partitioned by run id, oldest first. */
-export async function runPartitions(
-  db: Kysely<Database>,
-  table: "runs" | "run_steps" = "runs",
-): Promise<RunPartition[]> {
+export async function runPartitions(db: Kysely<Database>, table: PartitionedTable = "runs"): Promise<RunPartition[]> {
   const { rows } = await sql<{ name: string; bound: string }>`
     select c.relname as name, pg_get_expr(c.relpartbound, c.oid) as bound
     from pg_inherits i join pg_class c on c.oid = i.inhrelid

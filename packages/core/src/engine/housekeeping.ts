@@ -1,4 +1,4 @@
-import { addRunPartitions, dropRunPartitionsBefore, firstIdAt } from "@platform/db";
+import { addRunPartitions, dropRunPartitionsBefore, firstIdAt, firstIdOfDay } from "@platform/db";
 import { sql } from "kysely";
 import { messageOf } from "../errors.ts";
 import type { Services } from "../services.ts";
@@ -113,7 +113,7 @@ export function runRetentionJob(services: Pick<Services, "db" | "config" | "logg
       if (dropped.length > 0)
         services.logger.info({ partitions: dropped }, "partitions of runs past retention dropped");
       // What is left before the day of the cutoff: the kept partitions' ended runs.
-      await deleteRunsBefore(services, signal, firstIdAt(cutoff - (cutoff % 86_400_000)));
+      await deleteRunsBefore(services, signal, firstIdOfDay(cutoff));
       const shorter = await services.db
         .selectFrom("accounts")
         .select(["id", "run_retention_days"])
