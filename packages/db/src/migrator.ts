@@ -17,24 +17,36 @@ const MIGRATING_LOCK = 7_190_451_332;
  * migration twice in CI.)
  */
 export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
-  return db.connection().execute(async (connection) => {
-    await sql`select pg_advisory_lock(${MIGRATING_LOCK})`.execute(connection);
-    try {
-      const migrator = new Migrator({ db: connection, provider: { getMigrations: async () => migrations } });
-      const applied: string[] = [];
-      for (;;) {
-        const { error, results }: MigrationResultSet = await migrator.migrateUp();
-        if (error) {
-          const reason = error instanceof Error ? error.message : String(error);
-          const failed = results?.find((r) => r.status === "Error")?.migrationName;
-          throw new Error(failed ? `migration ${failed} failed: ${reason}` : `cannot migrate the database: ${reason}`);
-        }
-        const done = (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
-        if (done.length === 0) return applied;
-        applied.push(...done);
+  try {
+    return await db.connection().execute(migrateHoldingLock);
+  } catch (error) {
+    // A migration's own failure names it; anything else (the server out of reach) says what stopped the run.
+    if (error instanceof MigrationFailed) throw error;
+    throw new Error(`cannot migrate the database: ${reasonOf(error)}`, { cause: error });
+  }
+}
+
+class MigrationFailed extends Error {}
+
+const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+async function migrateHoldingLock(connection: Kysely<Database>): Promise<string[]> {
+  await sql`select pg_advisory_lock(${MIGRATING_LOCK})`.execute(connection);
+  try {
+    const migrator = new Migrator({ db: connection, provider: { getMigrations: async () => migrations } });
+    const applied: string[] = [];
+    for (;;) {
+      const { error, results }: MigrationResultSet = await migrator.migrateUp();
+      if (error) {
+        const failed = results?.find((r) => r.status === "Error")?.migrationName;
+        if (!failed) throw error;
+        throw new MigrationFailed(`migration ${failed} failed: ${reasonOf(error)}`, { cause: error });
       }
-    } finally {
-      await sql`select pg_advisory_unlock(${MIGRATING_LOCK})`.execute(connection);
+      const done = (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+      if (done.length === 0) return applied;
+      applied.push(...done);
     }
-  });
+  } finally {
+    await sql`select pg_advisory_unlock(${MIGRATING_LOCK})`.execute(connection);
+  }
 }
