@@ -5,6 +5,7 @@ import { ZodError } from "zod";
 import type { Context } from "./context.ts";
 import { areaOfProcedure, DomainError, ERRORS, type ErrorCode, type HttpFailure, toHttpFailure } from "./errors.ts";
 import { findUnsafeInput } from "./input-guard.ts";
+import { templateBudgetProblem } from "./templates/budget.ts";
 
 /** The domain code of each tRPC code, for errors tRPC raises itself before a procedure runs (bad JSON, unknown procedure). */
 const DOMAIN_CODE_OF: Partial<Record<TRPC_ERROR_CODE_KEY, ErrorCode>> = {
@@ -110,6 +111,16 @@ export const optionallyAuthedProcedure = t.procedure.use(async ({ ctx, meta, get
   return next({ ctx: { principal } });
 });
 
+/**
+ * For operations that save a definition holding templates (flows, node templates): how many
+ * templates it holds, and how long they are, is bounded before anything parses them.
+ */
+const definitionProcedure = authedProcedure.use(async ({ getRawInput, next }) => {
+  const problem = templateBudgetProblem(await getRawInput());
+  if (problem) throw new DomainError("payload_too_large", `the definition ${problem}`);
+  return next();
+});
+
 export { TRPCError };
 
 type OpenApiOperation = NonNullable<OpenApiMeta["openapi"]>;
@@ -124,6 +135,8 @@ export function operations(tags: string[]) {
   const meta = (operation: Operation, protect: boolean): OpenApiMeta => ({ openapi: { ...operation, tags, protect } });
   return {
     authed: (operation: Operation) => authedProcedure.meta(meta(operation, true)),
+    /** An `authed` operation that saves or checks a definition holding templates (see `definitionProcedure`). */
+    definition: (operation: Operation) => definitionProcedure.meta(meta(operation, true)),
     open: (operation: Operation) => publicProcedure.meta(meta(operation, false)),
     optionallyAuthed: (operation: Operation) => optionallyAuthedProcedure.meta(meta(operation, false)),
   };

@@ -1,5 +1,6 @@
 import type { Principal } from "../context.ts";
 import { isDomainError } from "../errors.ts";
+import { templateBudgetProblem } from "../templates/budget.ts";
 import { type FlowsDeps, stepsToSave } from "./flows.ts";
 import { createFlowInput, updateFlowInput } from "./schemas.ts";
 
@@ -29,6 +30,8 @@ function problemsIn(message: string): FlowProblem[] {
  * secrets). A draft with an `id` is checked as an update (its signing secret may be left out).
  */
 export async function checkFlow(deps: FlowsDeps, principal: Principal, draft: Record<string, unknown>) {
+  const tooMany = templateBudgetProblem(draft);
+  if (tooMany) return [{ path: "", message: `the flow ${tooMany}` }];
   const schema = "id" in draft ? updateFlowInput : createFlowInput;
   const parsed = schema.safeParse(draft);
   if (!parsed.success) {

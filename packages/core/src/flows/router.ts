@@ -20,12 +20,12 @@ const idRule =
 
 export const flowsRouter = router({
   create: op
-    .authed({
+    .definition({
       method: "POST",
       path: "/flows",
       summary: "Create a flow",
       description: `Answers \`{data: Flow}\` with its id and its webhook \`{id, url}\` (\`{webhook_url}/<id>\`).\n\n${saveRules}`,
-      errorResponses: withCredential,
+      errorResponses: { ...withCredential, 413: "The flow holds more templates than a definition may" },
     })
     .input(createFlowInput)
     .output(flowOutput)
@@ -81,12 +81,12 @@ export const flowsRouter = router({
     .query(async ({ ctx, input }) => ({ data: await getFlow(ctx.services, ctx.principal.accountId, input.id) })),
 
   update: op
-    .authed({
+    .definition({
       method: "PUT",
       path: "/flows/{id}",
       summary: "Replace a flow's definition",
       description: `Replaces the whole definition, as on creation (defaults apply again), and writes the next revision; node references are resolved again. The webhook id stays. With \`signature\` access, leaving \`signing_secret\` out keeps the stored one (it must suit the \`service\`); any other access drops it. ${idRule}\n\n${saveRules}`,
-      errorResponses: { ...withCredential, 404: "No such flow" },
+      errorResponses: { ...withCredential, 404: "No such flow", 413: "The flow holds more templates than a definition may" },
     })
     .input(updateFlowInput)
     .output(flowOutput)

@@ -1,18 +1,17 @@
 import jsonata from "jsonata";
+import { checkValueSize, EXPRESSION_LIMITS, guard } from "./expression-guard.ts";
+import { compileLinear, LinearRegExp } from "./linear-regex.ts";
 
 /**
  * JSONata expressions between `{{ }}` (the language AWS Step Functions adopted for the same
  * job): comparisons, arithmetic, string functions, conditionals, filters and maps over arrays.
  * Parsed when a flow is saved (a syntax error is a 400 naming the field), compiled once per
- * flow revision, and evaluated within a fixed budget so that a tenant's expression cannot
- * hold a worker: `EXPRESSION_BUDGET`.
+ * flow revision, and evaluated under a guard (expression-guard.ts) so that a tenant's
+ * expression cannot hold a shared process: it gives the event loop back every few
+ * milliseconds, and fails past EXPRESSION_LIMITS.
  */
 
-/**
- * What one evaluation may take: milliseconds of evaluation, nested evaluation depth, and the
- * length of any sequence it builds (`[1..10000000]` is refused before it is allocated).
- */
-export const EXPRESSION_BUDGET = { timeout: 250, stack: 300, sequence: 100_000 } as const;
+export { EXPRESSION_LIMITS, ExpressionLimitError } from "./expression-guard.ts";
 
 /** A plain path an expression reads from the scope: `steps.fetch.body`, `secrets.token`. */
 export interface ExpressionRead {
@@ -76,14 +75,6 @@ function pathsOf(ast: unknown): ExpressionRead[] {
   return reads;
 }
 
-/**
- * A quantified group holding a quantifier (`(a+)+`, `(x*y)*`, `(a|b+){2,}`): the shape of
- * the patterns whose backtracking grows exponentially with the input. A regular expression
- * runs to its end once started (the budget is checked between evaluation steps only), so
- * these are refused when the expression is saved.
- */
-const NESTED_QUANTIFIER = /\((?:[^()\\]|\\.)*[+*}](?:[^()\\]|\\.)*\)(?:[+*]|\{\d+,)/;
-
 /** The regular expressions written in the syntax tree (JSONata builds none from strings). */
 function regexesOf(ast: unknown): RegExp[] {
   const found: RegExp[] = [];
@@ -98,19 +89,27 @@ function regexesOf(ast: unknown): RegExp[] {
   return found;
 }
 
-/** Checks an expression's syntax and its regular expressions; the plain paths it reads. Throws ExpressionSyntaxError. */
+/** Checks an expression's length, syntax and regular expressions; the plain paths it reads. Throws ExpressionSyntaxError. */
 export function parseExpression(text: string): ExpressionRead[] {
+  if (text.length > EXPRESSION_LIMITS.length) {
+    throw new ExpressionSyntaxError(
+      `an expression holds at most ${EXPRESSION_LIMITS.length.toLocaleString("en")} characters (this one ${text.length.toLocaleString("en")})`,
+    );
+  }
   let ast: unknown;
   try {
     ast = jsonata(text).ast();
   } catch (error) {
     throw new ExpressionSyntaxError(describe(error));
   }
-  const risky = regexesOf(ast).find((regex) => NESTED_QUANTIFIER.test(regex.source));
-  if (risky) {
-    throw new ExpressionSyntaxError(
-      `the regular expression /${risky.source}/ repeats a group that itself repeats, which can take exponential time; write it without the nesting`,
-    );
+  for (const regex of regexesOf(ast)) {
+    try {
+      compileLinear(regex.source, regex.flags);
+    } catch (error) {
+      throw new ExpressionSyntaxError(
+        `the regular expression /${regex.source}/ is not RE2 syntax (${(error as Error).message}); regular expressions run in linear time, without look-around or back-references`,
+      );
+    }
   }
   return pathsOf(ast);
 }
@@ -123,13 +122,21 @@ export interface CompiledExpression {
 const plain = (value: unknown): unknown =>
   Array.isArray(value) && (value as { sequence?: boolean }).sequence ? Array.from(value) : value;
 
-/** Compiles an expression checked by `parseExpression`; every evaluation keeps to EXPRESSION_BUDGET. */
+/** Compiles an expression checked by `parseExpression`; every evaluation keeps to EXPRESSION_LIMITS. */
 export function compileExpression(text: string): CompiledExpression {
-  const program = jsonata(text, { ...EXPRESSION_BUDGET });
+  const program = jsonata(text, {
+    stack: EXPRESSION_LIMITS.stack,
+    sequence: EXPRESSION_LIMITS.sequence,
+    RegexEngine: LinearRegExp as unknown as RegExpConstructor,
+  });
+  const guarded = guard(program);
   return {
     async evaluate(scope) {
       try {
-        return plain(await program.evaluate(scope));
+        await guarded;
+        const value = plain(await program.evaluate(scope));
+        checkValueSize(value, "the expression's value", EXPRESSION_LIMITS.result);
+        return value;
       } catch (error) {
         throw new ExpressionEvaluationError(describe(error));
       }

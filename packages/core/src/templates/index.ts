@@ -1,6 +1,6 @@
 /** Templates in payloads: one module for node templates (checked at save) and flows (compiled per revision, resolved at run). */
 export {
-  EXPRESSION_BUDGET,
+  EXPRESSION_LIMITS,
   ExpressionEvaluationError,
 } from "./expressions.ts";
 export {

@@ -115,9 +115,33 @@ function parseTemplateExpression(expression: string): TemplateExpression {
   return { kind: "expression", expression, reads: references };
 }
 
+/**
+ * Templates parsed lately, by text: a flow's templates are read by several checks when it is
+ * saved and compiled again when it first runs, and an editor validates the same draft as its
+ * user types; each distinct text is parsed once. The parts are shared: callers do not change them.
+ */
+const parsed = new Map<string, TemplatePart[] | TemplateSyntaxError>();
+const PARSED_MAX = 10_000;
+
 /** Splits a string into text and references; throws TemplateSyntaxError on the first malformed reference. */
 export function parseTemplate(text: string): TemplatePart[] {
   if (!text.includes(OPEN)) return [text];
+  let result = parsed.get(text);
+  if (result === undefined) {
+    try {
+      result = splitTemplate(text);
+    } catch (error) {
+      if (!(error instanceof TemplateSyntaxError)) throw error;
+      result = error;
+    }
+    if (parsed.size >= PARSED_MAX) parsed.clear();
+    parsed.set(text, result);
+  }
+  if (result instanceof TemplateSyntaxError) throw result;
+  return result;
+}
+
+function splitTemplate(text: string): TemplatePart[] {
   const parts: TemplatePart[] = [];
   let literal = "";
   let at = 0;

@@ -20,7 +20,7 @@ const idRule =
 
 export const nodesRouter = router({
   create: op
-    .authed({
+    .definition({
       method: "POST",
       path: "/hub/nodes",
       summary: "Create a node template in a collection",
@@ -63,7 +63,7 @@ export const nodesRouter = router({
     .query(({ ctx, input }) => getNode(ctx.services.db, ctx.principal.accountId, input.id)),
 
   update: op
-    .authed({
+    .definition({
       method: "PUT",
       path: "/hub/nodes/{id}",
       summary: "Replace a node template's data",
