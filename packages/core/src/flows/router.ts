@@ -86,7 +86,11 @@ export const flowsRouter = router({
       path: "/flows/{id}",
       summary: "Replace a flow's definition",
       description: `Replaces the whole definition, as on creation (defaults apply again), and writes the next revision; node references are resolved again. The webhook id stays. With \`signature\` access, leaving \`signing_secret\` out keeps the stored one (it must suit the \`service\`); any other access drops it. ${idRule}\n\n${saveRules}`,
-      errorResponses: { ...withCredential, 404: "No such flow", 413: "The flow holds more templates than a definition may" },
+      errorResponses: {
+        ...withCredential,
+        404: "No such flow",
+        413: "The flow holds more templates than a definition may",
+      },
     })
     .input(updateFlowInput)
     .output(flowOutput)

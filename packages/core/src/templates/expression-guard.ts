@@ -29,7 +29,7 @@ export const EXPRESSION_LIMITS = {
   stack: 300,
   /** Items of one sequence (`[1..n]`). */
   sequence: 100_000,
-  /** Characters of a string given to a built-in function or matched by a regular expression. */
+  /** Characters of a string given to a built-in function (a regular expression matches at most REGEX_INPUT_MAX). */
   text: 100_000,
   /** Characters of a string an evaluation makes, or of a value it writes out as JSON (`$string`, `$join`, a copy). */
   value: 262_144,
@@ -71,7 +71,24 @@ const guardOf = (environment: Environment): Guard => {
   return guard;
 };
 
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/**
+ * Evaluations that used up their slice, in the order they did. One of them goes on per turn
+ * of the event loop, so that however many evaluations are under way, expressions take at most
+ * one slice of each turn and everything else waiting (requests, replies from the database and
+ * the broker, other runs) goes on between; they take turns round-robin.
+ */
+const waiting: (() => void)[] = [];
+
+function resumeOne(): void {
+  waiting.shift()?.();
+  if (waiting.length > 0) setImmediate(resumeOne);
+}
+
+const nextTurn = () =>
+  new Promise<void>((resolve) => {
+    waiting.push(resolve);
+    if (waiting.length === 1) setImmediate(resumeOne);
+  });
 
 function onEntry(_expression: unknown, _input: unknown, environment: Environment): Promise<void> | undefined {
   const guard = guardOf(environment);
@@ -88,16 +105,17 @@ function onEntry(_expression: unknown, _input: unknown, environment: Environment
   });
 }
 
-/** What an evaluation step makes: counted, and refused past the limits. */
-const BUILDERS = new Set(["function", "binary", "apply", "unary", "path"]);
+/** The evaluation steps that make strings and arrays (a path only reads them, within the sequence limit). */
+const BUILDERS = new Set(["function", "binary", "apply", "unary"]);
 
+/** What a step made: refused past the value limit, and counted towards the evaluation's `built`. */
 function onExit(expression: { type: string }, _input: unknown, environment: Environment, result: unknown): undefined {
+  if (!BUILDERS.has(expression.type)) return undefined;
   let size: number;
   if (typeof result === "string") size = result.length;
   else if (Array.isArray(result)) size = result.length;
   else return undefined;
   if (size > EXPRESSION_LIMITS.value) throw tooLong(typeof result === "string" ? "a string" : "an array", size);
-  if (!BUILDERS.has(expression.type)) return undefined;
   const guard = guardOf(environment);
   guard.built += size;
   if (guard.built > EXPRESSION_LIMITS.built) {
@@ -116,7 +134,9 @@ const tooLong = (what: string, size: number) =>
 /** Throws unless the value written out as JSON is within `limit` characters (and does not hold itself). */
 export function checkValueSize(value: unknown, what: string, limit: number = EXPRESSION_LIMITS.value): void {
   if (jsonSizeWithin(value, limit) === undefined) {
-    throw new ExpressionLimitError(`${what} is longer than ${count(limit)} characters written out as JSON, or holds itself`);
+    throw new ExpressionLimitError(
+      `${what} is longer than ${count(limit)} characters written out as JSON, or holds itself`,
+    );
   }
 }
 
@@ -157,7 +177,8 @@ type Native = (this: unknown, ...args: unknown[]) => unknown;
 /** Argument checks run before a built-in starts, by its name. */
 const BEFORE: Record<string, (args: unknown[]) => void> = {
   pad([, width]) {
-    if (typeof width === "number" && Math.abs(width) > EXPRESSION_LIMITS.value) throw tooLong("a string", Math.abs(width));
+    if (typeof width === "number" && Math.abs(width) > EXPRESSION_LIMITS.value)
+      throw tooLong("a string", Math.abs(width));
   },
   join([strings, separator = ""]) {
     if (!Array.isArray(strings)) return;
@@ -237,13 +258,69 @@ const REPLACED: Record<string, Native> = { distinct, sort: sort as Native };
 
 /** Every built-in function of JSONata, by name: each is checked by `checkArguments` before it runs. */
 const BUILT_INS = [
-  "sum", "count", "max", "min", "average", "string", "substring", "substringBefore", "substringAfter",
-  "lowercase", "uppercase", "length", "trim", "pad", "match", "contains", "replace", "split", "join",
-  "formatNumber", "formatBase", "formatInteger", "parseInteger", "number", "floor", "ceil", "round", "abs",
-  "sqrt", "power", "random", "boolean", "not", "map", "zip", "filter", "single", "reduce", "sift", "keys",
-  "lookup", "append", "exists", "spread", "merge", "reverse", "each", "error", "assert", "type", "sort",
-  "shuffle", "distinct", "base64encode", "base64decode", "encodeUrlComponent", "encodeUrl",
-  "decodeUrlComponent", "decodeUrl", "eval", "toMillis", "fromMillis", "clone",
+  "sum",
+  "count",
+  "max",
+  "min",
+  "average",
+  "string",
+  "substring",
+  "substringBefore",
+  "substringAfter",
+  "lowercase",
+  "uppercase",
+  "length",
+  "trim",
+  "pad",
+  "match",
+  "contains",
+  "replace",
+  "split",
+  "join",
+  "formatNumber",
+  "formatBase",
+  "formatInteger",
+  "parseInteger",
+  "number",
+  "floor",
+  "ceil",
+  "round",
+  "abs",
+  "sqrt",
+  "power",
+  "random",
+  "boolean",
+  "not",
+  "map",
+  "zip",
+  "filter",
+  "single",
+  "reduce",
+  "sift",
+  "keys",
+  "lookup",
+  "append",
+  "exists",
+  "spread",
+  "merge",
+  "reverse",
+  "each",
+  "error",
+  "assert",
+  "type",
+  "sort",
+  "shuffle",
+  "distinct",
+  "base64encode",
+  "base64decode",
+  "encodeUrlComponent",
+  "encodeUrl",
+  "decodeUrlComponent",
+  "decodeUrl",
+  "eval",
+  "toMillis",
+  "fromMillis",
+  "clone",
 ];
 
 /** JSONata's `$distinct` compares every item with every kept one; this keeps a key per item instead. */

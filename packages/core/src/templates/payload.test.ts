@@ -315,7 +315,7 @@ describe("expressions", () => {
       ["$length($pad('', 150000, 'a') & $pad('', 150000, 'a'))", "a string of 300,000 characters"],
       ["$length($pad('', 100001, 'x') ~> $uppercase())", "$uppercase takes text of at most 100,000 characters"],
       ["($loop := function($n) { $loop($n + 1) }; $loop(0))", "more than 200,000 evaluation steps"],
-      [`$eval("1 + ${"1 + ".repeat(1100)}1")`, "$eval takes an expression of at most 4,096 characters"],
+      ["$eval('1' & $join([1..2100].('+1')))", "$eval takes an expression of at most 4,096 characters"],
     ];
     for (const [expression, message] of refusals) {
       await expect(resolvePayload(`{{ ${expression} }}`, order)).rejects.toThrow(message);
@@ -323,17 +323,15 @@ describe("expressions", () => {
   });
 
   test("$distinct and $sort keep JSONata's answers without its quadratic cost", async () => {
-    expect(await resolvePayload("{{ $distinct([3, 1, 3, '3', {'a': 1, 'b': 2}, {'b': 2, 'a': 1}, [1], [1]]) }}", order)).toEqual([
-      3,
-      1,
-      "3",
-      { a: 1, b: 2 },
-      [1],
-    ]);
+    expect(
+      await resolvePayload("{{ $distinct([3, 1, 3, '3', {'a': 1, 'b': 2}, {'b': 2, 'a': 1}, [1], [1]]) }}", order),
+    ).toEqual([3, 1, "3", { a: 1, b: 2 }, [1]]);
     expect(await resolvePayload("{{ $sort([3, 1, 2, 10]) }}", order)).toEqual([1, 2, 3, 10]);
     expect(await resolvePayload("{{ $sort(['b', 'a', 'B']) }}", order)).toEqual(["B", "a", "b"]);
     const byQty = "{{ $sort(trigger.body.items, function($l, $r) { $l.qty > $r.qty }).sku }}";
-    expect(await resolvePayload(byQty, order)).toEqual(await resolvePayload("{{ trigger.body.items^(qty).sku }}", order));
+    expect(await resolvePayload(byQty, order)).toEqual(
+      await resolvePayload("{{ trigger.body.items^(qty).sku }}", order),
+    );
     expect(await resolvePayload("{{ $count($sort([1..50000])) }}", order)).toBe(50000);
     await expect(resolvePayload("{{ $sort([1, 'a']) }}", order)).rejects.toThrow("D3070");
   });
