@@ -121,7 +121,9 @@ function parseTemplateExpression(expression: string): TemplateExpression {
  * user types; each distinct text is parsed once. The parts are shared: callers do not change them.
  */
 const parsed = new Map<string, TemplatePart[] | TemplateSyntaxError>();
-const PARSED_MAX = 10_000;
+/** The characters of text the cache keeps at most (a tenant's text is counted wherever it is kept). */
+const PARSED_MAX_CHARACTERS = 4_194_304;
+let parsedCharacters = 0;
 
 /** Splits a string into text and references; throws TemplateSyntaxError on the first malformed reference. */
 export function parseTemplate(text: string): TemplatePart[] {
@@ -134,8 +136,14 @@ export function parseTemplate(text: string): TemplatePart[] {
       if (!(error instanceof TemplateSyntaxError)) throw error;
       result = error;
     }
-    if (parsed.size >= PARSED_MAX) parsed.clear();
-    parsed.set(text, result);
+    if (parsedCharacters + text.length > PARSED_MAX_CHARACTERS) {
+      parsed.clear();
+      parsedCharacters = 0;
+    }
+    if (text.length <= PARSED_MAX_CHARACTERS) {
+      parsed.set(text, result);
+      parsedCharacters += text.length;
+    }
   }
   if (result instanceof TemplateSyntaxError) throw result;
   return result;
