@@ -29,8 +29,10 @@ export const EXPRESSION_LIMITS = {
   stack: 300,
   /** Items of one sequence (`[1..n]`). */
   sequence: 100_000,
-  /** Characters of a string given to a built-in function (a regular expression matches at most REGEX_INPUT_MAX). */
+  /** Characters of a string given to a built-in function. */
   text: 100_000,
+  /** Characters of a string a regular expression is matched against (RE2 takes up to half a microsecond a character). */
+  regexText: 20_000,
   /** Characters of a string an evaluation makes, or of a value it writes out as JSON (`$string`, `$join`, a copy). */
   value: 262_144,
   /** Characters of the value an expression answers, written out as JSON (a step's output is bounded anyway). */

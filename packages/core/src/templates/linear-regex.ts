@@ -1,4 +1,5 @@
 import { RE2JS } from "re2js";
+import { EXPRESSION_LIMITS, ExpressionLimitError } from "./expression-guard.ts";
 
 /**
  * Regular expressions in expressions run on RE2 (re2js): time linear in the input whatever
@@ -7,13 +8,6 @@ import { RE2JS } from "re2js";
  * the expression is saved. JSONata drives a regex engine through `lastIndex` and `exec`, as
  * it does a `RegExp`; this class is that interface over RE2.
  */
-
-/** The longest string a regular expression is matched against, in characters (RE2 takes up to half a microsecond a character). */
-export const REGEX_INPUT_MAX = 20_000;
-
-export class RegexLimitError extends Error {
-  override name = "RegexLimitError";
-}
 
 const compiled = new Map<string, RE2JS>();
 const COMPILED_MAX = 1000;
@@ -47,9 +41,9 @@ export class LinearRegExp {
   }
 
   exec(text: string): RegExpExecArray | null {
-    if (text.length > REGEX_INPUT_MAX) {
-      throw new RegexLimitError(
-        `a regular expression is matched against at most ${REGEX_INPUT_MAX.toLocaleString("en")} characters (this text has ${text.length.toLocaleString("en")})`,
+    if (text.length > EXPRESSION_LIMITS.regexText) {
+      throw new ExpressionLimitError(
+        `a regular expression is matched against at most ${EXPRESSION_LIMITS.regexText.toLocaleString("en")} characters (this text has ${text.length.toLocaleString("en")})`,
       );
     }
     // One matcher per input: JSONata walks a string's matches by calling exec again from lastIndex.
