@@ -169,6 +169,39 @@ for (const { label, backend, redis, skip } of runModes()) {
       expect(tooMany.status).toBe(413);
       expect(tooMany.body.error).toBe("the definition holds more than 1,000 templates ({{ }}) in all its fields");
       const long = { ...huge, steps: huge.steps.slice(0, 12) };
+      // Node templates within the limits each, copied into one flow past them.
+      const nodeIds: string[] = [];
+      for (let index = 0; index < 4; index++) {
+        const node = await call(api, attacker, "POST", "/hub/nodes", {
+          collection: "big",
+          data: {
+            name: `n${index}`,
+            node_type: "function",
+            subject: "transform",
+            payload: huge.steps[0]?.payload,
+            options: {},
+          },
+        });
+        expect(node.status).toBe(200);
+        nodeIds.push(node.body.data.id);
+      }
+      const copying = {
+        name: "copies",
+        steps: nodeIds.map((id, index) => ({ name: `c${index}`, node: `nodes.${id}` })),
+      };
+      const copied = await call(api, attacker, "POST", "/flows", copying);
+      expect(copied.status).toBe(413);
+      expect(copied.body.error).toBe(
+        "the flow, with the node templates it copies, holds more than 32,768 characters of templates ({{ }}) in all its fields",
+      );
+      expect((await call(api, attacker, "POST", "/flows/validate", copying)).body.data.problems).toEqual([
+        { path: "", message: copied.body.error },
+      ]);
+      // A long array anywhere in the body is read, not spread into one call.
+      const longArray = { ...copying, steps: [], padding: Array(3_000_000).fill(1) };
+      expect((await call(api, attacker, "POST", "/flows", longArray)).status).toBe(400);
+      expect((await call(api, attacker, "POST", "/flows/validate", longArray)).status).toBe(200);
+
       // Just within the limits: 30 expressions of a thousand characters, parsed on every check.
       const fields = (step: (typeof huge.steps)[number]) =>
         Object.fromEntries(Object.entries(step.payload).slice(0, 10));

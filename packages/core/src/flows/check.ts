@@ -1,6 +1,6 @@
 import type { Principal } from "../context.ts";
 import { isDomainError } from "../errors.ts";
-import { templateBudgetProblem } from "../templates/budget.ts";
+import { templateBudgetProblem } from "../templates/index.ts";
 import { type FlowsDeps, stepsToSave } from "./flows.ts";
 import { createFlowInput, updateFlowInput } from "./schemas.ts";
 
@@ -11,6 +11,8 @@ export interface FlowProblem {
 }
 
 const INVALID_INPUT = "invalid input: ";
+/** The refusals of a save that are the draft's problems (anything else is the server's). */
+const PROBLEM_CODES = new Set(["validation_error", "forbidden", "payload_too_large"]);
 
 /** `invalid input: a.b: message; c: message` as problems; any other text as one problem of the whole. */
 function problemsIn(message: string): FlowProblem[] {
@@ -41,7 +43,7 @@ export async function checkFlow(deps: FlowsDeps, principal: Principal, draft: Re
     await stepsToSave(deps, principal, parsed.data);
     return [];
   } catch (error) {
-    if (isDomainError(error) && (error.code === "validation_error" || error.code === "forbidden")) {
+    if (isDomainError(error) && PROBLEM_CODES.has(error.code)) {
       return problemsIn(error.message);
     }
     throw error;

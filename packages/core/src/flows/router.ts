@@ -15,6 +15,10 @@ const saveRules = [
   "Every save writes a new immutable revision (`revision` counts from 1); runs keep the revision they were accepted under.",
 ].join("\n\n");
 
+const tooManyTemplates = {
+  413: "The flow, or the flow with the node templates it copies, holds more templates than a definition may",
+};
+
 const idRule =
   "An id that is not a UUID is 400 `invalid input: id: must be a UUID`; a flow the account does not have, or deleted, is 404 `flow not found`.";
 
@@ -25,7 +29,7 @@ export const flowsRouter = router({
       path: "/flows",
       summary: "Create a flow",
       description: `Answers \`{data: Flow}\` with its id and its webhook \`{id, url}\` (\`{webhook_url}/<id>\`).\n\n${saveRules}`,
-      errorResponses: { ...withCredential, 413: "The flow holds more templates than a definition may" },
+      errorResponses: { ...withCredential, ...tooManyTemplates },
     })
     .input(createFlowInput)
     .output(flowOutput)
@@ -86,11 +90,7 @@ export const flowsRouter = router({
       path: "/flows/{id}",
       summary: "Replace a flow's definition",
       description: `Replaces the whole definition, as on creation (defaults apply again), and writes the next revision; node references are resolved again. The webhook id stays. With \`signature\` access, leaving \`signing_secret\` out keeps the stored one (it must suit the \`service\`); any other access drops it. ${idRule}\n\n${saveRules}`,
-      errorResponses: {
-        ...withCredential,
-        404: "No such flow",
-        413: "The flow holds more templates than a definition may",
-      },
+      errorResponses: { ...withCredential, 404: "No such flow", ...tooManyTemplates },
     })
     .input(updateFlowInput)
     .output(flowOutput)

@@ -2,7 +2,7 @@ import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
 import { DomainError } from "../errors.ts";
 import { getNodes, type Node } from "../hub/nodes/nodes.ts";
-import { type FieldPath, inspectPayload } from "../templates/index.ts";
+import { type FieldPath, inspectPayload, templateBudgetProblem } from "../templates/index.ts";
 import type { StoredStep } from "./revisions.ts";
 import type { StepInput } from "./schemas.ts";
 import { childLists, isForEach, isStop, isSwitch } from "./step-tree.ts";
@@ -218,6 +218,10 @@ export async function resolveSteps(
   const top = { enclosing: [], perItem: false, handler: false };
   const resolved = resolveList(steps, ["steps"], top, resolution);
   const resolvedOnFailure = resolveList(onFailure, ["on_failure"], { ...top, handler: true }, resolution);
+  // The request was counted before it was parsed; the node templates it copies count too,
+  // before their templates are parsed again here and compiled with the revision.
+  const copied = templateBudgetProblem(resolution.checked.flatMap((step) => step.fields.map(({ value }) => value)));
+  if (copied) throw new DomainError("payload_too_large", `the flow, with the node templates it copies, ${copied}`);
   const problems = [...resolution.problems, ...crossStepProblems(resolution.checked)];
   if (problems.length > 0) throw new DomainError("validation_error", `invalid input: ${problems.join("; ")}`);
   return {

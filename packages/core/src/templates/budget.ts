@@ -33,8 +33,9 @@ export function templateBudgetProblem(input: unknown): string | undefined {
       if (characters > DEFINITION_TEMPLATE_LIMITS.characters) {
         return `holds more than ${count(DEFINITION_TEMPLATE_LIMITS.characters)} characters of templates ({{ }}) in all its fields`;
       }
-    } else if (Array.isArray(value)) pending.push(...value);
-    else if (value !== null && typeof value === "object") pending.push(...Object.values(value));
+    } else if (value !== null && typeof value === "object") {
+      for (const item of Array.isArray(value) ? value : Object.values(value)) pending.push(item);
+    }
   }
   return undefined;
 }

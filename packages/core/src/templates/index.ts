@@ -1,4 +1,5 @@
 /** Templates in payloads: one module for node templates (checked at save) and flows (compiled per revision, resolved at run). */
+export { DEFINITION_TEMPLATE_LIMITS, templateBudgetProblem } from "./budget.ts";
 export {
   EXPRESSION_LIMITS,
   ExpressionEvaluationError,
