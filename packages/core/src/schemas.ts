@@ -49,6 +49,10 @@ export const success = { message: "success" } as const;
 
 /** Error statuses documented for procedures that take a credential. */
 export const withCredential = { 400: "Invalid input", 401: "Credential missing or invalid", 403: "Not allowed" };
+/** The answer of an operation that saves a definition holding templates, past DEFINITION_TEMPLATE_LIMITS. */
+export const tooManyTemplates = {
+  413: "The definition (for a flow, with the node templates it copies) holds more templates than a definition may",
+};
 /**
  * A whole number in a JSON body, taken as sent. The REST adapter coerces the numbers of a
  * body (`"7"`, `true`, `null` and `[]` would all pass); it does not reach into a pipe, so

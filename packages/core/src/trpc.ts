@@ -135,7 +135,7 @@ export function operations(tags: string[]) {
   const meta = (operation: Operation, protect: boolean): OpenApiMeta => ({ openapi: { ...operation, tags, protect } });
   return {
     authed: (operation: Operation) => authedProcedure.meta(meta(operation, true)),
-    /** An `authed` operation that saves or checks a definition holding templates (see `definitionProcedure`). */
+    /** An `authed` operation that saves a definition holding templates (see `definitionProcedure`). */
     definition: (operation: Operation) => definitionProcedure.meta(meta(operation, true)),
     open: (operation: Operation) => publicProcedure.meta(meta(operation, false)),
     optionallyAuthed: (operation: Operation) => optionallyAuthedProcedure.meta(meta(operation, false)),

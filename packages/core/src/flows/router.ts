@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { messageResponse, success, withCredential } from "../schemas.ts";
+import { messageResponse, success, tooManyTemplates, withCredential } from "../schemas.ts";
 import { operations, router } from "../trpc.ts";
 import { checkFlow } from "./check.ts";
 import { createFlow, deleteFlow, getFlow, listFlows, regenerateWebhook, updateFlow } from "./flows.ts";
@@ -14,10 +14,6 @@ const saveRules = [
   "400s name the field: an unknown subject, a node reference to no node of the account, a duplicate step name, a `{{steps.<name>}}` naming no earlier step (itself or a later one included), a malformed template. `{{secrets.<key>}}` is resolved when the step runs, so a secret may be written after the flow; saving such a reference (inline, or in a node template the flow copies) needs the right to read that secret, so an API key must be allowed `GET /secrets/<key>`, else 403 naming it.",
   "Every save writes a new immutable revision (`revision` counts from 1); runs keep the revision they were accepted under.",
 ].join("\n\n");
-
-const tooManyTemplates = {
-  413: "The flow, or the flow with the node templates it copies, holds more templates than a definition may",
-};
 
 const idRule =
   "An id that is not a UUID is 400 `invalid input: id: must be a UUID`; a flow the account does not have, or deleted, is 404 `flow not found`.";

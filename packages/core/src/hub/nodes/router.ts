@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { messageResponse, success, withCredential } from "../../schemas.ts";
+import { messageResponse, success, tooManyTemplates, withCredential } from "../../schemas.ts";
 import { requireSecretReads, secretReferences } from "../../secrets/references.ts";
 import { operations, router } from "../../trpc.ts";
 import { createNode, deleteNode, getNode, listNodes, updateNode } from "./nodes.ts";
@@ -25,7 +25,7 @@ export const nodesRouter = router({
       path: "/hub/nodes",
       summary: "Create a node template in a collection",
       description: `Answers the node's subject (\`nodes.<id>\`), its collection, its data with the assigned id, \`type: "created"\` and \`modified\` (Unix seconds). \`collection\` is a subject: tokens of letters, digits, \`_\` or \`-\` joined by dots, at most 128 characters. ${dataRules}`,
-      errorResponses: withCredential,
+      errorResponses: { ...withCredential, ...tooManyTemplates },
     })
     .input(createNodeInput)
     .output(createNodeOutput)
@@ -68,7 +68,7 @@ export const nodesRouter = router({
       path: "/hub/nodes/{id}",
       summary: "Replace a node template's data",
       description: `Replaces the whole of \`data\` (defaults apply to what it leaves out, as on creation); \`collection\`, when given, moves the node. The id and subject stay. Answers the node with \`type: "updated"\`. ${dataRules} ${idRule}`,
-      errorResponses: { ...withCredential, 404: "No such node" },
+      errorResponses: { ...withCredential, 404: "No such node", ...tooManyTemplates },
     })
     .input(updateNodeInput)
     .output(updateNodeOutput)
