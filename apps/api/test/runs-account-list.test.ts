@@ -85,5 +85,43 @@ for (const { backend, redis, label, skip } of runModes()) {
       expect((await call(api, runsKey, "GET", "/runs")).body.data).toHaveLength(5);
       expect((await call(api, runsKey, "GET", "/runs/activity")).status).toBe(200);
     });
+
+    test("a time outside the years 0001 to 9999 is a 400 naming the field on every operation that takes one, REST and tRPC alike", async () => {
+      const owner = await newCaller(api, "account-runs-times");
+      const flowId = await createFlow(api, owner);
+      const refused = (field: string) => ({
+        status: 400,
+        body: { error: `invalid input: ${field}: must be a time in the years 0001 to 9999` },
+      });
+      // PostgreSQL's timestamptz ends at 4713 BC; JavaScript reads expanded years up to 275760.
+      for (const time of [
+        "-004714-01-01T00:00:00Z",
+        "-100000-01-01T00:00:00Z",
+        "0000-12-31T23:59:59Z",
+        "+010000-01-01T00:00:00Z",
+      ]) {
+        const at = encodeURIComponent(time);
+        expect(await call(api, owner, "GET", `/runs?from=${at}`)).toMatchObject(refused("from"));
+        expect(await call(api, owner, "GET", `/runs?to=${at}`)).toMatchObject(refused("to"));
+        expect(await call(api, owner, "GET", `/flows/${flowId}/runs?from=${at}`)).toMatchObject(refused("from"));
+        expect(await call(api, owner, "POST", `/flows/${flowId}/runs/replay`, { to: time })).toMatchObject(
+          refused("to"),
+        );
+        const trpc = await call(
+          api,
+          owner,
+          "GET",
+          `/trpc/runs.listAll?input=${encodeURIComponent(JSON.stringify({ from: time }))}`,
+        );
+        expect({ status: trpc.status, message: trpc.body.error?.message }).toEqual({
+          status: 400,
+          message: "invalid input: from: must be a time in the years 0001 to 9999",
+        });
+      }
+      // The first and the last moment of the range are times like any other.
+      const edges = `from=${encodeURIComponent("0001-01-01T00:00:00Z")}&to=${encodeURIComponent("9999-12-31T23:59:59.999Z")}`;
+      expect(await call(api, owner, "GET", `/runs?${edges}`)).toMatchObject({ status: 200, body: { data: [] } });
+      expect(await call(api, owner, "GET", `/flows/${flowId}/runs?${edges}`)).toMatchObject({ status: 200 });
+    });
   });
 }

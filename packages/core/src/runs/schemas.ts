@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { eventKey } from "../engine/event-keys.ts";
 import { uuidParam } from "../schemas.ts";
+import { timeInput } from "../time.ts";
 
 export const RUN_STATUSES = [
   "queued",
@@ -119,18 +120,11 @@ export const runViewInput = runIdInput.extend({
 /** A dotted path of trigger data: 1 to 16 keys of 1 to 200 characters without a dot. */
 const TRIGGER_PATH = /^[^.]{1,200}(\.[^.]{1,200}){0,15}$/;
 
-/** A time bound of a run listing: ISO 8601 (`2026-11-26T07:00:00Z`). */
+/** A time bound of a run listing: ISO 8601 (`2026-11-26T07:00:00Z`), in the years 0001 to 9999. */
 const acceptedAt = (description: string) =>
-  z
-    .string()
-    .refine((text) => Number.isFinite(Date.parse(text)), {
-      error: "must be an ISO 8601 time, such as 2026-11-26T07:00:00Z",
-    })
-    .transform((text) => new Date(text))
-    .optional()
-    .meta({
-      description: `${description} (ISO 8601), by \`created_at\`. Answered from an index: run ids are UUIDv7, which begin with the time they were made, so the range is first an id range.`,
-    });
+  timeInput.optional().meta({
+    description: `${description} (ISO 8601, years 0001 to 9999), by \`created_at\`. Answered from an index: run ids are UUIDv7, which begin with the time they were made, so the range is first an id range.`,
+  });
 
 /** What pages a run list: a status, a time range, a cursor and a page size. */
 const runPageFields = {
