@@ -323,6 +323,34 @@ for (const { backend, redis, label: name, skip } of runModes()) {
       });
     });
 
+    test("a field POST /events does not know is a 400 naming it, as a flow's or a node template's is", async () => {
+      const auth = bearer(token);
+      const misspelt = await api.request("/events", {
+        method: "POST",
+        headers: auth,
+        json: { key: "k", dta: { a: 1 } },
+      });
+      expect({ status: misspelt.status, body: await misspelt.json() }).toEqual({
+        status: 400,
+        body: { error: 'invalid input: body: Unrecognized key: "dta"' },
+      });
+      const trpc = await api.request("/trpc/runs.sendEvent", {
+        method: "POST",
+        headers: auth,
+        json: { key: "k", data: null, account_id: "someone else's" },
+      });
+      expect(((await trpc.json()) as { error: { message: string } }).error.message).toBe(
+        'invalid input: body: Unrecognized key: "account_id"',
+      );
+      // Whatever `data` holds is the event's, passed on as sent.
+      const sent = await api.request("/events", {
+        method: "POST",
+        headers: auth,
+        json: { key: "k", data: { any: 1 } },
+      });
+      expect({ status: sent.status, body: await sent.json() }).toEqual({ status: 200, body: { data: { resumed: 0 } } });
+    });
+
     test("the document lists the operations this test sends bad input to", () => {
       expect(operations.length).toBeGreaterThan(15);
     });

@@ -237,7 +237,8 @@ export const replayJob = z
 
 export const replayJobOutput = z.object({ data: replayJob });
 
-export const sendEventInput = z.object({
+/** Strict: a misspelt field (`dta`) would send an event with no data and answer 200. */
+export const sendEventInput = z.strictObject({
   key: eventKey,
   data: z.unknown().default(null).meta({ description: "Any JSON: the output of the steps that waited for it." }),
 });
