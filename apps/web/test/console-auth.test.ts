@@ -104,6 +104,20 @@ for (const { backend, redis, label, skip } of runModes()) {
       await context.close();
     });
 
+    test("a redirect that leaves the console (dot segments, another site) signs in to the console's home instead", async () => {
+      const user = await signUp(api, "console-redirect");
+      const { page, context, errors } = await newContext(browser);
+      for (const redirect of ["/console/../../gw/evil/x", "/console/..%5Cgw/evil/x", "//evil.example/console/flows"]) {
+        await page.goto(`${origin}/console/sign-in?redirect=${encodeURIComponent(redirect)}`);
+        await signInWithPassword(page, user.email);
+        await page.waitForURL((url) => !url.pathname.startsWith("/console/sign-in"));
+        expect({ redirect, landed: page.url() }).toEqual({ redirect, landed: `${origin}/console/flows` });
+        await page.getByRole("heading", { name: "Flows" }).waitFor();
+      }
+      expect(errors).toEqual([]);
+      await context.close();
+    });
+
     test("a session ended elsewhere (a password reset) leads the open page to sign-in, and back after it", async () => {
       const user = await signUp(api, "console-ended");
       const { page, context } = await newContext(browser);

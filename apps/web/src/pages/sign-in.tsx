@@ -7,16 +7,15 @@ import { FormProblem, TextField } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 import { AuthCard } from "./auth-card.tsx";
 import { type MfaChallenge, SecondFactor } from "./second-factor.tsx";
+import { signInTarget } from "./sign-in-target.ts";
 
 /** After a sign-in: keep the session, then go where the person was headed. */
 export function useFinishSignIn() {
   const navigate = useNavigate();
-  const { redirect } = useSearch({ strict: false }) as { redirect?: string };
+  const { redirect } = useSearch({ strict: false }) as { redirect?: unknown };
   return async (result: SignedIn & { refresh_token: string }) => {
     await session.signedIn(result);
-    // Only a path of this console: never another site.
-    const target = redirect?.startsWith("/console/") ? redirect : "/console/flows";
-    await navigate({ to: target });
+    await navigate({ to: signInTarget(redirect) });
   };
 }
 
