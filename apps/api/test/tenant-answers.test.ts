@@ -238,6 +238,135 @@ for (const { backend, redis, label, skip } of runModes()) {
         expect(answered.headers.get("set-cookie")).toBeNull();
         expect(answered.headers.get("x-flow")).toBe("1");
       });
+
+      /** Headers that would act on the origin, the browser or a proxy in front, each off the allow list. */
+      const OFF_THE_LIST: Record<string, string> = {
+        NEL: '{"report_to":"t","max_age":86400}',
+        "Report-To": '{"group":"t","max_age":86400,"endpoints":[{"url":"https://evil.example/r"}]}',
+        "Reporting-Endpoints": 't="https://evil.example/r"',
+        Refresh: "0; url=https://evil.example/",
+        Link: "</gw/sw.js>; rel=serviceworker",
+        "Accept-CH": "Sec-CH-UA-Full-Version-List",
+        "Set-Login": "logged-in",
+        "Permissions-Policy": "camera=*",
+        "Content-Encoding": "gzip",
+        "Content-Length": "1",
+        "Content-Security-Policy-Report-Only": "default-src 'none'; report-uri https://evil.example/r",
+        "WWW-Authenticate": 'Basic realm="platform"',
+        "X-Frame-Options": "ALLOWALL",
+        "X-Content-Type-Options": "sniff",
+        "X-Accel-Redirect": "/internal/",
+        "X-Request-Id": "forged",
+      };
+      /** Headers on the allow list, one of each family, with a value each. */
+      const ON_THE_LIST: Record<string, string> = {
+        "content-type": "text/csv",
+        "content-language": "fr",
+        "content-disposition": 'attachment; filename="orders.csv"',
+        "cache-control": "public, max-age=60",
+        etag: '"v1"',
+        "last-modified": "Wed, 21 Oct 2015 07:28:00 GMT",
+        expires: "Wed, 21 Oct 2015 07:28:00 GMT",
+        vary: "accept-language",
+        age: "3",
+        "access-control-allow-origin": "https://shop.example",
+        "access-control-expose-headers": "x-order",
+        location: "/gw/elsewhere",
+        "retry-after": "30",
+        "x-order": "42",
+      };
+      const answering = (headers: unknown) => ({
+        respond: { name: "answer", subject: "respond", payload: { status: 200, headers, body: "a,b" } },
+        stop: { name: "answer", stop: { response: { status: 200, headers, body: "a,b" } } },
+      });
+
+      test("send only headers on the allow list: any other is refused at save in a respond step, a stop's response and a node template, naming the step and header", async () => {
+        for (const [name, value] of Object.entries(OFF_THE_LIST)) {
+          const { respond, stop } = answering({ [name]: value });
+          for (const [step, field] of [
+            [respond, `steps.0.payload.headers.${name}`],
+            [stop, `steps.0.stop.response.headers.${name}`],
+          ] as const) {
+            const refused = await api.request("/flows", {
+              method: "POST",
+              headers: owner.headers,
+              json: { name: "off the list", steps: [step] },
+            });
+            const said = `a flow's answer may not send ${name}: `;
+            const { error = "" } = (await refused.json()) as { error?: string };
+            const prefix = `invalid input: ${field}: ${said}`;
+            expect({ status: refused.status, error: error.slice(0, prefix.length) }).toEqual({
+              status: 400,
+              error: prefix,
+            });
+            const checked = await api.request("/flows/validate", {
+              method: "POST",
+              headers: owner.headers,
+              json: { name: "off the list", steps: [step] },
+            });
+            const { problems } = ((await checked.json()) as { data: { problems: { path: string; message: string }[] } })
+              .data;
+            expect(problems.map(({ path, message }) => ({ path, message: message.slice(0, said.length) }))).toEqual([
+              { path: field, message: said },
+            ]);
+          }
+          const node = await api.request("/hub/nodes", {
+            method: "POST",
+            headers: owner.headers,
+            json: {
+              collection: "c",
+              data: { name: "n", node_type: "function", subject: "respond", payload: respond.payload },
+            },
+          });
+          expect({ name, status: node.status }).toEqual({ name, status: 400 });
+        }
+      });
+
+      test("headers on the allow list are saved and sent, from a respond step and a stop's response", async () => {
+        const { respond, stop } = answering(ON_THE_LIST);
+        for (const step of [respond, stop]) {
+          const sending = await flow([step], { response_mode: "wait" });
+          const subject = await gateway(sending.id, "GET", "/listed");
+          const answered = await api.request(`/gw/${subject}/listed`);
+          expect(answered.status).toBe(200);
+          expect(await answered.text()).toBe("a,b");
+          for (const [name, value] of Object.entries(ON_THE_LIST)) {
+            expect({ name, value: answered.headers.get(name) }).toEqual({ name, value });
+          }
+          expect(answered.headers.get("content-security-policy")).toBe("sandbox");
+          expect(answered.headers.get("x-content-type-options")).toBe("nosniff");
+        }
+      });
+
+      test("headers off the list never reach a caller: named by an expression at run time, or held by a revision saved before the rule", async () => {
+        const everything = { ...OFF_THE_LIST, ...ON_THE_LIST };
+        const proxied = await flow(
+          [{ name: "answer", subject: "respond", payload: { headers: "{{trigger.send}}", body: "a,b" } }],
+          { response_mode: "wait" },
+        );
+        const old = await flow([answering({ "x-order": "42" }).stop], { response_mode: "wait" });
+        await sql`update flow_revisions set steps = ${JSON.stringify([answering(everything).stop])}::jsonb
+          where flow_id = ${old.id}::uuid`.execute(api.services.db);
+        for (const answered of [
+          await api.request(`/webhooks/${proxied.webhook.id}`, { method: "POST", json: { send: everything } }),
+          await api.request(`/webhooks/${old.webhook.id}`, { method: "POST", json: {} }),
+        ]) {
+          expect(answered.status).toBe(200);
+          expect(await answered.text()).toBe("a,b");
+          for (const name of Object.keys(OFF_THE_LIST)) {
+            const platforms: Record<string, string | null> = {
+              "content-length": "3",
+              "x-content-type-options": "nosniff",
+              "x-request-id": expect.not.stringMatching(/^forged$/),
+            };
+            const expected = platforms[name.toLowerCase()] ?? null;
+            expect({ name, value: answered.headers.get(name) }).toEqual({ name, value: expected });
+          }
+          for (const [name, value] of Object.entries(ON_THE_LIST)) {
+            expect({ name, value: answered.headers.get(name) }).toEqual({ name, value });
+          }
+        }
+      });
     });
   });
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { BUILT_IN_SUBJECTS } from "../built-in-functions.ts";
 import { addSubjectPayloadIssues, NODE_OPTION_LIMITS, nodePayloadInput } from "../hub/nodes/schemas.ts";
+import { respondPayloadProblems } from "../runs/tenant-answers.ts";
 import { uuidParam } from "../schemas.ts";
 import { inspectPayload } from "../templates/index.ts";
 import {
@@ -124,11 +125,18 @@ const nestedSteps = (description: string) =>
     .max(MAX_STEPS, { error: `must hold at most ${MAX_STEPS} steps` })
     .meta({ description: `${description} Each item is a step, shaped as the items of the flow's \`steps\`.` });
 
-const respondShape = z.strictObject({
-  status: z.number().int().min(200).max(599).default(200),
-  headers: z.record(z.string(), z.string()).default({}),
-  body: z.unknown().optional(),
-});
+/** A `stop`'s answer: its headers are checked against the allow list as a `respond` step's are. */
+const respondShape = z
+  .strictObject({
+    status: z.number().int().min(200).max(599).default(200),
+    headers: z.record(z.string(), z.string()).default({}),
+    body: z.unknown().optional(),
+  })
+  .superRefine((response, ctx) => {
+    for (const problem of respondPayloadProblems(response)) {
+      ctx.addIssue({ code: "custom", path: problem.field, message: problem.message });
+    }
+  });
 
 /** Nesting of the lists being read (parsing is synchronous): bounds the recursion a hostile body could ask for. */
 let nesting = 0;

@@ -5,10 +5,8 @@ import { readUtf8Text } from "../request-body.ts";
 import { UUID } from "../schemas.ts";
 import type { Services } from "../services.ts";
 import type { RunOutcome } from "./service.ts";
-import { refusedHeaderReason, sandboxTenantAnswer } from "./tenant-answers.ts";
+import { allowedAnswerHeaders, sandboxTenantAnswer } from "./tenant-answers.ts";
 
-/** Headers a `respond` step may not set: the server frames the response itself. */
-const FRAMING_HEADERS = new Set(["content-length", "transfer-encoding", "connection", "keep-alive", "upgrade"]);
 /** Statuses whose responses carry no body. */
 const NO_BODY = new Set([204, 205, 304]);
 
@@ -31,8 +29,9 @@ function runAnswer(status: number, body: unknown): Response {
  * 200 with the last step's output; 500 `{error, run_id}` for a failed run, whose error
  * only the account hears (anyone else hears that the flow failed, and the account reads
  * why in the run); 202 `{run_id}` for one still running when the wait was over. Every
- * answer is sandboxed, and the flow's headers that would act on the platform's origin
- * (`Set-Cookie`, ...) are dropped, whatever revision holds them.
+ * answer is sandboxed, and carries only the flow's headers on the allow list (see
+ * tenant-answers.ts): others are dropped, whether an expression named them or a revision
+ * saved before the list holds them.
  */
 export function outcomeResponse(outcome: RunOutcome, audience: Audience): Response {
   switch (outcome.status) {
@@ -49,9 +48,7 @@ export function outcomeResponse(outcome: RunOutcome, audience: Audience): Respon
     case "succeeded": {
       const { status, headers, body } = outcome.response;
       const answer = new Headers({ "cache-control": "no-store" });
-      for (const [name, value] of Object.entries(headers)) {
-        if (!FRAMING_HEADERS.has(name.toLowerCase()) && !refusedHeaderReason(name)) answer.set(name, value);
-      }
+      for (const [name, value] of allowedAnswerHeaders(headers)) answer.set(name, value);
       sandboxTenantAnswer(answer);
       if (NO_BODY.has(status)) return new Response(null, { status, headers: answer });
       const text = typeof body === "string";
