@@ -322,6 +322,30 @@ for (const { backend, redis, label, skip } of runModes()) {
         }
       });
 
+      test("a node template saved before the rule, holding a header off the list, is refused where a flow copies it", async () => {
+        const created = await api.request("/hub/nodes", {
+          method: "POST",
+          headers: owner.headers,
+          json: {
+            collection: "c",
+            data: { name: "n", node_type: "function", subject: "respond", payload: { headers: { "x-ok": "1" } } },
+          },
+        });
+        expect(created.status).toBe(200);
+        const { subject } = (await created.json()) as { subject: string };
+        await sql`update node_templates set payload = ${JSON.stringify({ headers: { NEL: "{}" } })}::jsonb
+          where id = ${subject.slice("nodes.".length)}::uuid`.execute(api.services.db);
+        const refused = await api.request("/flows", {
+          method: "POST",
+          headers: owner.headers,
+          json: { name: "copies", steps: [{ name: "answer", node: subject }] },
+        });
+        expect(refused.status).toBe(400);
+        expect(((await refused.json()) as { error: string }).error).toStartWith(
+          `invalid input: steps.0.node: ${subject} payload.headers.NEL: a flow's answer may not send NEL: `,
+        );
+      });
+
       test("headers on the allow list are saved and sent, from a respond step and a stop's response", async () => {
         const { respond, stop } = answering(ON_THE_LIST);
         for (const step of [respond, stop]) {

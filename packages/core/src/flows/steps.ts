@@ -2,6 +2,7 @@ import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
 import { DomainError } from "../errors.ts";
 import { getNodes, type Node } from "../hub/nodes/nodes.ts";
+import { respondPayloadProblems } from "../runs/tenant-answers.ts";
 import { type FieldPath, inspectPayload, templateBudgetProblem } from "../templates/index.ts";
 import type { StoredStep } from "./revisions.ts";
 import type { StepInput } from "./schemas.ts";
@@ -145,6 +146,14 @@ function resolveList(
       } else {
         const { subject, payload, options } = node.data;
         entry.fields = [...guards, { origin: [...path, "node"], value: payload, node: node.subject }];
+        // A node saved before the allow list of answer headers grew is checked again where it is copied.
+        if (subject === "respond") {
+          for (const { field, message } of respondPayloadProblems(payload)) {
+            resolution.problems.push(
+              `${fieldText([...path, "node"])}: ${node.subject} payload.${fieldText(field)}: ${message}`,
+            );
+          }
+        }
         resolved = { name: step.name, subject, payload, options: { ...options } };
       }
       if (step.if !== undefined) resolved = { ...resolved, if: step.if };
