@@ -18,6 +18,7 @@ function operation(method: string): ZodOpenApiOperationObject {
       "Every method of the seven (GET, POST, PUT, DELETE, PATCH, OPTIONS, HEAD) is accepted; the request runs the flow of the mapping with its method and path (parameters `:name` match one segment each; one trailing slash is ignored) and waits for it. " +
       "The flow's trigger data holds the body fields (application/json, application/x-www-form-urlencoded or multipart/form-data, as a webhook's; WEBHOOK_MAX_BYTES at most) and, over them, `method`, `path` (below the gateway, as sent), `query` (a string per name, an array when repeated), `headers` (names lower-case), `params` (decoded), `gateway` (the subject) and `received_at`. " +
       "It answers the `respond` step's status, headers and body, else 200 with the last step's output. " +
+      "Its headers are those on the allow list of tenant answers (content, caching, CORS, Location, Retry-After, Content-Security-Policy beside the platform's `sandbox`, the flow's own `x-` headers; docs/security.md): any other is dropped. " +
       "The gateway's `limit` (at most `request` requests in any `time` seconds, exact across API processes) answers 429 with Retry-After beyond it; requests that match no mapping do not count against it. No credential is asked: the flow decides what to accept.",
     requestParams: {
       path: z.object({
