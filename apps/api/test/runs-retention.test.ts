@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createLogger, platformJobs } from "@platform/core";
 import { runPartitions } from "@platform/db";
+import { addMember, bearer, signUp } from "./accounts-helpers.ts";
 import { type Caller, call, newCaller } from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
 
@@ -110,6 +111,59 @@ for (const { label, backend, redis, skip } of runModes()) {
       const reader = { headers: { "x-api-key": key.body.data.key as string } };
       expect((await call(api, reader, "GET", "/accounts/settings")).status).toBe(200);
       expect((await call(api, reader, "PUT", "/accounts/settings", { run_retention_days: 1 })).status).toBe(403);
+      expect((await call(api, usual, "GET", "/accounts/settings")).body.data.run_retention_days).toBe(30);
+    });
+
+    test("the settings are administration: a signed-in owner or admin changes them, never an API key nor a member", async () => {
+      const owner = await signUp(api, "retention-admin");
+      const ownerCaller = { headers: bearer(owner.auth.auth_token) };
+      const keyOf = async (allowed_paths?: string[]) => {
+        const made = await call(api, ownerCaller, "POST", "/accounts/api-keys", { name: "k", allowed_paths });
+        return { headers: { "x-api-key": made.body.data.key as string } };
+      };
+      const signedIn = "this operation needs a signed-in user (Bearer token), not an API key";
+      // An unrestricted key acts as its owner elsewhere; one naming the operation is no different.
+      const unrestricted = await keyOf();
+      for (const key of [unrestricted, await keyOf(["PUT /accounts/settings"])]) {
+        expect(await call(api, key, "PUT", "/accounts/settings", { run_retention_days: 1 })).toMatchObject({
+          status: 403,
+          body: { error: signedIn },
+        });
+        const trpc = await call(api, key, "POST", "/trpc/accounts.settings.update", { run_retention_days: 1 });
+        expect({ status: trpc.status, message: trpc.body.error?.message }).toEqual({ status: 403, message: signedIn });
+      }
+      expect((await call(api, unrestricted, "GET", "/accounts/settings")).status).toBe(200);
+      const member = await addMember(api, owner.auth.auth_token, "retention-member", "member");
+      expect(
+        await call(api, { headers: bearer(member.auth.auth_token) }, "PUT", "/accounts/settings", {
+          run_retention_days: 1,
+        }),
+      ).toMatchObject({ status: 403, body: { error: "only owners and admins can change the account's settings" } });
+      expect((await call(api, ownerCaller, "GET", "/accounts/settings")).body.data.run_retention_days).toBe(30);
+      const admin = await addMember(api, owner.auth.auth_token, "retention-admin-user", "admin");
+      expect(
+        await call(api, { headers: bearer(admin.auth.auth_token) }, "PUT", "/accounts/settings", {
+          run_retention_days: 2,
+        }),
+      ).toMatchObject({ status: 200, body: { data: { run_retention_days: 2 } } });
+    });
+
+    test("a value of another JSON type or a field the settings do not have is a 400 naming it, never read as days", async () => {
+      const wholeDays = "invalid input: run_retention_days: must be a whole number of days, or null";
+      // The REST adapter would have read `true` as 1 day, `"7"` and `[7]` as 7.
+      for (const value of [true, false, "7", [7], "", 7.5, {}]) {
+        const answered = await call(api, usual, "PUT", "/accounts/settings", { run_retention_days: value });
+        expect({ value, status: answered.status, body: answered.body }).toEqual({
+          value,
+          status: 400,
+          body: { error: wholeDays },
+        });
+      }
+      expect(
+        await call(api, usual, "PUT", "/accounts/settings", { run_retention_days: 7, run_retention: 1 }),
+      ).toMatchObject({ status: 400, body: { error: 'invalid input: body: Unrecognized key: "run_retention"' } });
+      const trpc = await call(api, usual, "POST", "/trpc/accounts.settings.update", { run_retention_days: "7" });
+      expect({ status: trpc.status, message: trpc.body.error?.message }).toEqual({ status: 400, message: wholeDays });
       expect((await call(api, usual, "GET", "/accounts/settings")).body.data.run_retention_days).toBe(30);
     });
 

@@ -1,6 +1,7 @@
 import type { Principal } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import { type NamedOperation, namesOperation } from "./path-patterns.ts";
+import { requireAdmin, requireSignedInUser } from "./permissions.ts";
 
 /**
  * Account administration: the operations that mint or take away access to an account. A
@@ -36,4 +37,14 @@ export function requireInvitableRole(principal: Principal, role: string): void {
   if (principal.apiKeyId !== undefined && role !== "member") {
     throw new DomainError("forbidden", `an API key may invite members only, not ${role}s`);
   }
+}
+
+/**
+ * Administration for people only: a signed-in owner or admin (a session), never an API key,
+ * whatever its `allowed_paths` name. The account's own settings (how long its runs are kept)
+ * are decided by the people who run it, not by a credential acting as one of them.
+ */
+export function requireSignedInAdministrator(principal: Principal, action: string): void {
+  requireSignedInUser(principal);
+  requireAdmin(principal, action);
 }

@@ -2,7 +2,7 @@ import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
 import type { Principal } from "../context.ts";
 import { DomainError } from "../errors.ts";
-import { requireAdmin } from "./permissions.ts";
+import { requireSignedInAdministrator } from "./administration.ts";
 
 /** What an account decides for itself within the deployment's settings. */
 export interface AccountSettings {
@@ -28,15 +28,16 @@ export async function readSettings(deps: SettingsDeps, accountId: string): Promi
 }
 
 /**
- * Owners and admins shorten (or give back, with null) how long the account's runs are kept;
- * the worker deletes older ones within a minute. Longer than the deployment keeps is a 400.
+ * Signed-in owners and admins (never an API key: `requireSignedInAdministrator`) shorten (or
+ * give back, with null) how long the account's runs are kept; the worker deletes older ones
+ * within a minute. Longer than the deployment keeps is a 400.
  */
 export async function updateSettings(
   deps: SettingsDeps,
   principal: Principal,
   input: { run_retention_days: number | null },
 ): Promise<AccountSettings> {
-  requireAdmin(principal, "change the account's settings");
+  requireSignedInAdministrator(principal, "change the account's settings");
   const max = deps.config.runs.retentionDays;
   if (input.run_retention_days !== null && input.run_retention_days > max) {
     throw new DomainError(

@@ -35,15 +35,18 @@ export const settingsRouter = router({
       path: "/accounts/settings",
       summary: "Change the account's settings",
       description:
-        "Owners and admins only. `run_retention_days` shortens how long the account's runs are kept (1 up to RUN_RETENTION_DAYS; more is 400); null gives back the deployment's. Runs that ended and are older are deleted by the worker within a minute, in batches; runs still queued, running or waiting stay.",
-      errorResponses: { ...withCredential, 403: "Not an owner or admin" },
+        "Signed-in owners and admins only: no API key changes them, unrestricted or naming the operation (403). `run_retention_days` shortens how long the account's runs are kept (1 up to RUN_RETENTION_DAYS; more is 400); null gives back the deployment's. Runs that ended and are older are deleted by the worker within a minute, in batches; runs still queued, running or waiting stay. Another JSON type (`\"7\"`, `true`, `[7]`) or another field is 400 naming it.",
+      errorResponses: { ...withCredential, 403: "Not a signed-in owner or admin (an API key never is)" },
     })
     .input(
-      z.object({
+      // Strict, and the number piped: the REST adapter coerces a body's numbers (`true` would
+      // be 1 day, `"7"` 7 days) but does not reach into a pipe (as `bodyInteger`).
+      z.strictObject({
         run_retention_days: z
           .number({ error: "must be a whole number of days, or null" })
           .int({ error: "must be a whole number of days, or null" })
           .min(1, { error: "must be at least 1" })
+          .pipe(z.number())
           .nullable(),
       }),
     )
