@@ -88,10 +88,10 @@ export function createApp({ services, router, openapi, metrics, consolePages }: 
     .get("/docs/:asset", ({ params }) => docsAsset(params.asset))
     // The console: its pages live under /console, except the two links mails carry.
     .get("/", () => new Response(null, { status: 302, headers: { location: "/console" } }))
-    .get("/console", () => consolePages.page())
-    .get("/console/*", () => consolePages.page())
-    .get("/invitations/accept", () => consolePages.page())
-    .get("/password/reset", () => consolePages.page())
+    .get("/console", ({ request }) => consolePages.page(request))
+    .get("/console/*", ({ request }) => consolePages.page(request))
+    .get("/invitations/accept", ({ request }) => consolePages.page(request))
+    .get("/password/reset", ({ request }) => consolePages.page(request))
     .get("/console/assets/:name", ({ params, request }) =>
       consolePages.asset(params.name, request.headers.get("accept-encoding")),
     )

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { PASSWORD, signUp } from "../../api/test/accounts-helpers.ts";
+import { bearer, PASSWORD, signUp } from "../../api/test/accounts-helpers.ts";
+import { createFlow } from "../../api/test/context.ts";
+import { createGateway, mapRoute } from "../../api/test/gateway-helpers.ts";
 import { startTestApi, type TestApi } from "../../api/test/harness.ts";
-import { consoleBuild } from "./browser.ts";
+import { consoleBuild, launchBrowser, newContext, noBrowser } from "./browser.ts";
 
 /** The budget of the issue: the first load's JavaScript, compressed as sent. */
 const FIRST_LOAD_JS_BUDGET = 250 * 1024;
@@ -13,7 +15,8 @@ describe("console: how the API serves it", () => {
   let dir: string;
   beforeAll(async () => {
     dir = await consoleBuild();
-    api = await startTestApi({ backend: "pglite", consoleDir: dir });
+    // The worker runs the gateway flow that answers a tenant's script.
+    api = await startTestApi({ backend: "pglite", consoleDir: dir, worker: true });
   }, 60_000);
   afterAll(async () => {
     await api?.stop();
@@ -28,7 +31,9 @@ describe("console: how the API serves it", () => {
       expect(page.status).toBe(200);
       expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
       const csp = page.headers.get("content-security-policy") ?? "";
-      expect(csp).toContain("script-src 'self'");
+      // The console's own files, and not the rest of the origin, where tenants' answers are.
+      expect(csp).toContain(`script-src ${api.url}/console/assets/;`);
+      expect(csp).toContain(`style-src ${api.url}/console/assets/;`);
       expect(csp).toContain("frame-ancestors 'none'");
       expect(csp).not.toContain("unsafe-inline");
       expect(page.headers.get("x-frame-options")).toBe("DENY");
@@ -37,6 +42,83 @@ describe("console: how the API serves it", () => {
     }
     expect((await api.request("/flows")).status).toBe(401);
   });
+
+  test("the policy names the origin the page was asked at, and no other source when the Host is no host", async () => {
+    const port = new URL(api.url).port;
+    const policyAt = async (host: string) =>
+      (await api.request("/console/flows", { headers: { host } })).headers.get("content-security-policy") ?? "";
+    expect(await policyAt(`Console.Example:${port}`)).toContain(
+      `script-src http://console.example:${port}/console/assets/;`,
+    );
+    const injected = await policyAt("a;script-src");
+    expect(injected).toContain("script-src 'none';");
+    expect(injected).not.toContain("a;script-src");
+  });
+
+  test.skipIf(Boolean(noBrowser))(
+    `a tenant's script on the same origin never runs as the console's, however its path is spelled${noBrowser ? ` (skipped: ${noBrowser})` : ""}`,
+    async () => {
+      const { auth } = await signUp(api, "console-tenant-script");
+      const owner = bearer(auth.auth_token);
+      const script = await createFlow(api, { headers: owner }, [
+        {
+          name: "script",
+          subject: "respond",
+          payload: {
+            status: 200,
+            headers: { "content-type": "text/javascript" },
+            body: "document.documentElement.dataset.tenantScript = 'ran';",
+          },
+        },
+      ]);
+      const topic = await createGateway(api, owner, { subject: "console-script" });
+      await mapRoute(api, owner, topic, "GET", "/x.js", script);
+      // What an injection would load: the gateway answers a script a browser would run.
+      const answer = await api.request(`/gw/${topic}/x.js`);
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get("content-type")).toStartWith("text/javascript");
+      expect((await api.request(`/console/assets/..%2F..%2Fgw%2F${topic}%2Fx.js`)).status).toBe(404);
+
+      const browser = await launchBrowser();
+      try {
+        const { page, errors } = await newContext(browser);
+        await page.goto(`${api.url}/console/sign-in`);
+        await page.getByRole("button", { name: "Sign in" }).waitFor();
+        const outcomes = await page.evaluate(
+          (sources) =>
+            Promise.all(
+              sources.map(
+                (src) =>
+                  new Promise<string>((resolve) => {
+                    const element = document.createElement("script");
+                    element.src = src;
+                    element.onload = () => resolve(`${src}: loaded`);
+                    element.onerror = () => resolve(`${src}: refused`);
+                    document.head.append(element);
+                  }),
+              ),
+            ),
+          [
+            `/gw/${topic}/x.js`,
+            `/console/assets/../../gw/${topic}/x.js`,
+            `/console/assets/%2e%2e/%2e%2e/gw/${topic}/x.js`,
+          ],
+        );
+        expect(outcomes).toEqual([
+          `/gw/${topic}/x.js: refused`,
+          `/console/assets/../../gw/${topic}/x.js: refused`,
+          `/console/assets/%2e%2e/%2e%2e/gw/${topic}/x.js: refused`,
+        ]);
+        expect(await page.evaluate(() => document.documentElement.dataset.tenantScript ?? "never ran")).toBe(
+          "never ran",
+        );
+        // The browser says why: the console's policy, not a failed request.
+        expect(errors.filter((error) => error.includes("Content Security Policy")).length).toBeGreaterThanOrEqual(3);
+      } finally {
+        await browser.close();
+      }
+    },
+  );
 
   test("assets are sent compressed as asked, cached for good, and the first load stays within its JavaScript budget", async () => {
     const html = await (await api.request("/console")).text();

@@ -1,29 +1,43 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { pageOrigin } from "../page-origin.ts";
 
 /** Where `bun run build:web` writes the console; `CONSOLE_DIR` points elsewhere. */
 export const DEFAULT_CONSOLE_DIR = join(import.meta.dir, "../../../web/dist");
 
-/**
- * The console's document policy: scripts, styles and connections from this origin only,
- * no inline script, never framed. Tenants' content (`/gw`, `/webhooks` answers) is served
- * sandboxed on this origin, so it can neither run here nor read what the console keeps.
- */
-export const CONSOLE_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "manifest-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join("; ");
+/** Where the console's built files are served: the only scripts and stylesheets its pages load. */
+export const CONSOLE_ASSETS_PATH = "/console/assets/";
 
+/**
+ * The console's document policy for a page loaded from `origin` (see page-origin.ts):
+ * scripts and stylesheets from the console's own built files only, images and connections
+ * from this origin, no inline script, never framed. Tenants' answers (`/gw`, `/webhooks`)
+ * share the origin, so `script-src 'self'` would have run one as a script of the console
+ * had an injection ever put it in a page: a source with a path (which must name the origin)
+ * admits `/console/assets/` alone. Browsers resolve dot segments before they match, and
+ * the asset route never redirects (after a redirect a browser matches the origin only).
+ */
+export function consoleCsp(origin: string | undefined): string {
+  const assets = origin ? `${origin}${CONSOLE_ASSETS_PATH}` : "'none'";
+  return [
+    "default-src 'none'",
+    `script-src ${assets}`,
+    `style-src ${assets}`,
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "manifest-src 'self'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+/** A built file opened on its own is no page: it runs and loads nothing. */
+const FILE_CSP = "default-src 'none'; frame-ancestors 'none'";
+
+/** Headers of every console document and file, besides its policy. */
 const SECURITY_HEADERS = {
-  "content-security-policy": CONSOLE_CSP,
   "x-frame-options": "DENY",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
@@ -51,8 +65,8 @@ function accepts(header: string | null, encoding: string): boolean {
 }
 
 export interface ConsoleAssets {
-  /** The document of every console page: the client routes. */
-  page(): Response;
+  /** The document of every console page (the client routes), with the policy of the origin it was asked at. */
+  page(request: Request): Response;
   /** A built file under `/console/assets/`, cached for good, compressed as the request accepts. */
   asset(name: string, acceptEncoding: string | null): Response;
 }
@@ -64,10 +78,15 @@ export function consoleAssets(dir: string): ConsoleAssets {
   const assetsDir = join(dir, "assets");
   const built = new Set(existsSync(assetsDir) ? readdirSync(assetsDir) : []);
   return {
-    page() {
+    page(request) {
       return new Response(html ?? NOT_BUILT, {
         status: html ? 200 : 503,
-        headers: { ...SECURITY_HEADERS, "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" },
+        headers: {
+          ...SECURITY_HEADERS,
+          "content-security-policy": consoleCsp(pageOrigin(request)),
+          "content-type": "text/html; charset=utf-8",
+          "cache-control": "no-cache",
+        },
       });
     },
     asset(name, acceptEncoding) {
@@ -76,6 +95,7 @@ export function consoleAssets(dir: string): ConsoleAssets {
       const file = Bun.file(path);
       const headers: Record<string, string> = {
         ...SECURITY_HEADERS,
+        "content-security-policy": FILE_CSP,
         "cache-control": "public, max-age=31536000, immutable",
         "content-type": file.type,
         vary: "accept-encoding",
