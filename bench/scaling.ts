@@ -88,7 +88,7 @@ async function memoryPerQueuedRun(cluster: LocalRedisCluster): Promise<number> {
           const flow = randomUUID();
           const start = { account: "acct_memory", flow, revision: 1, waiter: null };
           return queue.append(
-            flow,
+            { flowId: flow, accountId: "acct_memory" },
             `{"run":"${randomUUID()}","start":${JSON.stringify(start).slice(0, -1)},"trigger":${trigger}}}`,
           );
         }),

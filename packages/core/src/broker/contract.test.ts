@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DomainError } from "../errors.ts";
-import { type Broker, type DeliveredEntry, QuotaExceeded } from "./port.ts";
+import { type Broker, type DeliveredEntry, laneTurnOf, QuotaExceeded } from "./port.ts";
 import { brokerBackends, eventually, randomScope, type TestBroker } from "./test-backends.ts";
 
 /**
@@ -456,6 +456,77 @@ for (const backend of brokerBackends()) {
           expect((await rejection(broker.append("", "s", "x"))).code).toBe("validation_error");
           expect((await rejection(broker.readGroup(scope, "s", "g", "c", { count: 0 }))).code).toBe("validation_error");
           expect((await rejection(broker.readRange(scope, "s", { after: "not an id" }))).code).toBe("validation_error");
+        });
+      });
+
+      describe("lanes", () => {
+        /** Reads the stream as a consumer would, admitting each lane's turn as it comes: the order entries reach readers. */
+        async function drain(scope: string, stream: string, count: number): Promise<string[]> {
+          await broker.ensureGroup(scope, stream, "g");
+          const order: string[] = [];
+          for (;;) {
+            const read = await broker.readGroup(scope, stream, "g", "c", { count: 100 });
+            if (read.length === 0) return order;
+            for (const entry of read) {
+              const turn = laneTurnOf(entry.payload);
+              if (turn) await broker.admitLane(scope, stream, turn, count);
+              else order.push(entry.payload);
+            }
+            await broker.ack(scope, stream, "g", ids(read));
+          }
+        }
+
+        test("a lane's backlog does not hold back another lane's entries", async () => {
+          const scope = randomScope();
+          for (let i = 0; i < 50; i++) await broker.appendToLane(scope, "q", "flood", `a${i}`);
+          await broker.appendToLane(scope, "q", "quiet", "b0");
+          expect(await broker.laneLength(scope, "q", "flood")).toBe(50);
+
+          const order = await drain(scope, "q", 4);
+          // Each lane is first in, first out, and the quiet lane's entry comes after at most one turn (4 entries) of the flood.
+          expect(order.filter((p) => p.startsWith("a"))).toEqual(Array.from({ length: 50 }, (_, i) => `a${i}`));
+          expect(order.indexOf("b0")).toBeLessThanOrEqual(4);
+          expect(await broker.laneLength(scope, "q", "flood")).toBe(0);
+        });
+
+        test("turns take the lanes with entries in rounds", async () => {
+          const scope = randomScope();
+          await Promise.all(
+            ["x", "y", "z"].map(async (lane) => {
+              for (let i = 0; i < 6; i++) await broker.appendToLane(scope, "q", lane, `${lane}${i}`);
+            }),
+          );
+          const order = await drain(scope, "q", 2);
+          expect(order).toHaveLength(18);
+          // After each round every lane has had its two: no lane is ever more than one turn ahead of another.
+          for (let round = 1; round <= 3; round++) {
+            const taken = order.slice(0, round * 6);
+            for (const lane of ["x", "y", "z"]) expect(taken.filter((p) => p.startsWith(lane))).toHaveLength(round * 2);
+          }
+        });
+
+        test("a stale or repeated turn moves nothing, and a lane emptied starts again at its first turn", async () => {
+          const scope = randomScope();
+          await broker.appendToLane(scope, "q", "l", "one");
+          const [turn] = await broker.readRange(scope, "q");
+          expect(laneTurnOf(turn?.payload ?? "")).toEqual({ lane: "l", turn: 1 });
+          expect(await broker.admitLane(scope, "q", { lane: "l", turn: 1 }, 10)).toBe(1);
+          expect(await broker.admitLane(scope, "q", { lane: "l", turn: 1 }, 10)).toBe(0);
+          expect(await broker.admitLane(scope, "q", { lane: "l", turn: 7 }, 10)).toBe(0);
+          await broker.appendToLane(scope, "q", "l", "two");
+          const entries = payloads(await broker.readRange(scope, "q"));
+          expect(entries).toEqual(['{"lane":"l","turn":1}', "one", '{"lane":"l","turn":1}']);
+          expect(await broker.admitLane(scope, "q", { lane: "l", turn: 1 }, 10)).toBe(1);
+        });
+
+        test("deleting the stream drops its lanes", async () => {
+          const scope = randomScope();
+          await broker.appendToLane(scope, "q", "l", "one");
+          await broker.appendToLane(scope, "q", "l", "two");
+          expect(await broker.deleteStream(scope, "q")).toBe(true);
+          expect(await broker.laneLength(scope, "q", "l")).toBe(0);
+          await broker.appendToLane(scope, "q", "l", "three");
+          expect(await drain(scope, "q", 10)).toEqual(["three"]);
         });
       });
 

@@ -228,6 +228,49 @@ export interface StreamPort {
   readNumbered(scope: Scope, stream: string, options?: ReadNumberedOptions): Promise<NumberedEntry[]>;
 }
 
+/**
+ * A lane's turn: the entry `appendToLane` (or `admitLane`) puts on the stream for a lane with
+ * entries waiting. Its payload is `{"lane":<lane>,"turn":<n>}` (see `laneTurnOf`).
+ */
+export interface LaneTurn {
+  lane: string;
+  /** Increases with each turn of the lane; a turn whose number is not the lane's current one is stale (a duplicate). */
+  turn: number;
+}
+
+/** The turn a stream entry's payload announces, or null for any other payload. */
+export function laneTurnOf(payload: string): LaneTurn | null {
+  if (!payload.startsWith('{"lane":')) return null;
+  const parsed = JSON.parse(payload) as { lane?: unknown; turn?: unknown };
+  return typeof parsed.lane === "string" && typeof parsed.turn === "number"
+    ? { lane: parsed.lane, turn: parsed.turn }
+    : null;
+}
+
+/**
+ * Lanes: a stream fed fairly by many producers (the run queue's lanes are accounts). An entry
+ * appended to a lane waits in it; the stream holds, for each lane with entries waiting, one
+ * turn entry. A reader that reads a turn calls `admitLane`, which moves up to `count` of the
+ * lane's oldest entries onto the stream in one step and, while the lane has more, the lane's
+ * next turn after them. So no lane has more than `count` entries and one turn on the stream at
+ * once, and an entry of one lane reaches the readers after at most `count` entries of each
+ * other lane with work: a lane with a backlog of millions does not hold the others back.
+ * Each lane is first in, first out. Readers of a laned stream read, claim and acknowledge its
+ * entries (turns too) as on any stream; `deleteStream` drops its lanes as well.
+ */
+export interface LanePort {
+  /** Appends an entry to `lane` of `stream`; when the lane had none waiting, its turn goes on the stream with it. */
+  appendToLane(scope: Scope, stream: string, lane: string, payload: string): Promise<void>;
+  /**
+   * Moves up to `count` of the lane's oldest entries onto the stream, then its next turn when
+   * entries are left. A stale turn (an earlier one, delivered again) moves nothing. Returns
+   * how many entries were moved.
+   */
+  admitLane(scope: Scope, stream: string, turn: LaneTurn, count: number): Promise<number>;
+  /** How many entries wait in the lane (not yet moved onto the stream). */
+  laneLength(scope: Scope, stream: string, lane: string): Promise<number>;
+}
+
 export interface KvEntry {
   key: string;
   value: string;
@@ -353,7 +396,7 @@ export interface NotificationPort {
   subscribe(scope: Scope, channel: string, onMessage: (message: string) => void): Promise<Unsubscribe>;
 }
 
-export interface Broker extends StreamPort, KvPort, CounterPort, NotificationPort {
+export interface Broker extends StreamPort, LanePort, KvPort, CounterPort, NotificationPort {
   readonly kind: BrokerKind;
   /** Resolves when the backend answers; rejects with `unavailable` otherwise (used by /readyz). */
   ping(): Promise<void>;

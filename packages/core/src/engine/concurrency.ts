@@ -1,7 +1,7 @@
 import type { Database } from "@platform/db";
 import { type Kysely, sql } from "kysely";
 import type { CompiledPayload } from "../templates/index.ts";
-import type { RunQueue } from "./run-queue.ts";
+import type { QueuedRun, RunQueue } from "./run-queue.ts";
 import type { ClaimedRun } from "./store.ts";
 
 /**
@@ -72,7 +72,7 @@ export async function takeSlot(db: Kysely<Database>, run: ClaimedRun, limit: num
  */
 export async function slotFreed(
   deps: { db: Kysely<Database>; runQueue: RunQueue },
-  run: { id: string; flowId: string; ended: boolean },
+  run: QueuedRun & { ended: boolean },
   key: string,
 ): Promise<void> {
   const flowId = run.flowId;
@@ -91,5 +91,5 @@ export async function slotFreed(
       returning id`.execute(trx);
     return rows;
   });
-  await deps.runQueue.requeue(woken.map((row) => ({ id: row.id, flowId })));
+  await deps.runQueue.requeue(woken.map((row) => ({ id: row.id, flowId, accountId: run.accountId })));
 }

@@ -9,7 +9,7 @@ import { type ExecutorDeps, executeRun, RunClaimedElsewhere, type RunEnd, RunTak
 import { createRunLeases, type RunLease } from "./leases.ts";
 import { createModuleSteps } from "./module-steps.ts";
 import { createRevisionCache } from "./revisions.ts";
-import { RUN_STREAM } from "./run-queue.ts";
+import { RUN_LANE_QUANTUM, RUN_STREAM } from "./run-queue.ts";
 import { failStep } from "./step-functions.ts";
 import { type ClaimedRun, createRunStore, type RunStore } from "./store.ts";
 import { takeTurn } from "./throttle.ts";
@@ -52,6 +52,8 @@ export const runConsumer = defineConsumer({
   // Deliveries of one entry: a handler only fails when the database or broker does.
   retry: { maxAttempts: 20, backoffMs: 1000, maxBackoffMs: 60_000 },
   capacity: 64,
+  // Producers append to accounts' lanes (see `RunQueue`).
+  laneQuantum: RUN_LANE_QUANTUM,
 });
 
 /** Deliveries after which a run that keeps being interrupted (its worker dies each time) fails. */
@@ -199,7 +201,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
         lease?.end();
       }
       if (slot !== undefined && end) {
-        await slotFreed(services, { id: run.id, flowId: run.flowId, ended: end.kind === "finished" }, slot);
+        await slotFreed(services, { id: run.id, flowId: run.flowId, accountId: run.accountId, ended: end.kind === "finished" }, slot);
       }
       if (end?.kind !== "finished") return;
       // The run that called this one goes on (its wait looks at this run's end).

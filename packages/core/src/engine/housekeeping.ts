@@ -4,6 +4,7 @@ import { messageOf } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { PeriodicJob } from "../worker/periodic.ts";
 import { EVENT_RETENTION_DAYS } from "./events.ts";
+import type { QueuedRun } from "./run-queue.ts";
 
 /** Runs queued per statement by the waker, and deleted per statement by retention. */
 const PAGE = 500;
@@ -26,11 +27,11 @@ export function runWakerJob(services: Pick<Services, "db" | "runQueue">, everyMs
     everyMs,
     async run({ signal }) {
       while (!signal.aborted) {
-        const { rows } = await sql<{ id: string; flowId: string }>`
+        const { rows } = await sql<QueuedRun>`
           update runs set wake_at = now() + ${REQUEUE_AFTER}::interval
           where id in (
             select id from runs where wake_at <= now() order by wake_at limit ${PAGE} for update skip locked)
-          returning id, flow_id as "flowId"`.execute(services.db);
+          returning id, flow_id as "flowId", account_id as "accountId"`.execute(services.db);
         await services.runQueue.requeue(rows);
         if (rows.length < PAGE) return;
       }

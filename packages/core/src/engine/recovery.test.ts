@@ -3,7 +3,7 @@ import { type DatabaseHandle, openDatabase } from "@platform/db";
 import { openTestDatabase, testEnv } from "@platform/db/testing";
 import { sql } from "kysely";
 import { createBroker } from "../broker/index.ts";
-import { type Broker, PLATFORM_SCOPE } from "../broker/port.ts";
+import { type Broker, laneTurnOf, PLATFORM_SCOPE } from "../broker/port.ts";
 import { eventually, randomScope } from "../broker/test-backends.ts";
 import type { CoreConfig } from "../config.ts";
 import { createLogger } from "../logger.ts";
@@ -56,10 +56,16 @@ describe.skipIf(skip)(
     }
     const holderOf = async (id: string) =>
       (await database.db.selectFrom("runs").select("held_by").where("id", "=", id).executeTakeFirstOrThrow()).held_by;
-    const queuedOnStream = async (scope = PLATFORM_SCOPE) =>
-      (await broker.readRange(scope, RUN_STREAM, { limit: 1000 })).map(
-        (entry) => (JSON.parse(entry.payload) as { run: string }).run,
+    /** The runs queued on a partition: each account's lane admitted whole, as its turn would, then the stream read. */
+    const queuedOnStream = async (scope = PLATFORM_SCOPE) => {
+      for (const entry of await broker.readRange(scope, RUN_STREAM, { limit: 1000 })) {
+        const turn = laneTurnOf(entry.payload);
+        if (turn) await broker.admitLane(scope, RUN_STREAM, turn, 1000);
+      }
+      return (await broker.readRange(scope, RUN_STREAM, { limit: 1000 })).flatMap((entry) =>
+        laneTurnOf(entry.payload) ? [] : [(JSON.parse(entry.payload) as { run: string }).run],
       );
+    };
 
     test("a held run's lease is renewed while it is held, and lost when another delivery takes the run", async () => {
       const id = await run({});

@@ -7,6 +7,7 @@ import type { Services } from "../services.ts";
 import { sleep } from "../sleep.ts";
 import type { Queue } from "../worker/catalog.ts";
 import type { PeriodicJob, PeriodicJobContext } from "../worker/periodic.ts";
+import type { QueuedRun } from "./run-queue.ts";
 
 /** Where a partition's marker lives: a key of the partition's scope, lost with its stream. */
 const MARKER_BUCKET = "run-recovery";
@@ -178,8 +179,8 @@ export function runRecoveryJob(
     let after = "00000000-0000-0000-0000-000000000000";
     while (!signal.aborted) {
       if (!(await keepAll())) return;
-      const page = await sql<{ id: string; flowId: string }>`
-        select id, flow_id as "flowId" from runs
+      const page = await sql<QueuedRun>`
+        select id, flow_id as "flowId", account_id as "accountId" from runs
         where id > ${after}::uuid and status in ('queued', 'running') and held_by is null and wake_at is null
           and created_at < ${since}
         order by id limit ${PAGE}`.execute(db);
@@ -247,12 +248,12 @@ async function heldRuns(db: Services["db"]): Promise<HeldRun[]> {
 }
 
 /** Lets go of the watched runs still held by the same holder whose lease is over; answers them. */
-async function releaseExpired(db: Services["db"], watched: HeldRun[]): Promise<{ id: string; flowId: string }[]> {
-  const { rows } = await sql<{ id: string; flowId: string }>`
+async function releaseExpired(db: Services["db"], watched: HeldRun[]): Promise<QueuedRun[]> {
+  const { rows } = await sql<QueuedRun>`
     update runs as r set held_by = null
     from jsonb_to_recordset(${JSON.stringify(watched)}::jsonb) as v(id uuid, holder text)
     where r.id = v.id and r.held_by = v.holder and (r.lease_until is null or r.lease_until < now())
-    returning r.id, r.flow_id as "flowId"`.execute(db);
+    returning r.id, r.flow_id as "flowId", r.account_id as "accountId"`.execute(db);
   return rows;
 }
 

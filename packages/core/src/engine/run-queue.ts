@@ -4,6 +4,13 @@ import type { Queue } from "../worker/catalog.ts";
 /** The name of every partition's stream; entries name the run (see `runEntrySchema`). */
 export const RUN_STREAM = "runs";
 
+/** A run as the queue places it: by its flow's partition, in its account's lane. */
+export interface QueuedRun {
+  id: string;
+  flowId: string;
+  accountId: string;
+}
+
 /**
  * The run queue: `partitions` streams (RUN_QUEUE_PARTITIONS). Partition 0 is the platform
  * scope's `runs` stream, the one queue of a deployment with one partition; partition `p`
@@ -11,17 +18,25 @@ export const RUN_STREAM = "runs";
  * the partitions spread over the shards instead of one shard carrying every run. A run is
  * placed by its flow: the runs of a flow share a partition, so they are taken in the order
  * they were queued, as concurrency limits and throttles expect.
+ *
+ * Within a partition each account has a lane (see `LanePort`): its runs wait there, and the
+ * stream the workers read holds at most `RUN_LANE_QUANTUM` runs of an account at a time, taken
+ * in turns with every other account that has runs waiting. An account's backlog, however
+ * long, holds another account's runs back by at most one turn.
  */
 export interface RunQueue {
   /** The partitions' streams, by partition number. */
   readonly partitions: readonly Queue[];
   /** The partition a flow's runs go to. */
   partitionOf(flowId: string): number;
-  /** Appends an entry (see `runEntrySchema`) for a run of `flowId`; answers the entry's id. */
-  append(flowId: string, entry: string): Promise<string>;
+  /** Queues a run with its entry (see `runEntrySchema`). */
+  append(run: Omit<QueuedRun, "id">, entry: string): Promise<void>;
   /** Queues runs again by id: entries without the run as accepted, which the worker reads from the database. */
-  requeue(runs: readonly { id: string; flowId: string }[]): Promise<void>;
+  requeue(runs: readonly QueuedRun[]): Promise<void>;
 }
+
+/** Runs of one account a turn moves onto a partition's stream (see `RunQueue`). */
+export const RUN_LANE_QUANTUM = 32;
 
 export const partitionScope = (partition: number) =>
   partition === 0 ? PLATFORM_SCOPE : `${PLATFORM_SCOPE}-runs-${partition}`;
@@ -42,16 +57,16 @@ export function createRunQueue(broker: Broker, partitionCount: number): RunQueue
     stream: RUN_STREAM,
   }));
   const partitionOf = (flowId: string) => (partitionCount === 1 ? 0 : hashOf(flowId) % partitionCount);
-  const append = (flowId: string, entry: string) => {
-    const { scope, stream } = partitions[partitionOf(flowId)] as Queue;
-    return broker.append(scope, stream, entry);
+  const append = (run: Omit<QueuedRun, "id">, entry: string) => {
+    const { scope, stream } = partitions[partitionOf(run.flowId)] as Queue;
+    return broker.appendToLane(scope, stream, run.accountId, entry);
   };
   return {
     partitions,
     partitionOf,
     append,
     async requeue(runs) {
-      await Promise.all(runs.map((run) => append(run.flowId, JSON.stringify({ run: run.id }))));
+      await Promise.all(runs.map((run) => append(run, JSON.stringify({ run: run.id }))));
     },
   };
 }

@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import { PLATFORM_SCOPE } from "../broker/port.ts";
+import type { QueuedRun } from "../engine/run-queue.ts";
 import { newRunId } from "../runs/start.ts";
 import type { Services } from "../services.ts";
 import type { PeriodicJob } from "../worker/periodic.ts";
@@ -77,7 +78,7 @@ export function flowSchedulerJob(
           }
           if (runs.length === 0) return { started: [], due: rows.length };
           // A tick's run is inserted only if it claimed the tick (see run_deliveries): never twice.
-          const { rows: inserted } = await sql<{ id: string; account_id: string; flowId: string }>`
+          const { rows: inserted } = await sql<QueuedRun>`
             with v as (
               select * from jsonb_to_recordset(${JSON.stringify(runs)}::jsonb) as v(
                 id uuid, account_id text, flow_id uuid, revision integer, trigger jsonb, delivery_id text)),
@@ -90,12 +91,12 @@ export function flowSchedulerJob(
             select v.id, v.account_id, v.flow_id, v.revision, 'queued', v.trigger, v.delivery_id,
               now() + interval '2 minutes'
             from v where v.id in (select run_id from claimed)
-            returning id, account_id, flow_id as "flowId"`.execute(trx);
+            returning id, account_id as "accountId", flow_id as "flowId"`.execute(trx);
           return { started: inserted, due: rows.length };
         });
         await services.runQueue.requeue(started);
         for (const run of started) {
-          services.metrics.count(run.account_id, "runs.started");
+          services.metrics.count(run.accountId, "runs.started");
           services.metrics.count(PLATFORM_SCOPE, "runs.started");
         }
         if (due < PAGE) return;

@@ -244,7 +244,7 @@ async function advance(deps: JobDeps, job: Selectable<ReplayJobsTable>): Promise
       .execute();
     return replays;
   });
-  await deps.runQueue.requeue(written.map((run) => ({ id: run.id, flowId: job.flow_id })));
+  await deps.runQueue.requeue(written.map((run) => ({ id: run.id, flowId: job.flow_id, accountId: job.account_id })));
   if (written.length > 0) {
     deps.metrics.count(job.account_id, "runs.started", written.length);
     deps.metrics.count(PLATFORM_SCOPE, "runs.started", written.length);

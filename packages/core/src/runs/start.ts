@@ -198,7 +198,7 @@ export function createRunStarter(deps: {
     if ("failure" in inserted) throw inserted.failure;
     if (!("written" in inserted)) return inserted;
     try {
-      await deps.runQueue.append(input.flowId, entryOf(row, inserted.revision));
+      await deps.runQueue.append(input, entryOf(row, inserted.revision));
     } catch (error) {
       // The database failing too must not turn this into another error: the caller hears why it was not queued.
       await forget(input.id).catch((cause: unknown) => {

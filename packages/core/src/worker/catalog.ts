@@ -54,6 +54,12 @@ export interface ConsumerDefinition<Schema extends z.ZodType = z.ZodType> {
    * their writes can share statements, and a slow entry holds one slot rather than the member.
    */
   capacity?: number;
+  /**
+   * Set when producers append to lanes of the streams (see `LanePort`): a turn read is
+   * admitted by the member, moving up to this many of its lane's entries onto the stream,
+   * instead of going to the handler.
+   */
+  laneQuantum?: number;
 }
 
 /** The scope a consumer's stream lives in. */

@@ -1,4 +1,4 @@
-import type { Broker, DeliveredEntry } from "../broker/port.ts";
+import { type Broker, type DeliveredEntry, type LaneTurn, laneTurnOf } from "../broker/port.ts";
 import { isDomainError, messageOf } from "../errors.ts";
 import { groupCommit } from "../group-commit.ts";
 import type { Logger } from "../logger.ts";
@@ -286,6 +286,8 @@ export class GroupMember {
   private async handleEntry(entry: TakenEntry): Promise<void> {
     const { broker, definition, stats, logger, name } = this.options;
     const { maxAttempts } = definition.retry;
+    const turn = definition.laneQuantum === undefined ? null : laneTurnOf(entry.payload);
+    if (turn) return this.admit(entry, turn, definition.laneQuantum as number);
     if (entry.deliveries > maxAttempts) {
       // Delivered more often than attempts were made: its handlers never finished (crashes).
       await this.giveUp(entry, `no outcome after ${entry.deliveries - 1} deliveries (did the worker crash?)`);
@@ -362,6 +364,38 @@ export class GroupMember {
       Math.max(0, definition.visibilityTimeoutMs - delay),
     );
     stats.retried++;
+  }
+
+  /**
+   * Admits a lane's turn: its next entries go onto the stream, and the turn is acknowledged.
+   * A turn is never dead-lettered, whatever its deliveries: its lane would wait for good. It
+   * fails only when the broker does, and is tried again after the usual backoff.
+   */
+  private async admit(entry: TakenEntry, turn: LaneTurn, quantum: number): Promise<void> {
+    const { broker, definition, name, stats, logger } = this.options;
+    const queue = this.queues[entry.queue] as Queue;
+    try {
+      await broker.admitLane(queue.scope, queue.stream, turn, quantum);
+    } catch (error) {
+      const delay = backoffMs(definition.retry, Math.min(entry.deliveries, definition.retry.maxAttempts));
+      logger.warn(
+        { consumer: definition.name, lane: turn.lane, err: messageOf(error) },
+        "could not admit a lane's turn",
+      );
+      this.held.delete(heldKey(entry));
+      await broker.release(
+        queue.scope,
+        queue.stream,
+        definition.name,
+        name,
+        [entry.id],
+        Math.max(0, definition.visibilityTimeoutMs - delay),
+      );
+      stats.retried++;
+      return;
+    }
+    await this.acknowledge(entry);
+    this.held.delete(heldKey(entry));
   }
 
   private async giveUp(entry: TakenEntry, error: string): Promise<void> {

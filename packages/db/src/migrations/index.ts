@@ -33,6 +33,7 @@ import * as m20261127020100 from "./20261127020100_runs_partition_bound_validate
 import * as m20261127020200 from "./20261127020200_runs_partitioned.ts";
 import * as m20261127020300 from "./20261127020300_run_steps_reference_partitioned_runs.ts";
 import * as m20261127020400 from "./20261127020400_run_steps_partitioned.ts";
+import * as m20261127030000 from "./20261127030000_broker_lanes.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -73,4 +74,5 @@ export const migrations: Record<string, Migration> = {
   "20261127020200_runs_partitioned": m20261127020200,
   "20261127020300_run_steps_reference_partitioned_runs": m20261127020300,
   "20261127020400_run_steps_partitioned": m20261127020400,
+  "20261127030000_broker_lanes": m20261127030000,
 };

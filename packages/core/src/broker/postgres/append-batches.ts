@@ -1,5 +1,5 @@
 import type { DatabaseHandle } from "@platform/db";
-import { sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { guarded } from "./failures.ts";
 import { topicOf } from "./wakeups.ts";
 
@@ -70,26 +70,37 @@ export class AppendBatches {
     this.queues.delete(topic);
   }
 
-  /** Numbers the entries from the stream row (locked until commit) and inserts them, in one statement. */
   private async write(scope: string, stream: string, topic: string, payloads: string[]): Promise<string[]> {
-    const count = payloads.length;
-    const result = await guarded(() =>
-      sql<{ id: number }>`
-        with next as (
-          insert into broker_streams as s (scope, stream, last_id) values (${scope}, ${stream}, ${count})
-          on conflict (scope, stream) do update set last_id = s.last_id + ${count}
-          returning last_id
-        ), entries as (
-          insert into broker_stream_entries (scope, stream, id, payload, created_at)
-          select ${scope}, ${stream}, next.last_id - ${count} + p.ordinality, p.payload, clock_timestamp()
-          from next, jsonb_array_elements_text(${JSON.stringify(payloads)}::jsonb) with ordinality as p(payload, ordinality)
-          returning id
-        ), notified as (
-          select pg_notify(${APPENDS_CHANNEL}, ${topic})
-        )
-        select id from entries, notified order by id`.execute(this.handle.db),
-    );
-    if (result.rows.length !== count) throw new Error(`append wrote ${result.rows.length} of ${count} entries`);
-    return result.rows.map((row) => String(row.id));
+    return guarded(() => insertEntries(this.handle.db, scope, stream, topic, payloads));
   }
+}
+
+/**
+ * Numbers entries from the stream row (locked until commit), inserts them and announces them,
+ * in one statement; the ids in order. `executor` is the database or a transaction.
+ */
+export async function insertEntries(
+  executor: Kysely<any>,
+  scope: string,
+  stream: string,
+  topic: string,
+  payloads: string[],
+): Promise<string[]> {
+  const count = payloads.length;
+  const result = await sql<{ id: number }>`
+    with next as (
+      insert into broker_streams as s (scope, stream, last_id) values (${scope}, ${stream}, ${count})
+      on conflict (scope, stream) do update set last_id = s.last_id + ${count}
+      returning last_id
+    ), entries as (
+      insert into broker_stream_entries (scope, stream, id, payload, created_at)
+      select ${scope}, ${stream}, next.last_id - ${count} + p.ordinality, p.payload, clock_timestamp()
+      from next, jsonb_array_elements_text(${JSON.stringify(payloads)}::jsonb) with ordinality as p(payload, ordinality)
+      returning id
+    ), notified as (
+      select pg_notify(${APPENDS_CHANNEL}, ${topic})
+    )
+    select id from entries, notified order by id`.execute(executor);
+  if (result.rows.length !== count) throw new Error(`append wrote ${result.rows.length} of ${count} entries`);
+  return result.rows.map((row) => String(row.id));
 }

@@ -6,6 +6,7 @@ import { APPENDS_CHANNEL } from "./append-batches.ts";
 import { postgresCounters } from "./counters.ts";
 import { guarded } from "./failures.ts";
 import { postgresKv } from "./kv.ts";
+import { postgresLanes } from "./lanes.ts";
 import { NOTIFICATIONS_CHANNEL, postgresNotifications } from "./notifications.ts";
 import { createQuotaGate } from "./quotas.ts";
 import { postgresStreams } from "./streams.ts";
@@ -25,6 +26,7 @@ export function createPostgresBroker(database: DatabaseHandle, logger?: Logger):
   return {
     kind: "postgres",
     ...postgresStreams(database, appends, () => closed, quotas),
+    ...postgresLanes(database),
     ...postgresKv(database, quotas),
     ...postgresCounters(database, quotas),
     ...postgresNotifications(database, notifications),

@@ -343,7 +343,11 @@ export function postgresStreams(
     async deleteStream(scope, stream) {
       assertNames({ scope, stream });
       const result = await guarded(() =>
-        sql`delete from broker_streams where scope = ${scope} and stream = ${stream}`.execute(db),
+        db.transaction().execute(async (trx) => {
+          await sql`delete from broker_lane_entries where scope = ${scope} and stream = ${stream}`.execute(trx);
+          await sql`delete from broker_lanes where scope = ${scope} and stream = ${stream}`.execute(trx);
+          return sql`delete from broker_streams where scope = ${scope} and stream = ${stream}`.execute(trx);
+        }),
       );
       return Number(result.numAffectedRows ?? 0) > 0;
     },

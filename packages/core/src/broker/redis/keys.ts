@@ -13,6 +13,12 @@ const tag = scopeTag;
 
 export const streamKey = (scope: string, stream: string) => `${tag(scope)}:stream:${part(stream)}`;
 
+/** The lanes of a stream: a hash of each lane with entries waiting to its turn number, and each lane's list of entries. */
+export const laneKeys = (scope: string, stream: string) => ({
+  turns: `${tag(scope)}:lanes:${part(stream)}`,
+  entries: (lane: string) => `${tag(scope)}:lane:${part(stream)}:${part(lane)}`,
+});
+
 /** The keys of one KV bucket: values and metadata by key, a lexicographic index, expiry times, the revision counter. */
 export function bucketKeys(scope: string, bucket: string) {
   const base = `${tag(scope)}:kv:${part(bucket)}`;

@@ -221,6 +221,42 @@ end
 return redis.call('DEL', KEYS[1])
 `);
 
+/** The payload of a lane's turn (see `laneTurnOf`), from the lane in ARGV[1]. */
+const TURN_PAYLOAD = `
+local function turn_payload(turn) return '{"lane":' .. cjson.encode(ARGV[1]) .. ',"turn":' .. turn .. '}' end
+`;
+
+/**
+ * Appends an entry to a lane; when the lane had none waiting, puts its first turn on the stream.
+ * KEYS: the lane's entries, the stream's lane turns, the stream. ARGV: lane, payload.
+ */
+export const APPEND_TO_LANE = lua(`${TURN_PAYLOAD}
+redis.call('RPUSH', KEYS[1], ARGV[2])
+if redis.call('HSETNX', KEYS[2], ARGV[1], 1) == 1 then
+  redis.call('XADD', KEYS[3], '*', 'p', turn_payload(1))
+end
+return 1
+`);
+
+/**
+ * Moves up to count of a lane's oldest entries onto the stream, then the lane's next turn when
+ * entries are left (else the lane is forgotten). A turn that is not the lane's current one moves
+ * nothing. KEYS: as APPEND_TO_LANE. ARGV: lane, turn, count. Returns how many entries moved.
+ */
+export const ADMIT_LANE = lua(`${TURN_PAYLOAD}
+local current = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
+if current == 0 or current ~= tonumber(ARGV[2]) then return 0 end
+local moved = redis.call('LPOP', KEYS[1], tonumber(ARGV[3])) or {}
+for _, payload in ipairs(moved) do redis.call('XADD', KEYS[3], '*', 'p', payload) end
+if redis.call('LLEN', KEYS[1]) > 0 then
+  redis.call('HSET', KEYS[2], ARGV[1], current + 1)
+  redis.call('XADD', KEYS[3], '*', 'p', turn_payload(current + 1))
+else
+  redis.call('HDEL', KEYS[2], ARGV[1])
+end
+return #moved
+`);
+
 /**
  * A sliding window approximated from two fixed ones: the hash holds the current window's
  * number (\`i\`) and count (\`c\`) and the previous window's count (\`p\`); the window's count

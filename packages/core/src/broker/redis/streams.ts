@@ -9,13 +9,22 @@ import {
   groupReadOptions,
   MAX_IDLE_MS,
 } from "../arguments.ts";
-import { type DeliveredEntry, type NumberedEntry, QuotaExceeded, type StreamEntry, type StreamPort } from "../port.ts";
+import {
+  type DeliveredEntry,
+  type LanePort,
+  type NumberedEntry,
+  QuotaExceeded,
+  type StreamEntry,
+  type StreamPort,
+} from "../port.ts";
 import type { BlockingClientPool } from "./blocking-pool.ts";
 import type { RedisClient } from "./client.ts";
 import { guarded, toBrokerError } from "./client.ts";
-import { streamKey, usageKey } from "./keys.ts";
+import { laneKeys, streamKey, usageKey } from "./keys.ts";
 import {
+  ADMIT_LANE,
   APPEND_NUMBERED,
+  APPEND_TO_LANE,
   CLAIM_IDLE,
   DELETE_STREAM,
   GROUP_CONSUMERS,
@@ -64,7 +73,7 @@ function assertIds(ids: string[]): void {
 }
 
 /** Streams on Redis Streams: XADD, XREADGROUP, XACK, XAUTOCLAIM, XTRIM. */
-export function redisStreams(client: RedisClient, blocking: BlockingClientPool): StreamPort {
+export function redisStreams(client: RedisClient, blocking: BlockingClientPool): StreamPort & LanePort {
   return {
     // The hot path, kept free of per-call closures and async frames (it runs at 100k+/s).
     append(scope, stream, payload) {
@@ -214,10 +223,50 @@ export function redisStreams(client: RedisClient, blocking: BlockingClientPool):
 
     async deleteStream(scope, stream) {
       assertNames({ scope, stream });
-      const deleted = await guarded(() =>
-        runScript(client, DELETE_STREAM, [streamKey(scope, stream), usageKey(scope)], []),
-      );
+      const lanes = laneKeys(scope, stream);
+      const deleted = await guarded(async () => {
+        const waiting = await client.hkeys(lanes.turns);
+        if (waiting.length > 0) await client.del(lanes.turns, ...waiting.map(lanes.entries));
+        return runScript(client, DELETE_STREAM, [streamKey(scope, stream), usageKey(scope)], []);
+      });
       return Number(deleted) > 0;
+    },
+
+    // On the hot path of every run's start: no async frame of its own.
+    appendToLane(scope, stream, lane, payload) {
+      try {
+        assertNames({ scope, stream, lane });
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      const lanes = laneKeys(scope, stream);
+      return runScript(
+        client,
+        APPEND_TO_LANE,
+        [lanes.entries(lane), lanes.turns, streamKey(scope, stream)],
+        [lane, payload],
+      ).then(() => undefined, rejectAsBrokerError);
+    },
+
+    async admitLane(scope, stream, { lane, turn }, count) {
+      assertNames({ scope, stream, lane });
+      assertInteger("turn", turn, 1);
+      assertInteger("count", count, 1, 10_000);
+      const lanes = laneKeys(scope, stream);
+      const moved = await guarded(() =>
+        runScript(
+          client,
+          ADMIT_LANE,
+          [lanes.entries(lane), lanes.turns, streamKey(scope, stream)],
+          [lane, turn, count],
+        ),
+      );
+      return Number(moved);
+    },
+
+    async laneLength(scope, stream, lane) {
+      assertNames({ scope, stream, lane });
+      return guarded(() => client.llen(laneKeys(scope, stream).entries(lane)));
     },
 
     async appendNumbered(scope, stream, payload, options = {}, quota = {}) {
