@@ -9,9 +9,9 @@ import { requireAdmin, requireSignedInUser } from "./permissions.ts";
  * signed-in user (with the role each asks for), or an API key made for them: one whose
  * `allowed_paths` name the operation explicitly, with its method (see `namesOperation`).
  * An unrestricted key names nothing: it acts as its creator everywhere else, not here.
+ * Inviting is not among them: it is for people only (`requireSignedInAdministrator`).
  */
 export const ADMINISTRATION = {
-  invite: { method: "POST", template: "/accounts/users" },
   removeUser: { method: "DELETE", template: "/accounts/remove-user" },
   createApiKey: { method: "POST", template: "/accounts/api-keys" },
   deleteApiKey: { method: "DELETE", template: "/accounts/api-keys/{id}" },
@@ -32,17 +32,13 @@ export function requireAdministration(principal: Principal, operation: NamedOper
   );
 }
 
-/** An API key invites members only: administrators are made by people. */
-export function requireInvitableRole(principal: Principal, role: string): void {
-  if (principal.apiKeyId !== undefined && role !== "member") {
-    throw new DomainError("forbidden", `an API key may invite members only, not ${role}s`);
-  }
-}
-
 /**
  * Administration for people only: a signed-in owner or admin (a session), never an API key,
- * whatever its `allowed_paths` name. The account's own settings (how long its runs are kept)
- * are decided by the people who run it, not by a credential acting as one of them.
+ * whatever its `allowed_paths` name.
+ * - Inviting: an invitation's token is accepted for a session of the account (for a new
+ *   email, one whose password the inviter chooses), and a key never yields a session.
+ * - The account's own settings (how long its runs are kept) are decided by the people who
+ *   run it, not by a credential acting as one of them.
  */
 export function requireSignedInAdministrator(principal: Principal, action: string): void {
   requireSignedInUser(principal);

@@ -5,13 +5,12 @@ import { isUniqueViolation } from "../database-errors.ts";
 import { DomainError, messageOf } from "../errors.ts";
 import { unixSeconds } from "../time.ts";
 import { accountView, defaultDisplayName } from "./accounts.ts";
-import { ADMINISTRATION, requireAdministration, requireInvitableRole } from "./administration.ts";
+import { requireSignedInAdministrator } from "./administration.ts";
 import type { AccountsDeps } from "./deps.ts";
 import { authResultFor, badCredentials, enrolledMethods } from "./login.ts";
 import { createMfaChallenge } from "./mfa-challenges.ts";
 import { hashOpaqueToken, newOpaqueToken } from "./opaque-tokens.ts";
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from "./passwords.ts";
-import { requireAdmin } from "./permissions.ts";
 import { signInGuard } from "./rate-limits.ts";
 import type { AuthResult, MfaRequired } from "./schemas.ts";
 import { type Member, startSession } from "./sessions.ts";
@@ -46,18 +45,17 @@ function invitationUrl(deps: AccountsDeps, token: string): string {
 }
 
 /**
- * Invites `email` to the caller's account with `role` (owners and admins only). A pending
- * invitation of the same email is replaced: its token stops working. 409 only when the
- * email is already a member of this account, which the caller can see anyway.
+ * Invites `email` to the caller's account with `role` (signed-in owners and admins only:
+ * never an API key, see `requireSignedInAdministrator`). A pending invitation of the same
+ * email is replaced: its token stops working. 409 only when the email is already a member
+ * of this account, which the caller can see anyway.
  */
 export async function inviteUser(
   deps: AccountsDeps,
   principal: Principal,
   input: { email: string; role: InvitedRole },
 ): Promise<InvitationIssued> {
-  requireAdmin(principal, "invite users");
-  requireAdministration(principal, ADMINISTRATION.invite);
-  requireInvitableRole(principal, input.role);
+  requireSignedInAdministrator(principal, "invite users");
   if (await findMember(deps.db, principal.accountId, input.email)) {
     throw new DomainError("conflict", "this user is already a member of the account");
   }
