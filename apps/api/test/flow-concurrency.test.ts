@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import type { Server } from "bun";
 import { type Caller, call, newCaller, runUntil, startRun } from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
@@ -78,6 +79,25 @@ for (const { label, backend, redis, skip } of runModes()) {
       expect(runs.every((run) => run.queue_reason === null)).toBe(true);
       expect([...reasons].filter(Boolean)).toEqual(["waiting for concurrency slot"]);
     }, 120_000);
+
+    test("a key of any length works: a run keyed by 10 KB of trigger data gets its slot and ends", async () => {
+      const created = await call(api, owner, "POST", "/flows", {
+        name: "long keys",
+        concurrency: { limit: 1, key: "{{trigger.customer}}" },
+        steps: [{ name: "echo", subject: "transform", payload: { customer: "{{trigger.customer}}" } }],
+      });
+      expect(created.status).toBe(200);
+      // Sent by anyone (the flow's webhook is public); random, so PostgreSQL cannot compress it small.
+      const customer = randomBytes(7680).toString("base64");
+      const sent = await call(api, null, "POST", `/webhooks/${created.body.data.webhook.id}`, { customer });
+      expect(sent.status).toBe(200);
+      const run = await runUntil(api, owner, sent.body.run_id);
+      expect({ status: run.status, error: run.error, output: run.output }).toEqual({
+        status: "succeeded",
+        error: null,
+        output: { customer },
+      });
+    });
 
     test("a bad limit is a 400 naming it", async () => {
       const answer = await call(api, owner, "POST", "/flows", {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import type { Server } from "bun";
 import { sql } from "kysely";
 import { type Caller, call, newCaller, runUntil, startRun } from "./context.ts";
@@ -90,6 +91,34 @@ for (const { label, backend, redis, skip } of runModes()) {
         expect(calls.get(turn.id)).toBeGreaterThanOrEqual(turn.at.getTime() - CLOCK_SLACK_MS);
       }
     }, 120_000);
+
+    test("a key of any length works: a run keyed by 10 KB of trigger data gets its turn and ends", async () => {
+      const created = await call(api, owner, "POST", "/flows", {
+        name: "long keys",
+        throttle: { limit: 1, period_s: 60, key: "{{trigger.customer}}" },
+        steps: [{ name: "echo", subject: "transform", payload: { customer: "{{trigger.customer}}" } }],
+      });
+      expect(created.status).toBe(200);
+      // Sent by anyone (the flow's webhook is public); random, so PostgreSQL cannot compress it small.
+      const customer = randomBytes(7680).toString("base64");
+      const ids: string[] = [];
+      for (const key of [customer, "short"]) {
+        const sent = await call(api, null, "POST", `/webhooks/${created.body.data.webhook.id}`, { customer: key });
+        expect(sent.status).toBe(200);
+        ids.push(sent.body.run_id);
+      }
+      const runs = await Promise.all(ids.map((id) => runUntil(api, owner, id)));
+      expect(runs.map((run) => ({ status: run.status, error: run.error, output: run.output }))).toEqual([
+        { status: "succeeded", error: null, output: { customer } },
+        { status: "succeeded", error: null, output: { customer: "short" } },
+      ]);
+      // A long key is kept as its digest; a short one as it is.
+      const keys = await sql<{ key: string }>`
+        select throttle_key as key from runs where flow_id = ${created.body.data.id} order by id`.execute(
+        api.services.db,
+      );
+      expect(keys.rows.map((row) => row.key)).toEqual([expect.stringMatching(/^sha256:[0-9a-f]{64}$/), "short"]);
+    });
 
     test("a throttle is added by an update and shown; a bad one is a 400 naming it", async () => {
       const definition = { name: "later", steps: [{ name: "s", subject: "transform", payload: {} }] };

@@ -1,7 +1,10 @@
 import type { Database } from "@platform/db";
 import { type Kysely, sql } from "kysely";
+import { messageOf } from "../errors.ts";
+import { indexedKey } from "../indexed-key.ts";
 import type { CompiledPayload } from "../templates/index.ts";
 import type { QueuedRun, RunQueue } from "./run-queue.ts";
+import { StepFailure } from "./step-failure.ts";
 import type { ClaimedRun } from "./store.ts";
 
 /**
@@ -26,12 +29,25 @@ const WAIT_RECHECK_MS = 30_000;
 
 /**
  * The key a run counts against under a limit (a concurrency slot's, a throttle's): its
- * template's value as text, or "" when the limit is flow-wide.
+ * template's value as text, or "" when the limit is flow-wide, as the run's row keeps it
+ * (`indexedKey`: trigger data may make it any length). A template that fails on the run's
+ * data fails the same way every time: a failure not to be retried, naming the limit.
  */
-export async function limitKeyOf(limit: { key: CompiledPayload | null }, trigger: unknown): Promise<string> {
+export async function limitKeyOf(
+  limit: { key: CompiledPayload | null },
+  trigger: unknown,
+  name: "concurrency" | "throttle",
+): Promise<string> {
   if (!limit.key) return "";
-  const value = await limit.key.resolve({ trigger });
-  return value === null || value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value);
+  let value: unknown;
+  try {
+    value = await limit.key.resolve({ trigger });
+  } catch (error) {
+    throw new StepFailure(`${name}.key: ${messageOf(error)}`, false);
+  }
+  return indexedKey(
+    value === null || value === undefined ? "" : typeof value === "string" ? value : JSON.stringify(value),
+  );
 }
 
 /**

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { PLATFORM_SCOPE } from "../broker/port.ts";
-import { isDomainError } from "../errors.ts";
+import { isDomainError, messageOf } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { defineConsumer, type WorkerConsumer } from "../worker/catalog.ts";
 import { createStepFunctions, type ModuleSteps } from "./built-ins.ts";
@@ -13,6 +13,7 @@ import { RUN_LANE_QUANTUM, RUN_STREAM } from "./run-queue.ts";
 import { failStep } from "./step-functions.ts";
 import { type ClaimedRun, createRunStore, type RunStore } from "./store.ts";
 import { takeTurn } from "./throttle.ts";
+import { unfixableFailure } from "./unfixable.ts";
 import { publishRunDone } from "./waiting.ts";
 
 /**
@@ -56,7 +57,7 @@ export const runConsumer = defineConsumer({
   laneQuantum: RUN_LANE_QUANTUM,
 });
 
-/** Deliveries after which a run that keeps being interrupted (its worker dies each time) fails. */
+/** Deliveries after which a run that keeps being interrupted (its worker dies each time, or its delivery fails) fails. */
 export const MAX_RUN_DELIVERIES = 10;
 
 /** Reads the named secrets of an account in one query; a missing or unreadable one fails the step for good. */
@@ -167,41 +168,67 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
         : await takeRun(store, entry, context.entryId, context.attempt);
       // Ended, unknown, or held by another entry's delivery: nothing to do for this one.
       if (!run) return;
-      const limits = gated ? accepted : run.claimed ? await revisions.flow(run.flowId, run.revision) : null;
-      const { throttle, concurrency } = limits ?? {};
-      if (throttle && !(await takeTurn(services.db, run, throttle, await limitKeyOf(throttle, run.trigger)))) return;
-      const slot = concurrency ? await limitKeyOf(concurrency, run.trigger) : undefined;
-      if (concurrency && slot !== undefined && !(await takeSlot(services.db, run, concurrency.limit, slot))) return;
-      // A run claimed here holds its lease from now; one taken from its entry, once its first write claims it.
+      // A run claimed here holds its lease once it may execute; one taken from its entry, once its first write claims it.
       const lost = new AbortController();
       let lease: RunLease | undefined;
+      /** Whether this delivery holds the run in the database (claimed, or taken by its first write). */
+      let held = run.claimed;
       const hold = (at: number) => {
-        const held = leases.hold(run.id, run.holder, at);
-        held.signal.addEventListener("abort", () => lost.abort(held.signal.reason), { once: true });
-        lease = held;
+        held = true;
+        const renewed = leases.hold(run.id, run.holder, at);
+        renewed.signal.addEventListener("abort", () => lost.abort(renewed.signal.reason), { once: true });
+        lease = renewed;
       };
-      if (run.claimed) hold(claimedAt);
+      let slot: string | undefined;
       let end: RunEnd | null;
       try {
-        const flow = await revisions.flow(run.flowId, run.revision);
         if (context.attempt > MAX_RUN_DELIVERIES) {
-          end = await failRun(store, run, `the run was interrupted ${context.attempt - 1} times (its worker stopped)`);
-        } else if (!flow) {
-          end = await failRun(store, run, `revision ${run.revision} of the flow no longer exists`);
+          // Checked before anything else of the run is done: whatever kept failing, the run ends here.
+          end = await failRun(
+            store,
+            run,
+            `the run was delivered ${context.attempt - 1} times without an end (its worker stopped, or could not go on)`,
+          );
         } else {
-          const signal = AbortSignal.any([context.signal, lost.signal]);
-          end = await executeRun(deps, run, flow, signal, hold).catch(async (error: unknown) => {
-            if (error instanceof RunClaimedElsewhere) return null;
-            // Cancelled while it ran: the write that found it so ends this delivery's work.
-            if (error instanceof RunTakenOver && (await isCancelled(services, run.id))) return null;
-            throw error;
-          });
+          const limits = gated ? accepted : run.claimed ? await revisions.flow(run.flowId, run.revision) : null;
+          const { throttle, concurrency } = limits ?? {};
+          if (
+            throttle &&
+            !(await takeTurn(services.db, run, throttle, await limitKeyOf(throttle, run.trigger, "throttle")))
+          )
+            return;
+          const key = concurrency ? await limitKeyOf(concurrency, run.trigger, "concurrency") : undefined;
+          if (concurrency && key !== undefined && !(await takeSlot(services.db, run, concurrency.limit, key))) return;
+          slot = key;
+          if (run.claimed) hold(claimedAt);
+          const flow = await revisions.flow(run.flowId, run.revision);
+          if (!flow) {
+            end = await failRun(store, run, `revision ${run.revision} of the flow no longer exists`);
+          } else {
+            const signal = AbortSignal.any([context.signal, lost.signal]);
+            end = await executeRun(deps, run, flow, signal, hold).catch(async (error: unknown) => {
+              if (error instanceof RunClaimedElsewhere) return null;
+              // Cancelled while it ran: the write that found it so ends this delivery's work.
+              if (error instanceof RunTakenOver && (await isCancelled(services, run.id))) return null;
+              throw error;
+            });
+          }
         }
+      } catch (error) {
+        // What every later delivery would meet too fails the run now, once (see unfixable.ts).
+        const failure = unfixableFailure(error);
+        if (failure === undefined) throw error;
+        context.logger.warn({ err: messageOf(error), run: run.id }, "the run cannot go on; it fails");
+        end = await failRun(store, { ...run, claimed: held }, failure);
       } finally {
         lease?.end();
       }
       if (slot !== undefined && end) {
-        await slotFreed(services, { id: run.id, flowId: run.flowId, accountId: run.accountId, ended: end.kind === "finished" }, slot);
+        await slotFreed(
+          services,
+          { id: run.id, flowId: run.flowId, accountId: run.accountId, ended: end.kind === "finished" },
+          slot,
+        );
       }
       if (end?.kind !== "finished") return;
       // The run that called this one goes on (its wait looks at this run's end).

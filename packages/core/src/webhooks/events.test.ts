@@ -1,12 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import {
-  MAX_DELIVERY_ID_LENGTH,
-  MAX_EVENT_TYPE_LENGTH,
-  slackUrlVerification,
-  webhookDeliveryId,
-  webhookEventType,
-} from "./events.ts";
+import { MAX_INDEXED_KEY_LENGTH } from "../indexed-key.ts";
+import { MAX_EVENT_TYPE_LENGTH, slackUrlVerification, webhookDeliveryId, webhookEventType } from "./events.ts";
 
 const parts = (headers: Record<string, string>, body: Record<string, unknown>) => ({
   headers: new Headers(headers),
@@ -86,10 +81,10 @@ describe("delivery ids per service", () => {
   });
 
   test("a long id is replaced by its SHA-256, so de-duplication keys stay bounded", () => {
-    const long = "i".repeat(MAX_DELIVERY_ID_LENGTH + 1);
+    const long = "i".repeat(MAX_INDEXED_KEY_LENGTH + 1);
     const hashed = `sha256:${createHash("sha256").update(long).digest("hex")}`;
     expect(webhookDeliveryId("github", parts({ "X-GitHub-Delivery": long }, {}))).toBe(hashed);
-    expect(webhookDeliveryId("stripe", parts({}, { id: "i".repeat(MAX_DELIVERY_ID_LENGTH) }))).toHaveLength(200);
+    expect(webhookDeliveryId("stripe", parts({}, { id: "i".repeat(MAX_INDEXED_KEY_LENGTH) }))).toHaveLength(200);
   });
 });
 

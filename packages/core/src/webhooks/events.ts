@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { indexedKey } from "../indexed-key.ts";
 import { isJsonMediaType, mediaTypeOf } from "./media-type.ts";
 import type { WebhookService } from "./schemas.ts";
 
@@ -13,8 +13,6 @@ export interface DeliveryParts {
 
 /** Event types are compared with a trigger's filter; longer values match no filter entry and count as absent. */
 export const MAX_EVENT_TYPE_LENGTH = 200;
-/** Delivery ids key de-duplication; a longer id is replaced by `sha256:<hex>` of it, so it stays usable and bounded. */
-export const MAX_DELIVERY_ID_LENGTH = 200;
 
 /**
  * Stripe: the body's `type`; GitHub: `X-GitHub-Event` (`push`, `pull_request`: the
@@ -48,6 +46,7 @@ function eventTypeOf(service: WebhookService | null | undefined, { headers, body
  * `I-Twilio-Idempotency-Token`, Standard Webhooks' `webhook-id` (or `svix-id`). When the
  * service defines none or the delivery lacks it, the body field at `idField` (a dot
  * path, see `deliveryIdField`), if configured. Null when there is none: no de-duplication.
+ * Ids key de-duplication in an indexed column: a long one is kept as its digest (`indexedKey`).
  */
 export function webhookDeliveryId(
   service: WebhookService | null | undefined,
@@ -56,7 +55,7 @@ export function webhookDeliveryId(
 ): string | null {
   const id = ownDeliveryId(service, parts)?.trim() || (idField ? text(readPath(parts.body, idField))?.trim() : null);
   if (!id) return null;
-  return id.length <= MAX_DELIVERY_ID_LENGTH ? id : `sha256:${createHash("sha256").update(id).digest("hex")}`;
+  return indexedKey(id);
 }
 
 function ownDeliveryId(service: WebhookService | null | undefined, { headers, body }: DeliveryParts): string | null {
