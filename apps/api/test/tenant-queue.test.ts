@@ -43,10 +43,14 @@ for (const { label, backend, redis, skip } of runModes()) {
         {
           name: "burn",
           subject: "js",
-          payload: { code: "export default () => { const end = Date.now() + 10; while (Date.now() < end) {} return 1 }" },
+          payload: {
+            code: "export default () => { const end = Date.now() + 10; while (Date.now() < end) {} return 1 }",
+          },
         },
       ]);
-      const echo = await createFlow(api, quiet, [{ name: "echo", subject: "transform", payload: { n: "{{trigger.n}}" } }]);
+      const echo = await createFlow(api, quiet, [
+        { name: "echo", subject: "transform", payload: { n: "{{trigger.n}}" } },
+      ]);
 
       const accepted = await Promise.all(Array.from({ length: BACKLOG }, () => startRun(api, busy, burning, {})));
       for (const answer of accepted) expect(answer.status).toBe(200);

@@ -1,4 +1,4 @@
-import type { DatabaseHandle } from "@platform/db";
+import type { Database, DatabaseHandle } from "@platform/db";
 import { type Kysely, sql } from "kysely";
 import { guarded } from "./failures.ts";
 import { topicOf } from "./wakeups.ts";
@@ -80,7 +80,7 @@ export class AppendBatches {
  * in one statement; the ids in order. `executor` is the database or a transaction.
  */
 export async function insertEntries(
-  executor: Kysely<any>,
+  executor: Kysely<Database>,
   scope: string,
   stream: string,
   topic: string,
