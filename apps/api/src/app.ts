@@ -84,7 +84,7 @@ export function createApp({ services, router, openapi, metrics, consolePages }: 
       return new Response(body, { headers: { "content-type": contentType } });
     })
     .get("/openapi.json", () => new Response(openapiJson, { headers: { "content-type": "application/json" } }))
-    .get("/docs", () => new Response(docsPage, { headers: { "content-type": "text/html; charset=utf-8" } }))
+    .get("/docs", ({ request }) => docsPage(request))
     .get("/docs/:asset", ({ params }) => docsAsset(params.asset))
     // The console: its pages live under /console, except the two links mails carry.
     .get("/", () => new Response(null, { status: 302, headers: { location: "/console" } }))

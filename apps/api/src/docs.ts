@@ -1,4 +1,5 @@
 import { dirname, join } from "node:path";
+import { FILE_CSP, pageOrigin } from "./page-policy.ts";
 
 /** The API reference page: Swagger UI from the local swagger-ui-dist package, no CDN. */
 const assetsDir = dirname(Bun.resolveSync("swagger-ui-dist/package.json", import.meta.dir));
@@ -9,7 +10,14 @@ const ASSETS = new Set([
   "favicon-32x32.png",
 ]);
 
-export const docsPage = `<!doctype html>
+/** Where the page's files are served: the only scripts and stylesheets it loads. */
+const DOCS_ASSETS_PATH = "/docs/";
+
+/** The page's own script, a file of its own so that the page's policy admits no inline script. */
+const START_SCRIPT_NAME = "start.js";
+const START_SCRIPT = `window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#api", deepLinking: true });\n`;
+
+const PAGE = `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
@@ -19,11 +27,56 @@ export const docsPage = `<!doctype html>
 <body>
   <div id="api"></div>
   <script src="/docs/swagger-ui-bundle.js"></script>
-  <script>window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#api", deepLinking: true });</script>
+  <script src="/docs/${START_SCRIPT_NAME}"></script>
 </body>
 </html>`;
 
+/**
+ * The page's policy, as strict as the console's (see console/assets.ts): scripts and
+ * stylesheets from `/docs/` only (never the rest of the origin, where tenants' answers
+ * are), images from this origin and the `data:` icons of Swagger UI's stylesheet, requests
+ * ("Try it out", `/openapi.json`) to this origin, no inline script or style, never framed.
+ * `apps/web/test/api-docs-page.test.ts` renders it and tries an operation in a browser.
+ */
+function docsCsp(origin: string | undefined): string {
+  const files = origin ? `${origin}${DOCS_ASSETS_PATH}` : "'none'";
+  return [
+    "default-src 'none'",
+    `script-src ${files}`,
+    `style-src ${files}`,
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+/** Headers of the page and its files, besides the page's policy. */
+const SECURITY_HEADERS = {
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cross-origin-opener-policy": "same-origin",
+};
+
+/** `GET /docs`: the page, with the policy of the origin it was asked at. */
+export function docsPage(request: Request): Response {
+  return new Response(PAGE, {
+    headers: {
+      ...SECURITY_HEADERS,
+      "content-security-policy": docsCsp(pageOrigin(request)),
+      "content-type": "text/html; charset=utf-8",
+    },
+  });
+}
+
+/** `GET /docs/<name>`: one of the page's files. */
 export function docsAsset(name: string): Response {
+  const headers = { ...SECURITY_HEADERS, "content-security-policy": FILE_CSP };
+  if (name === START_SCRIPT_NAME) {
+    return new Response(START_SCRIPT, { headers: { ...headers, "content-type": "text/javascript;charset=utf-8" } });
+  }
   if (!ASSETS.has(name)) return Response.json({ error: "not found" }, { status: 404 });
-  return new Response(Bun.file(join(assetsDir, name)));
+  return new Response(Bun.file(join(assetsDir, name)), { headers });
 }

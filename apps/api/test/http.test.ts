@@ -94,6 +94,30 @@ for (const { backend, skip } of databaseBackends()) {
       expect((await asset.text()).length).toBeGreaterThan(100_000);
     });
 
+    test("the docs page has a strict policy, runs no inline script and is never framed", async () => {
+      const page = await api.request("/docs");
+      const csp = page.headers.get("content-security-policy") ?? "";
+      // Its own files, not the rest of the origin, where tenants' answers are.
+      expect(csp).toContain("default-src 'none'");
+      expect(csp).toContain(`script-src ${api.url}/docs/;`);
+      expect(csp).toContain(`style-src ${api.url}/docs/;`);
+      expect(csp).toContain("connect-src 'self'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).not.toContain("unsafe");
+      expect(page.headers.get("x-frame-options")).toBe("DENY");
+      expect(page.headers.get("x-content-type-options")).toBe("nosniff");
+      const html = await page.text();
+      expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+      for (const src of html.matchAll(/(?:src|href)="([^"]+)"/g)) {
+        const file = await api.request(src[1] as string);
+        expect({ src: src[1], status: file.status, nosniff: file.headers.get("x-content-type-options") }).toEqual({
+          src: src[1],
+          status: 200,
+          nosniff: "nosniff",
+        });
+      }
+    });
+
     test("an unknown route is 404 with an error body", async () => {
       const response = await api.request("/no/such/thing");
       expect(response.status).toBe(404);

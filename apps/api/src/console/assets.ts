@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { pageOrigin } from "../page-origin.ts";
+import { FILE_CSP, pageOrigin } from "../page-policy.ts";
 
 /** Where `bun run build:web` writes the console; `CONSOLE_DIR` points elsewhere. */
 export const DEFAULT_CONSOLE_DIR = join(import.meta.dir, "../../../web/dist");
@@ -9,7 +9,7 @@ export const DEFAULT_CONSOLE_DIR = join(import.meta.dir, "../../../web/dist");
 export const CONSOLE_ASSETS_PATH = "/console/assets/";
 
 /**
- * The console's document policy for a page loaded from `origin` (see page-origin.ts):
+ * The console's document policy for a page loaded from `origin` (see page-policy.ts):
  * scripts and stylesheets from the console's own built files only, images and connections
  * from this origin, no inline script, never framed. Tenants' answers (`/gw`, `/webhooks`)
  * share the origin, so `script-src 'self'` would have run one as a script of the console
@@ -32,9 +32,6 @@ export function consoleCsp(origin: string | undefined): string {
     "frame-ancestors 'none'",
   ].join("; ");
 }
-
-/** A built file opened on its own is no page: it runs and loads nothing. */
-const FILE_CSP = "default-src 'none'; frame-ancestors 'none'";
 
 /** Headers of every console document and file, besides its policy. */
 const SECURITY_HEADERS = {

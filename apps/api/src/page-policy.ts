@@ -1,3 +1,5 @@
+/** What the policies of the platform's own pages (the console, the API reference) share. */
+
 /**
  * A host name, IPv4 or bracketed IPv6 address, and an optional port: what a Host header
  * holds. Nothing else may reach a policy built from it (no `;`, space or quote that would
@@ -19,3 +21,6 @@ export function pageOrigin(request: Request): string | undefined {
   const host = request.headers.get("host") ?? url.host;
   return HOST.test(host) ? `${url.protocol}//${host.toLowerCase()}` : undefined;
 }
+
+/** The policy of a page's file (a script, a stylesheet, an image) opened on its own: it is no page, and runs and loads nothing. */
+export const FILE_CSP = "default-src 'none'; frame-ancestors 'none'";
