@@ -375,6 +375,41 @@ for (const { label, backend, redis, skip } of runModes()) {
       expect(run.error).toStartWith('step "huge" failed: D2015: The maximum sequence length');
     });
 
+    test("no error text holds a secret's value, whatever expression failed: each says [secret:<key>]", async () => {
+      const value = "s3cr3t-t0k3n/value";
+      expect((await call(api, owner, "PUT", "/secrets/tok", { value })).status).toBe(200);
+      const leak = "{{$error(secrets.tok)}}";
+      const cases: [string, Record<string, unknown>, string][] = [
+        ["for_each", { name: "f", for_each: leak, steps: [task("t")] }, 'step "f" failed: for_each: '],
+        ["switch", { name: "s", switch: [{ when: leak, steps: [task("t")] }] }, 'step "s" failed: switch: '],
+        ["transform", task("t", { v: leak }), 'step "t" failed: '],
+        ["if", task("t", {}, { if: leak }), 'step "t" failed: if: '],
+        ["stop", { name: "s", stop: { output: { v: leak } } }, 'step "s" failed: stop: '],
+      ];
+      for (const [kind, step, prefix] of cases) {
+        const run = await ran(await flowOf({ steps: [step] }), {});
+        expect({ kind, status: run.status, leaked: JSON.stringify(run).includes(value) }).toEqual({
+          kind,
+          status: "failed",
+          leaked: false,
+        });
+        expect(run.error).toStartWith(prefix);
+        expect(run.error).toContain("[secret:tok]");
+      }
+      // A handler sees the error as the run records it: its output holds no value either.
+      const handled = await ran(
+        await flowOf({
+          steps: [
+            { name: "f", for_each: leak, steps: [task("t")], catch: [task("why", { why: "{{error.message}}" })] },
+          ],
+        }),
+        {},
+      );
+      expect(handled.status).toBe("succeeded");
+      expect(handled.output).toEqual({ why: "for_each: D3137: [secret:tok] at character 7" });
+      expect(JSON.stringify(handled)).not.toContain(value);
+    });
+
     test("wait.event parks the run until an event of its key arrives (POST /events); its output is the event's data", async () => {
       const flowId = await flowOf({
         steps: [

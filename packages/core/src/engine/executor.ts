@@ -1,4 +1,5 @@
 import type { RunStatus } from "@platform/db";
+import { messageOf } from "../errors.ts";
 import { sleep } from "../sleep.ts";
 import type { TemplateScope } from "../templates/index.ts";
 import { PURE_SUBJECTS } from "./built-ins.ts";
@@ -12,9 +13,10 @@ import type {
   LoadedSwitch,
   LoadedTask,
 } from "./revisions.ts";
+import { createRunSecrets } from "./run-secrets.ts";
 import { createRunWriter, type RunWriter } from "./run-writer.ts";
 import type { ClaimedRun, RunStore } from "./store.ts";
-import { errorText, failRecord, now, runAttempts, runDelay, type TaskDeps, unstorableOutput } from "./task.ts";
+import { failRecord, now, runAttempts, runDelay, type TaskDeps, unstorableOutput } from "./task.ts";
 import { IN_PROCESS_WAIT_MS } from "./timing.ts";
 import { runFlowCall, runWaitEvent, type WaitDeps, type WaitOutcome } from "./waits.ts";
 
@@ -97,6 +99,8 @@ export async function executeRun(
 ): Promise<RunEnd> {
   const records: StepRecords = { ...run.steps };
   const writer: RunWriter = createRunWriter(deps.store, run, onClaimed);
+  // Every secret a step reads goes through it, and every failure text it redacts (run-secrets.ts).
+  const secrets = createRunSecrets(deps.secrets, run.accountId);
   const runInfo = {
     id: run.id,
     flowId: run.flowId,
@@ -121,23 +125,28 @@ export async function executeRun(
 
   /** The scope with the secrets a step's own templates name. */
   const withSecrets = async (step: LoadedStep, scope: TemplateScope) =>
-    step.secretKeys.length > 0 ? { ...scope, secrets: await deps.secrets(run.accountId, step.secretKeys) } : scope;
+    step.secretKeys.length > 0 ? { ...scope, secrets: await secrets.read(step.secretKeys) } : scope;
 
   const touch = (key: string, record: StepRecord) => writer.touch(key, record);
 
-  /** Ends the record of control step `name` (kept under `key`) with the outcome of its steps. */
+  /**
+   * Ends the record of control step `name` (kept under `key`) with the outcome of its steps,
+   * or of its own expressions: a failure goes on as its record has it (redacted, see `failRecord`).
+   */
   const settle = (name: string, key: string, record: StepRecord, outcome: Outcome): Outcome => {
     if (outcome.kind === "done") {
       const failure = unstorableOutput(JSON.stringify(outcome.output ?? null), deps.outputMaxBytes);
       if (failure) {
-        failRecord(record, failure.message);
+        const { error } = failRecord(record, failure, secrets);
         touch(key, record);
-        return { kind: "failed", error: failure.message, step: name };
+        return { kind: "failed", error, step: name };
       }
       Object.assign(record, { status: "succeeded", output: outcome.output ?? null, finished_at: now() });
     } else if (outcome.kind === "failed") {
-      failRecord(record, outcome.error);
+      const { error } = failRecord(record, outcome.error, secrets);
       record.failed_step = outcome.step;
+      touch(key, record);
+      return { ...outcome, error };
     } else if (outcome.kind === "stopped") {
       Object.assign(record, { status: "succeeded", output: null, finished_at: now() });
     }
@@ -174,15 +183,12 @@ export async function executeRun(
     if (!record) {
       if (step.condition) {
         let value: unknown;
-        let secrets: Record<string, string> | undefined;
         try {
-          const guarded = await withSecrets(step, scope);
-          secrets = guarded.secrets;
-          value = await step.condition.resolve(guarded);
+          value = await step.condition.resolve(await withSecrets(step, scope));
         } catch (error) {
           record = { status: "running", attempts: [], started_at: now() };
           records[key] = record;
-          const failure = { kind: "failed", error: `if: ${errorText(error, secrets)}`, step: step.name } as const;
+          const failure = { kind: "failed", error: `if: ${messageOf(error)}`, step: step.name } as const;
           return handle(step, key, record, frame, settle(step.name, key, record, failure));
         }
         if (!holds(value)) {
@@ -260,15 +266,14 @@ export async function executeRun(
       return writer.checkpoint();
     };
     let outcome: WaitOutcome;
-    if (task.subject === "delay") outcome = await runDelay(task, record, scope, signal);
-    else if (task.subject === "wait.event")
-      outcome = await runWaitEvent(deps, deps.secrets, task, record, runInfo, scope);
+    if (task.subject === "delay") outcome = await runDelay(task, record, scope, signal, secrets);
+    else if (task.subject === "wait.event") outcome = await runWaitEvent(deps, secrets, task, record, runInfo, scope);
     else if (task.subject === "flow.call") {
-      outcome = await runFlowCall(deps, deps.secrets, task, record, runInfo, scope, key);
+      outcome = await runFlowCall(deps, secrets, task, record, runInfo, scope, key);
       // The called run is started: it is on record before anything else happens.
       touch(key, record);
       if (outcome.kind === "wait") await writer.checkpoint();
-    } else outcome = await runAttempts(deps, task, record, runInfo, scope, signal, checkpoint);
+    } else outcome = await runAttempts(deps, secrets, task, record, runInfo, scope, signal, checkpoint);
     touch(key, record);
     if (outcome.kind === "failed") return { kind: "failed", error: outcome.error, step: task.name };
     if (outcome.kind === "park") return outcome;
@@ -302,7 +307,7 @@ export async function executeRun(
       } catch (error) {
         return settle(step.name, key, record, {
           kind: "failed",
-          error: `switch: ${errorText(error)}`,
+          error: `switch: ${messageOf(error)}`,
           step: step.name,
         });
       }
@@ -331,7 +336,7 @@ export async function executeRun(
     } catch (error) {
       return settle(step.name, key, record, {
         kind: "failed",
-        error: `for_each: ${errorText(error)}`,
+        error: `for_each: ${messageOf(error)}`,
         step: step.name,
       });
     }
@@ -392,12 +397,10 @@ export async function executeRun(
   }
 
   async function runStop(step: LoadedStop, key: string, record: StepRecord, scope: TemplateScope): Promise<Outcome> {
-    let secrets: Record<string, string> | undefined;
     let answer: RespondOutput | undefined;
     let output: unknown;
     try {
       const guarded = await withSecrets(step, scope);
-      secrets = guarded.secrets;
       output = (await step.output.resolve(guarded)) ?? null;
       if (step.response) {
         const context = {
@@ -416,7 +419,7 @@ export async function executeRun(
     } catch (error) {
       return settle(step.name, key, record, {
         kind: "failed",
-        error: `stop: ${errorText(error, secrets)}`,
+        error: `stop: ${messageOf(error)}`,
         step: step.name,
       });
     }

@@ -1,12 +1,11 @@
-import { messageOf } from "../errors.ts";
 import { isStorableJson } from "../input-guard.ts";
 import { sleep } from "../sleep.ts";
 import type { TemplateScope } from "../templates/index.ts";
 import { PURE_SUBJECTS, URL_FIELDS } from "./built-ins.ts";
 import { delayUntil } from "./delay.ts";
-import { recordableErrorText } from "./error-text.ts";
 import type { StepRecord } from "./records.ts";
 import type { LoadedTask } from "./revisions.ts";
+import type { RunSecrets, SecretsReader } from "./run-secrets.ts";
 import { StepFailure } from "./step-failure.ts";
 import { isRetryable, type StepFunctions, type StepSubject } from "./step-functions.ts";
 import { backoffDelay, IN_PROCESS_WAIT_MS, withTimeout } from "./timing.ts";
@@ -14,8 +13,8 @@ import { backoffDelay, IN_PROCESS_WAIT_MS, withTimeout } from "./timing.ts";
 /** What running a task needs besides the task and its record. */
 export interface TaskDeps {
   functions: StepFunctions;
-  /** The values of the named secrets of an account; throws a failure naming a missing one. */
-  secrets(accountId: string, keys: string[]): Promise<Record<string, string>>;
+  /** Reads secrets for the runs (each run's through its RunSecrets, see run-secrets.ts). */
+  secrets: SecretsReader;
   /** The largest output a step may answer, in bytes of JSON (STEP_OUTPUT_MAX_BYTES). */
   outputMaxBytes: number;
 }
@@ -35,10 +34,6 @@ export type TaskOutcome =
 export const INTERRUPTED = "interrupted: the worker stopped during this attempt";
 
 export const now = () => new Date().toISOString();
-
-/** A failure as the run records it: redacted of the step's secrets, storable (see error-text.ts). */
-export const errorText = (error: unknown, secrets?: Record<string, string>) =>
-  recordableErrorText(messageOf(error), secrets);
 
 /** Attempts that count against `options.attempts`: those a crash interrupted do not. */
 const countedFailures = (record: StepRecord) =>
@@ -72,7 +67,17 @@ export function succeed(record: StepRecord, output: unknown): { kind: "succeeded
   return { kind: "succeeded", output };
 }
 
-export function failRecord(record: StepRecord, error: string): { kind: "failed"; error: string } {
+/**
+ * Ends a step's record failed: the one place a step's error is written, as the run's
+ * `failureText` makes it (redacted of every secret the run read), whatever failed and
+ * however its text was put together. A failed outcome carries this text on.
+ */
+export function failRecord(
+  record: StepRecord,
+  failure: unknown,
+  secrets: RunSecrets,
+): { kind: "failed"; error: string } {
+  const error = secrets.failureText(failure);
   record.status = "failed";
   record.error = error;
   record.finished_at = now();
@@ -86,6 +91,7 @@ export async function runDelay(
   record: StepRecord,
   scope: TemplateScope,
   signal: AbortSignal,
+  secrets: RunSecrets,
 ): Promise<TaskOutcome> {
   if (record.until === undefined) {
     record.attempts.push({ started_at: now() });
@@ -94,8 +100,8 @@ export async function runDelay(
       until = delayUntil(await task.payload.resolve(scope));
     } catch (error) {
       const attempt = record.attempts.at(-1);
-      if (attempt) Object.assign(attempt, { finished_at: now(), error: errorText(error) });
-      return failRecord(record, errorText(error));
+      if (attempt) Object.assign(attempt, { finished_at: now(), error: secrets.failureText(error) });
+      return failRecord(record, error, secrets);
     }
     record.status = "waiting";
     record.until = until.toISOString();
@@ -114,6 +120,7 @@ export async function runDelay(
  */
 export async function runAttempts(
   deps: TaskDeps,
+  secrets: RunSecrets,
   task: LoadedTask,
   record: StepRecord,
   run: TaskRun,
@@ -131,16 +138,14 @@ export async function runAttempts(
   const instant = task.subject === "transform" || task.subject === "respond";
   for (;;) {
     let payload: unknown;
-    // Every value the step resolves is redacted from whatever failure text it leads to.
-    let secrets: Record<string, string> | undefined;
     try {
-      secrets = task.secretKeys.length > 0 ? await deps.secrets(run.accountId, task.secretKeys) : scope.secrets;
-      payload = await task.payload.resolve({ ...scope, secrets }, { urlFields: URL_FIELDS[task.subject] });
+      const values = task.secretKeys.length > 0 ? await secrets.read(task.secretKeys) : scope.secrets;
+      payload = await task.payload.resolve({ ...scope, secrets: values }, { urlFields: URL_FIELDS[task.subject] });
     } catch (error) {
       if (!isRetryable(error) || countedFailures(record) + 1 >= task.options.attempts) {
-        const text = errorText(error, secrets);
+        const text = secrets.failureText(error);
         record.attempts.push({ started_at: now(), finished_at: now(), error: text });
-        return failRecord(record, text);
+        return failRecord(record, text, secrets);
       }
       throw error;
     }
@@ -173,9 +178,9 @@ export async function runAttempts(
       error = thrown;
     }
     attempt.finished_at = now();
-    attempt.error = errorText(error, secrets);
+    attempt.error = secrets.failureText(error);
     const failed = countedFailures(record);
-    if (!isRetryable(error) || failed >= task.options.attempts) return failRecord(record, attempt.error);
+    if (!isRetryable(error) || failed >= task.options.attempts) return failRecord(record, attempt.error, secrets);
     const wait = backoffDelay(task.options.backoff_ms, failed);
     record.status = "retrying";
     record.until = new Date(Date.now() + wait).toISOString();

@@ -1,13 +1,14 @@
 import { z } from "zod";
-import { isDomainError } from "../errors.ts";
+import { isDomainError, messageOf } from "../errors.ts";
 import type { StartedRun, StartRunInput } from "../runs/start.ts";
 import type { TemplateScope } from "../templates/index.ts";
 import { eventKey } from "./event-keys.ts";
 import { type RunEvents, WAIT_EVENT_DEFAULT_TIMEOUT_MS, WAIT_EVENT_MAX_TIMEOUT_MS } from "./events.ts";
 import type { StepRecord } from "./records.ts";
 import type { LoadedTask } from "./revisions.ts";
+import type { RunSecrets } from "./run-secrets.ts";
 import { isRetryable } from "./step-functions.ts";
-import { errorText, failRecord, now, succeed, type TaskOutcome, type TaskRun } from "./task.ts";
+import { failRecord, now, succeed, type TaskOutcome, type TaskRun } from "./task.ts";
 
 /**
  * The steps that wait for something outside the run, holding no worker: `wait.event` (an
@@ -60,27 +61,23 @@ function readPayload<S extends z.ZodType>(schema: S, payload: unknown): z.output
 /**
  * The step's payload resolved and read with `schema`; a failure to do either that another
  * try would meet too (a payload that does not fit, an expression's error, a missing secret)
- * as the text the step fails with.
+ * as the text the step fails with (`failRecord` redacts it).
  */
 async function readResolved<S extends z.ZodType>(
   schema: S,
   task: LoadedTask,
   scope: TemplateScope,
-  secrets: WaitSecrets,
-  accountId: string,
+  secrets: RunSecrets,
 ): Promise<z.output<S> | string> {
-  let values: Record<string, string> | undefined;
   try {
-    values = task.secretKeys.length > 0 ? await secrets(accountId, task.secretKeys) : undefined;
+    const values = task.secretKeys.length > 0 ? await secrets.read(task.secretKeys) : undefined;
     return readPayload(schema, await task.payload.resolve({ ...scope, secrets: values }));
   } catch (error) {
     // The database failing is not the step's fault: the delivery is tried again.
     if (isRetryable(error)) throw error;
-    return errorText(error, values);
+    return messageOf(error);
   }
 }
-
-type WaitSecrets = (accountId: string, keys: string[]) => Promise<Record<string, string>>;
 
 /** The attempt a wait began with ends with the step. */
 function ended(record: StepRecord, outcome: TaskOutcome): TaskOutcome {
@@ -91,7 +88,7 @@ function ended(record: StepRecord, outcome: TaskOutcome): TaskOutcome {
 /** `wait.event`: the first event of its key sent since it began; at its timeout, fail or go on with null. */
 export async function runWaitEvent(
   deps: WaitDeps,
-  secrets: WaitSecrets,
+  secrets: RunSecrets,
   task: LoadedTask,
   record: StepRecord,
   run: TaskRun,
@@ -99,8 +96,8 @@ export async function runWaitEvent(
 ): Promise<WaitOutcome> {
   if (record.wait === undefined) {
     record.attempts.push({ started_at: now() });
-    const read = await readResolved(waitEventPayload, task, scope, secrets, run.accountId);
-    if (typeof read === "string") return failRecord(record, read);
+    const read = await readResolved(waitEventPayload, task, scope, secrets);
+    if (typeof read === "string") return failRecord(record, read, secrets);
     const since = now();
     record.status = "waiting";
     record.until = new Date(Date.parse(since) + read.timeout_ms).toISOString();
@@ -112,7 +109,7 @@ export async function runWaitEvent(
   const until = new Date(record.until ?? since);
   if (Date.now() >= until.getTime()) {
     if (on_timeout === "continue") return ended(record, succeed(record, null));
-    return ended(record, failRecord(record, `no event "${key}" arrived before the timeout (${record.until})`));
+    return ended(record, failRecord(record, `no event "${key}" arrived before the timeout (${record.until})`, secrets));
   }
   return {
     kind: "wait",
@@ -125,7 +122,7 @@ export async function runWaitEvent(
 /** `flow.call`: starts a run of another flow of the account and ends with it; its output is the run's. */
 export async function runFlowCall(
   deps: WaitDeps,
-  secrets: WaitSecrets,
+  secrets: RunSecrets,
   task: LoadedTask,
   record: StepRecord,
   run: CallingRun,
@@ -135,10 +132,14 @@ export async function runFlowCall(
   if (record.child_run_id === undefined) {
     record.attempts.push({ started_at: now() });
     if (run.callDepth >= deps.maxCallDepth) {
-      return failRecord(record, `flow.call: calls nest at most ${deps.maxCallDepth} deep (FLOW_CALL_MAX_DEPTH)`);
+      return failRecord(
+        record,
+        `flow.call: calls nest at most ${deps.maxCallDepth} deep (FLOW_CALL_MAX_DEPTH)`,
+        secrets,
+      );
     }
-    const read = await readResolved(flowCallPayload, task, scope, secrets, run.accountId);
-    if (typeof read === "string") return failRecord(record, read);
+    const read = await readResolved(flowCallPayload, task, scope, secrets);
+    if (typeof read === "string") return failRecord(record, read, secrets);
     try {
       const started = await deps.startChild({
         accountId: run.accountId,
@@ -152,7 +153,7 @@ export async function runFlowCall(
     } catch (error) {
       // What another try would meet again (no such flow, trigger data too large) fails the step; the rest is retried.
       if (isDomainError(error) && ["not_found", "validation_error", "payload_too_large"].includes(error.code)) {
-        return failRecord(record, `flow.call: ${error.message}`);
+        return failRecord(record, `flow.call: ${error.message}`, secrets);
       }
       throw error;
     }
@@ -161,7 +162,9 @@ export async function runFlowCall(
   const child = record.child_run_id;
   const outcome = await deps.childOutcome(run.accountId, child);
   if (outcome?.status === "succeeded") return succeed(record, outcome.output ?? null);
-  if (outcome?.status === "failed") return failRecord(record, `the called run ${child} failed: ${outcome.error}`);
+  if (outcome?.status === "failed") {
+    return failRecord(record, `the called run ${child} failed: ${outcome.error}`, secrets);
+  }
   return {
     kind: "wait",
     until: new Date(Date.now() + CALL_CHECK_MS),
