@@ -136,6 +136,27 @@ describe("the run executor", () => {
     expect((times[2]?.[0] ?? 0) - (times[1]?.[1] ?? 0)).toBeGreaterThanOrEqual(40);
   });
 
+  test("an output JSON cannot write (it holds itself) fails its step at once, not the run's delivery", async () => {
+    const cyclic: StepFunction = async () => {
+      const output: Record<string, unknown> = {};
+      output.self = output;
+      return output;
+    };
+    const runId = await queuedRun();
+    const run = await store.claim(runId, "e-cyclic", 1);
+    if (!run) throw new Error("not claimed");
+    const end = await execute(
+      { store, functions: functions({ "http.request": cyclic }), secrets: noSecrets, outputMaxBytes: OUTPUT_MAX_BYTES },
+      run,
+      [step("loop", "http.request", { attempts: 3, backoff_ms: 1 })],
+      live(),
+    );
+    expect(end).toMatchObject({ kind: "finished", status: "failed" });
+    const row = await readRun(runId);
+    expect(row.error).toStartWith('step "loop" failed: the output is not storable: ');
+    expect((row.steps as StepRecords).loop?.attempts).toHaveLength(1);
+  });
+
   test("an attempt that outlives options.timeout is stopped, its function's signal aborted; the run fails after the last", async () => {
     const signals: AbortSignal[] = [];
     const hangs: StepFunction = (_payload, context) => {

@@ -114,9 +114,11 @@ export async function executeRun(
   let response: unknown = null;
   let stopOutput: unknown = null;
 
+  // A step sees the outputs as they were when it began, never the frame's own object: an output
+  // that holds its scope (`{{$}}`, `{{**}}`) would otherwise hold itself once it is one of them.
   const scopeOf = (frame: Frame): TemplateScope => ({
     trigger: run.trigger,
-    steps: frame.outputs,
+    steps: { ...frame.outputs },
     run: runScope,
     item: frame.item,
     index: frame.index,
@@ -135,7 +137,7 @@ export async function executeRun(
    */
   const settle = (name: string, key: string, record: StepRecord, outcome: Outcome): Outcome => {
     if (outcome.kind === "done") {
-      const failure = unstorableOutput(JSON.stringify(outcome.output ?? null), deps.outputMaxBytes);
+      const failure = unstorableOutput(outcome.output, deps.outputMaxBytes);
       if (failure) {
         const { error } = failRecord(record, failure, secrets);
         touch(key, record);
@@ -414,7 +416,7 @@ export async function executeRun(
         };
         answer = (await deps.functions.respond(await step.response.resolve(guarded), context)) as RespondOutput;
       }
-      const failure = unstorableOutput(JSON.stringify({ output, answer }), deps.outputMaxBytes);
+      const failure = unstorableOutput({ output, answer }, deps.outputMaxBytes);
       if (failure) throw failure;
     } catch (error) {
       return settle(step.name, key, record, {

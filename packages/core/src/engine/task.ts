@@ -1,3 +1,4 @@
+import { messageOf } from "../errors.ts";
 import { isStorableJson } from "../input-guard.ts";
 import { sleep } from "../sleep.ts";
 import type { TemplateScope } from "../templates/index.ts";
@@ -39,8 +40,18 @@ export const now = () => new Date().toISOString();
 const countedFailures = (record: StepRecord) =>
   record.attempts.filter((attempt) => attempt.error !== undefined && attempt.error !== INTERRUPTED).length;
 
-/** Why a step's output (as JSON) cannot be kept in its run, or undefined when it can. */
-export function unstorableOutput(json: string, maxBytes: number): StepFailure | undefined {
+/**
+ * Why a step's output cannot be kept in its run, or undefined when it can: a value JSON
+ * cannot write (one that holds itself), one past STEP_OUTPUT_MAX_BYTES, or text PostgreSQL
+ * refuses. Each fails the step at once: another attempt would make the same value.
+ */
+export function unstorableOutput(output: unknown, maxBytes: number): StepFailure | undefined {
+  let json: string;
+  try {
+    json = JSON.stringify(output ?? null);
+  } catch (error) {
+    return new StepFailure(`the output is not storable: ${messageOf(error)}`, false);
+  }
   // Characters are at most 3 bytes of UTF-8 (a 4-byte one is two characters): most outputs need no count.
   const bytes = json.length * 3 <= maxBytes ? json.length : Buffer.byteLength(json);
   if (bytes > maxBytes) {
@@ -170,7 +181,7 @@ export async function runAttempts(
             fn(payload, { ...context, signal: attemptSignal }),
           );
       const stored = output === undefined ? null : output;
-      error = unstorableOutput(JSON.stringify(stored), deps.outputMaxBytes);
+      error = unstorableOutput(stored, deps.outputMaxBytes);
       if (!error) return succeed(record, stored);
     } catch (thrown) {
       // The worker is stopping: leave the attempt open; the next delivery marks it interrupted.

@@ -284,7 +284,7 @@ export class GroupMember {
   }
 
   private async handleEntry(entry: TakenEntry): Promise<void> {
-    const { broker, definition, stats, logger, name } = this.options;
+    const { definition, stats, logger, name } = this.options;
     const { maxAttempts } = definition.retry;
     const turn = definition.laneQuantum === undefined ? null : laneTurnOf(entry.payload);
     if (turn) return this.admit(entry, turn, definition.laneQuantum as number);
@@ -351,6 +351,12 @@ export class GroupMember {
       },
       "handler failed; will retry",
     );
+    await this.retryLater(entry, delay);
+  }
+
+  /** Gives an entry back to be delivered again after `delayMs`. */
+  private async retryLater(entry: TakenEntry, delayMs: number): Promise<void> {
+    const { broker, definition, name, stats } = this.options;
     // No longer held before it is given back: a heartbeat landing after the release would
     // reset its idle clock and postpone the retry to the full visibility timeout.
     this.held.delete(heldKey(entry));
@@ -361,7 +367,7 @@ export class GroupMember {
       definition.name,
       name,
       [entry.id],
-      Math.max(0, definition.visibilityTimeoutMs - delay),
+      Math.max(0, definition.visibilityTimeoutMs - delayMs),
     );
     stats.retried++;
   }
@@ -372,26 +378,19 @@ export class GroupMember {
    * fails only when the broker does, and is tried again after the usual backoff.
    */
   private async admit(entry: TakenEntry, turn: LaneTurn, quantum: number): Promise<void> {
-    const { broker, definition, name, stats, logger } = this.options;
+    const { broker, definition, logger } = this.options;
     const queue = this.queues[entry.queue] as Queue;
     try {
       await broker.admitLane(queue.scope, queue.stream, turn, quantum);
     } catch (error) {
-      const delay = backoffMs(definition.retry, Math.min(entry.deliveries, definition.retry.maxAttempts));
       logger.warn(
         { consumer: definition.name, lane: turn.lane, err: messageOf(error) },
         "could not admit a lane's turn",
       );
-      this.held.delete(heldKey(entry));
-      await broker.release(
-        queue.scope,
-        queue.stream,
-        definition.name,
-        name,
-        [entry.id],
-        Math.max(0, definition.visibilityTimeoutMs - delay),
+      await this.retryLater(
+        entry,
+        backoffMs(definition.retry, Math.min(entry.deliveries, definition.retry.maxAttempts)),
       );
-      stats.retried++;
       return;
     }
     await this.acknowledge(entry);
