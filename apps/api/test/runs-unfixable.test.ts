@@ -62,6 +62,75 @@ for (const { label, backend, redis, skip } of runModes()) {
         });
         expect(retries()).toBe(before);
       });
+
+      test("a value of the whole scope ({{$}}, {{$$}}, {{**}}) is the scope as the step began, answered at once", async () => {
+        for (const expression of ["{{$}}", "{{$$}}"]) {
+          const answer = await runOnce({
+            steps: [
+              { name: "a", subject: "transform", payload: { x: 1 } },
+              { name: "t", subject: "transform", payload: { v: expression } },
+            ],
+          });
+          expect({ expression, status: answer.status, body: answer.body }).toEqual({
+            expression,
+            status: 200,
+            body: {
+              v: { trigger: {}, steps: { a: { x: 1 } }, run: expect.objectContaining({ id: expect.any(String) }) },
+            },
+          });
+        }
+        const descendants = await runOnce({ steps: [{ name: "t", subject: "transform", payload: { v: "{{**}}" } }] });
+        expect(descendants.status).toBe(200);
+        expect(descendants.body.v).toContainEqual({ trigger: {}, steps: {}, run: expect.any(Object) });
+      });
+
+      test("a wait.event key or event data a run cannot store fails its step at once, naming the step", async () => {
+        const cases: [string, Record<string, unknown>, string][] = [
+          [
+            "a NUL in a wait.event key",
+            { name: "w", subject: "wait.event", payload: { key: "{{'a\\u0000b'}}" } },
+            'step "w" failed: invalid payload: key: must not contain NUL characters',
+          ],
+          [
+            "a lone surrogate in a wait.event key",
+            { name: "w", subject: "wait.event", payload: { key: "{{'\\ud800'}}" } },
+            'step "w" failed: invalid payload: key: must be valid Unicode text',
+          ],
+          [
+            "a NUL in an event.send key",
+            { name: "e", subject: "event.send", payload: { key: "{{'a\\u0000b'}}" } },
+            'step "e" failed: invalid payload: key: must not contain NUL characters',
+          ],
+          [
+            "a NUL in event data",
+            {
+              name: "e",
+              subject: "event.send",
+              payload: { key: "k", data: "{{'a\\u0000b'}}" },
+              options: { attempts: 3, backoff_ms: 10 },
+            },
+            'step "e" failed: the value is not storable: unsupported Unicode escape sequence (\\u0000 cannot be converted to text.)',
+          ],
+          [
+            "a lone surrogate in event data",
+            { name: "e", subject: "event.send", payload: { key: "k", data: "{{'\\ud800'}}" } },
+            'step "e" failed: the value is not storable: invalid input syntax for type json',
+          ],
+        ];
+        for (const [label, step, error] of cases) {
+          const before = retries();
+          const answer = await runOnce({ steps: [step] });
+          expect({ label, status: answer.status }).toEqual({ label, status: 500 });
+          expect({ label, error: answer.body.error.slice(0, error.length) }).toEqual({ label, error });
+          const run = await call(api, owner, "GET", `/runs/${answer.body.run_id}`);
+          expect({ label, status: run.body.status, attempts: run.body.steps[0].attempts.length }).toEqual({
+            label,
+            status: "failed",
+            attempts: 1,
+          });
+          expect(retries()).toBe(before);
+        }
+      });
     },
   );
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { DatabaseHandle } from "@platform/db";
 import { databaseBackends, openTestDatabase } from "@platform/db/testing";
 import { sql } from "kysely";
-import { isRowFault } from "./database-errors.ts";
+import { databaseErrorText, isRowFault } from "./database-errors.ts";
 
 /** What a refused statement is blamed on decides whether a batch is split to find the rows at fault. */
 for (const { backend, skip } of databaseBackends()) {
@@ -30,6 +30,13 @@ for (const { backend, skip } of databaseBackends()) {
         values (${later}::uuid, 'a', ${later}::uuid, 1, 'queued', '{}')`);
       expect(String(unplaced)).toContain("no partition of relation");
       expect(isRowFault(unplaced)).toBe(false);
+    });
+
+    test("a value jsonb cannot hold is the row's fault, and its text says why with the error's detail", async () => {
+      const nul = await refusal(sql`select ${'"a\\u0000b"'}::jsonb`);
+      expect(isRowFault(nul)).toBe(true);
+      expect(databaseErrorText(nul)).toBe("unsupported Unicode escape sequence (\\u0000 cannot be converted to text.)");
+      expect(databaseErrorText(new Error("plain"))).toBe("plain");
     });
   });
 }

@@ -24,3 +24,13 @@ export function isRowFault(error: unknown): boolean {
   if (state === "23514" && error instanceof Error && error.message.startsWith("no partition of relation")) return false;
   return state !== undefined && ["22", "23", "54"].includes(state.slice(0, 2));
 }
+
+/**
+ * A database error as a person reads it: its message, and its detail when it has one (why
+ * `unsupported Unicode escape sequence`: `\u0000 cannot be converted to text.`).
+ */
+export function databaseErrorText(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const detail = typeof error === "object" && error !== null ? (error as { detail?: unknown }).detail : undefined;
+  return typeof detail === "string" && detail !== "" ? `${message} (${detail})` : message;
+}

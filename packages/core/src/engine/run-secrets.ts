@@ -1,3 +1,4 @@
+import { databaseErrorText, isRowFault } from "../database-errors.ts";
 import { messageOf } from "../errors.ts";
 import { recordableErrorText } from "./error-text.ts";
 
@@ -16,7 +17,10 @@ export type SecretsReader = (accountId: string, keys: string[]) => Promise<Recor
 export interface RunSecrets {
   /** The values of the named secrets (none named: none read). */
   read(keys: string[]): Promise<Record<string, string>>;
-  /** A failure as the run records it: redacted, storable and bounded (see error-text.ts). */
+  /**
+   * A failure as the run records it: redacted, storable and bounded (see error-text.ts); the
+   * database refusing a value (`isRowFault`) says so.
+   */
   failureText(failure: unknown): string;
 }
 
@@ -29,6 +33,10 @@ export function createRunSecrets(reader: SecretsReader, accountId: string): RunS
       Object.assign(seen, values);
       return values;
     },
-    failureText: (failure) => recordableErrorText(messageOf(failure), seen),
+    failureText: (failure) =>
+      recordableErrorText(
+        isRowFault(failure) ? `the value is not storable: ${databaseErrorText(failure)}` : messageOf(failure),
+        seen,
+      ),
   };
 }

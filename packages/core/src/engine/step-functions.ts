@@ -1,4 +1,5 @@
 import type { BuiltInSubject } from "../built-in-functions.ts";
+import { isRowFault } from "../database-errors.ts";
 import { isDomainError } from "../errors.ts";
 import { ExpressionEvaluationError, UrlTemplateError } from "../templates/index.ts";
 import { StepFailure } from "./step-failure.ts";
@@ -38,12 +39,13 @@ const RETRYABLE_CODES = new Set(["unavailable", "timeout", "internal_error", "ba
 
 /**
  * Whether another attempt may succeed: failures marked `retryable: false` (a bad payload, a
- * refused address) and domain errors of bad input (a value too large, a bad key) do not;
- * everything else (timeouts, an upstream or the broker unavailable, a bucket not created
- * yet) may.
+ * refused address), domain errors of bad input (a value too large, a bad key) and the
+ * database refusing a value (`isRowFault`: text it cannot store, say) do not; everything
+ * else (timeouts, an upstream or the broker unavailable, a bucket not created yet) may.
  */
 export function isRetryable(error: unknown): boolean {
   if (error instanceof StepFailure) return error.retryable;
+  if (isRowFault(error)) return false;
   if (error instanceof UrlTemplateError || error instanceof ExpressionEvaluationError) return false;
   if (isDomainError(error)) return RETRYABLE_CODES.has(error.code);
   return true;
