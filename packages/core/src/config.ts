@@ -293,7 +293,7 @@ export const coreConfigSchema = z.object({
     max: 256,
     fallback: 1,
     description:
-      "Streams the run queue is split into, each in a cluster slot of its own; a flow's runs stay on one. 1 suits one Redis (or the database); 16 a Redis Cluster. Every process of a deployment must use the same value; lower it only with the queue drained.",
+      "Streams the run queue is split into, each in a cluster slot of its own; a flow's runs stay on one, placed by a consistent hash. 1 suits one Redis (or the database); 16 a Redis Cluster. Every process of a deployment must use the same value. Raising it from n moves about 1/(n+1) of the flows to the new partitions: while runs a moved flow queued before the change are still waiting, its runs are taken from both partitions, not strictly in order. Lower it only with the queue drained.",
   }),
   STEP_OUTPUT_MAX_BYTES: wholeNumber({
     min: 1024,

@@ -17,7 +17,8 @@ export interface QueuedRun {
  * above 0 lives in scope `platform-runs-<p>`, a hash tag of its own, so on a Redis Cluster
  * the partitions spread over the shards instead of one shard carrying every run. A run is
  * placed by its flow: the runs of a flow share a partition, so they are taken in the order
- * they were queued, as concurrency limits and throttles expect.
+ * they were queued, as concurrency limits and throttles expect. Flows are placed by a
+ * consistent hash (`jumpHash`): raising the count from n to n + 1 moves about 1/(n + 1) of them.
  *
  * Within a partition each account has a lane (see `LanePort`): its runs wait there, and the
  * stream the workers read holds at most `RUN_LANE_QUANTUM` runs of an account at a time, taken
@@ -41,7 +42,7 @@ export const RUN_LANE_QUANTUM = 32;
 export const partitionScope = (partition: number) =>
   partition === 0 ? PLATFORM_SCOPE : `${PLATFORM_SCOPE}-runs-${partition}`;
 
-/** FNV-1a of the flow id: stable across processes and releases, spread evenly over the partitions. */
+/** FNV-1a of the flow id: stable across processes and releases. */
 function hashOf(text: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
@@ -51,12 +52,31 @@ function hashOf(text: string): number {
   return hash >>> 0;
 }
 
+const UINT64 = (1n << 64n) - 1n;
+
+/**
+ * Lamping and Veach's jump consistent hash: the bucket of `key` among `buckets`, spread evenly,
+ * and such that going from n to n + 1 buckets moves only the keys the new bucket takes (about
+ * 1/(n + 1) of them), where `key % n` would move nearly all.
+ */
+export function jumpHash(key: number, buckets: number): number {
+  let state = BigInt(key);
+  let bucket = -1;
+  let next = 0;
+  while (next < buckets) {
+    bucket = next;
+    state = (state * 2862933555777941757n + 1n) & UINT64;
+    next = Math.floor((bucket + 1) * (2 ** 31 / (Number(state >> 33n) + 1)));
+  }
+  return bucket;
+}
+
 export function createRunQueue(broker: Broker, partitionCount: number): RunQueue {
   const partitions = Array.from({ length: partitionCount }, (_, partition) => ({
     scope: partitionScope(partition),
     stream: RUN_STREAM,
   }));
-  const partitionOf = (flowId: string) => (partitionCount === 1 ? 0 : hashOf(flowId) % partitionCount);
+  const partitionOf = (flowId: string) => (partitionCount === 1 ? 0 : jumpHash(hashOf(flowId), partitionCount));
   const append = (run: Omit<QueuedRun, "id">, entry: string) => {
     const { scope, stream } = partitions[partitionOf(run.flowId)] as Queue;
     return broker.appendToLane(scope, stream, run.accountId, entry);
