@@ -3,6 +3,7 @@ import { type Kysely, sql } from "kysely";
 import { messageOf } from "../errors.ts";
 import { indexedKey } from "../indexed-key.ts";
 import type { CompiledPayload } from "../templates/index.ts";
+import type { QueueReason } from "./queue-reasons.ts";
 import type { QueuedRun, RunQueue } from "./run-queue.ts";
 import { StepFailure } from "./step-failure.ts";
 import type { ClaimedRun } from "./store.ts";
@@ -22,9 +23,8 @@ import type { ClaimedRun } from "./store.ts";
  * partial indexes, so a slot costs the same however many runs the flow has had.
  */
 
-export const WAITING_FOR_SLOT = "waiting for concurrency slot";
-/** A waiting run a freed slot was handed to: queued, not to be handed another. */
-const WOKEN_FOR_SLOT = "woken for a concurrency slot";
+const WAITING_FOR_SLOT: QueueReason = "slot";
+const WOKEN_FOR_SLOT: QueueReason = "slot_woken";
 const WAIT_RECHECK_MS = 30_000;
 
 /**

@@ -1,5 +1,6 @@
 import type { Database } from "@platform/db";
 import { type Kysely, sql } from "kysely";
+import type { QueueReason } from "./queue-reasons.ts";
 import type { ClaimedRun } from "./store.ts";
 
 /**
@@ -14,7 +15,7 @@ import type { ClaimedRun } from "./store.ts";
  * every worker process. A turn given to a run that is then cancelled stays spent.
  */
 
-export const WAITING_FOR_THROTTLE = "waiting for throttle window";
+const WAITING_FOR_THROTTLE: QueueReason = "throttle";
 
 /**
  * Gives a claimed run its turn, or reads the one it has: true when the turn has come and it

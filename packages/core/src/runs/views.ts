@@ -1,5 +1,6 @@
 import type { Database, RunsTable } from "@platform/db";
 import type { Kysely, Selectable } from "kysely";
+import { queueReasonText } from "../engine/queue-reasons.ts";
 import type { StepRecord, StepRecords } from "../engine/records.ts";
 import type { StoredStep } from "../flows/index.ts";
 import { childLists, isForEach, isParallel, isStop, isSwitch } from "../flows/step-tree.ts";
@@ -223,7 +224,7 @@ export function runSummary(row: SummaryRow): RunSummary {
     error: row.error,
     replay_of: row.replay_of,
     parent_run_id: row.parent_run_id,
-    queue_reason: row.queue_reason,
+    queue_reason: queueReasonText(row.queue_reason),
     created_at: row.created_at.toISOString(),
     started_at: iso(row.started_at),
     finished_at: iso(row.finished_at),

@@ -34,6 +34,7 @@ import * as m20261127020200 from "./20261127020200_runs_partitioned.ts";
 import * as m20261127020300 from "./20261127020300_run_steps_reference_partitioned_runs.ts";
 import * as m20261127020400 from "./20261127020400_run_steps_partitioned.ts";
 import * as m20261127030000 from "./20261127030000_broker_lanes.ts";
+import * as m20261128060000 from "./20261128060000_queue_reason_codes.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -75,4 +76,5 @@ export const migrations: Record<string, Migration> = {
   "20261127020300_run_steps_reference_partitioned_runs": m20261127020300,
   "20261127020400_run_steps_partitioned": m20261127020400,
   "20261127030000_broker_lanes": m20261127030000,
+  "20261128060000_queue_reason_codes": m20261128060000,
 };
