@@ -13,6 +13,7 @@ const ALL_METRICS = [
   "runs.failed",
   "runs.duration_ms.p50",
   "runs.duration_ms.p95",
+  "schedules.refused",
   "gateway.requests",
   "stream.messages",
   "stream.bytes",

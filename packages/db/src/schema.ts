@@ -174,6 +174,8 @@ export interface FlowsTable {
   on_failure: ColumnType<Record<string, unknown>[], string | undefined, string>;
   /** A schedule trigger's next tick; null for other triggers and inactive flows. */
   schedule_next_at: Date | null;
+  /** A schedule trigger's shortest interval between ticks in seconds, measured at save; null for other triggers. */
+  schedule_interval_s: ColumnType<number | null, number | null | undefined, number | null>;
   /** `{limit, key?}`: how many of its runs execute at once (per key). Written as a JSON string. */
   concurrency: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   /** `{limit, period_s, key?}`: how many of its runs start per period (per key). Written as a JSON string. */

@@ -1,7 +1,7 @@
 import type { Principal } from "../context.ts";
 import { isDomainError } from "../errors.ts";
 import { templateBudgetProblem } from "../templates/index.ts";
-import { type FlowsDeps, stepsToSave } from "./flows.ts";
+import { type FlowsDeps, scheduleProblem, stepsToSave } from "./flows.ts";
 import { createFlowInput, updateFlowInput } from "./schemas.ts";
 
 /** One thing wrong with a flow draft: where (`steps.2.payload`, empty for the whole) and what. */
@@ -12,7 +12,7 @@ export interface FlowProblem {
 
 const INVALID_INPUT = "invalid input: ";
 /** The refusals of a save that are the draft's problems (anything else is the server's). */
-const PROBLEM_CODES = new Set(["validation_error", "forbidden", "payload_too_large"]);
+const PROBLEM_CODES = new Set(["validation_error", "forbidden", "payload_too_large", "conflict"]);
 
 /** `invalid input: a.b: message; c: message` as problems; any other text as one problem of the whole. */
 function problemsIn(message: string): FlowProblem[] {
@@ -29,7 +29,7 @@ function problemsIn(message: string): FlowProblem[] {
 /**
  * What saving `draft` would refuse, without saving it: the body's own rules and those that
  * need the account (node references, step names in templates, the right to read named
- * secrets). A draft with an `id` is checked as an update (its signing secret may be left out).
+ * secrets, what its plan allows of schedules). A draft with an `id` is checked as an update (its signing secret may be left out).
  */
 export async function checkFlow(deps: FlowsDeps, principal: Principal, draft: Record<string, unknown>) {
   const tooMany = templateBudgetProblem(draft);
@@ -41,7 +41,9 @@ export async function checkFlow(deps: FlowsDeps, principal: Principal, draft: Re
   }
   try {
     await stepsToSave(deps, principal, parsed.data);
-    return [];
+    const id = "id" in parsed.data ? (parsed.data.id as string) : null;
+    const schedule = await scheduleProblem(deps, principal.accountId, id, parsed.data);
+    return schedule ? problemsIn(schedule.message) : [];
   } catch (error) {
     if (isDomainError(error) && PROBLEM_CODES.has(error.code)) {
       return problemsIn(error.message);

@@ -4,12 +4,14 @@ import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
 import type { CoreConfig } from "../config.ts";
 import type { Principal } from "../context.ts";
 import { DomainError } from "../errors.ts";
+import type { AccountLimits, AccountPlan } from "../limits/account-limits.ts";
 import { openSealed, type Sealer } from "../sealing.ts";
 import { requireSecretReads, secretReferences } from "../secrets/references.ts";
 import type { DefinitionCache } from "../storage/definition-cache.ts";
 import { unixSeconds } from "../time.ts";
 import { signingSecretProblem } from "../webhooks/index.ts";
 import { insertRevision } from "./revisions.ts";
+import { countProblem, intervalProblem, lockSchedules, shortestInterval } from "./schedule-limits.ts";
 import { fireTimes, nextFireTime } from "./schedules.ts";
 import type { Flow, FlowInput, TriggerInput, TriggerSettings } from "./schemas.ts";
 import { resolveSteps } from "./steps.ts";
@@ -25,6 +27,8 @@ export interface FlowsDeps {
   config: Pick<CoreConfig, "webhookBaseUrl">;
   /** Keeps flows by webhook id for the ingress; every change here drops them in every process. */
   storageDefinitions: DefinitionCache;
+  /** The account's plan, which bounds its schedules (see schedule-limits.ts). */
+  limits: Pick<AccountLimits, "of">;
 }
 
 type FlowRow = Selectable<Database["flows"]>;
@@ -60,8 +64,11 @@ function toFlow(row: FlowRow, config: FlowsDeps["config"]): Flow {
   };
 }
 
-/** The columns a save writes, but the secret: a schedule's next tick from now when the flow is active. */
-function definitionColumns(input: FlowInput) {
+/**
+ * The columns a save writes, but the secret: a schedule's next tick from now when the flow is
+ * active, and its shortest interval (see `checkSchedule`).
+ */
+function definitionColumns(input: FlowInput, schedule: CheckedSchedule) {
   const trigger = input.trigger.settings;
   const scheduled = trigger.type === "schedule" && input.active;
   return {
@@ -69,6 +76,7 @@ function definitionColumns(input: FlowInput) {
     description: input.description,
     active: input.active,
     schedule_next_at: scheduled ? nextFireTime(trigger, new Date()) : null,
+    schedule_interval_s: schedule.interval,
     trigger: JSON.stringify(trigger),
     steps: JSON.stringify(input.steps),
     on_failure: JSON.stringify(input.on_failure),
@@ -91,18 +99,96 @@ export async function stepsToSave(deps: FlowsDeps, principal: Principal, input: 
   return resolved;
 }
 
+/** A schedule's shortest interval; with the plan when it is saved active (the plan allows the interval then). */
+interface CheckedSchedule {
+  interval: number | null;
+  plan: AccountPlan | null;
+}
+
+/**
+ * Measures a schedule trigger's interval and, when the flow is saved active, checks it
+ * against the account's plan (400 past `schedule_interval_seconds`). Before the save's
+ * transaction: the plan may be read from the database, whose one PGlite connection the
+ * transaction would hold.
+ */
+async function checkSchedule(deps: FlowsDeps, accountId: string, input: FlowInput): Promise<CheckedSchedule> {
+  const trigger = input.trigger.settings;
+  if (trigger.type !== "schedule") return { interval: null, plan: null };
+  const interval = shortestInterval(trigger);
+  if (!input.active) return { interval, plan: null };
+  const plan = await deps.limits.of(accountId);
+  const problem = intervalProblem(plan, interval);
+  if (problem) throw problem;
+  return { interval, plan };
+}
+
+/** Whether a flow as stored (null: none yet) already counts as one of the account's active schedules. */
+const isActiveSchedule = (row: Pick<FlowRow, "active" | "trigger"> | null) =>
+  row?.active === true && (row.trigger as unknown as TriggerSettings).type === "schedule";
+
+/**
+ * In the save's transaction, for a flow saved as an active schedule that was not one: the
+ * account's schedules are locked and counted (409 past `schedules`).
+ */
+async function checkScheduleCount(
+  trx: Transaction<Database>,
+  accountId: string,
+  current: FlowRow | null,
+  schedule: CheckedSchedule,
+): Promise<void> {
+  if (schedule.plan === null || isActiveSchedule(current)) return;
+  await lockSchedules(trx, accountId);
+  const problem = await countProblem(trx, accountId, current?.id ?? null, schedule.plan);
+  if (problem) throw problem;
+}
+
+/**
+ * What saving `input` (over the flow `id`, for an update) would refuse of its schedule, for
+ * `POST /flows/validate`: the interval and the count as a save checks them, the count
+ * without a lock.
+ */
+export async function scheduleProblem(
+  deps: FlowsDeps,
+  accountId: string,
+  id: string | null,
+  input: FlowInput,
+): Promise<DomainError | null> {
+  let schedule: CheckedSchedule;
+  try {
+    schedule = await checkSchedule(deps, accountId, input);
+  } catch (error) {
+    if (error instanceof DomainError) return error;
+    throw error;
+  }
+  if (schedule.plan === null) return null;
+  const current =
+    id === null
+      ? null
+      : ((await deps.db
+          .selectFrom("flows")
+          .selectAll()
+          .where("account_id", "=", accountId)
+          .where("id", "=", id)
+          .where("deleted_at", "is", null)
+          .executeTakeFirst()) ?? null);
+  if (isActiveSchedule(current)) return null;
+  return countProblem(deps.db, accountId, current?.id ?? null, schedule.plan);
+}
+
 export async function createFlow(deps: FlowsDeps, principal: Principal, input: FlowInput): Promise<Flow> {
   const accountId = principal.accountId;
   const { steps, onFailure } = await stepsToSave(deps, principal, input);
+  const schedule = await checkSchedule(deps, accountId, input);
   const id = Bun.randomUUIDv7();
   const secret = input.trigger.signingSecret;
   const row = await deps.db.transaction().execute(async (trx) => {
+    await checkScheduleCount(trx, accountId, null, schedule);
     const created = await trx
       .insertInto("flows")
       .values({
         id,
         account_id: accountId,
-        ...definitionColumns(input),
+        ...definitionColumns(input, schedule),
         signing_secret: secret === null ? null : deps.sealer.seal(secret, flowSecretSealingContext(id)),
         webhook_id: newWebhookId(),
         revision: 1,
@@ -196,13 +282,15 @@ async function lockFlow(trx: Transaction<Database>, accountId: string, id: strin
 export async function updateFlow(deps: FlowsDeps, principal: Principal, id: string, input: FlowInput): Promise<Flow> {
   const accountId = principal.accountId;
   const { steps, onFailure } = await stepsToSave(deps, principal, input);
+  const schedule = await checkSchedule(deps, accountId, input);
   const row = await deps.db.transaction().execute(async (trx) => {
     const current = await lockFlow(trx, accountId, id);
+    await checkScheduleCount(trx, accountId, current, schedule);
     const revision = current.revision + 1;
     const updated = await trx
       .updateTable("flows")
       .set({
-        ...definitionColumns(input),
+        ...definitionColumns(input, schedule),
         signing_secret: secretToStore(deps, id, input.trigger, current.signing_secret),
         revision,
         modified_at: sql`now()`,

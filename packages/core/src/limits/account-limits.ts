@@ -27,9 +27,22 @@ export interface AccountLimits {
    * account) on the Broker, so every process shares it; 429 with Retry-After past it.
    */
   spend(accountId: string, rate: RateName, subject?: string): Promise<void>;
+  /**
+   * Takes up to `count` calls of a rate at once, in one Broker call (a look of the scheduler
+   * at an account's due ticks): answers how many it was granted, the first `granted` of the
+   * calls; past the limit it grants fewer (0 at it), never throws for it.
+   */
+  spendUpTo(accountId: string, rate: RateName, count: number): Promise<Grant>;
   /** How much of a rate is used now (the sliding window's count), without spending any. */
   current(accountId: string, rate: RateName, subject?: string): Promise<number>;
   close(): void;
+}
+
+/** What `spendUpTo` was granted, with the limit it was counted against. */
+export interface Grant {
+  granted: number;
+  limit: number;
+  plan: string;
 }
 
 /** How long a process keeps an account's plan. */
@@ -74,6 +87,13 @@ export function createAccountLimits(deps: { db: Kysely<Database>; broker: Broker
         retryAfterSeconds: taken.retryAfterSeconds,
         details: { limit: { name: rate, limit, plan } },
       });
+    },
+    async spendUpTo(accountId, rate, count) {
+      const { plan, limits } = await of(accountId);
+      const limit = limits[rate];
+      if (count <= 0) return { granted: 0, limit, plan };
+      const { granted } = await deps.broker.take(accountId, rateKey(rate), limit, RATES[rate], count);
+      return { granted, limit, plan };
     },
     async current(accountId, rate, subject) {
       const { limits } = await of(accountId);

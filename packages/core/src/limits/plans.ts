@@ -17,6 +17,13 @@ export const LIMITS = {
   runs_per_minute: { unit: "runs", per: "account", fallback: 600_000 },
   /** Deliveries one webhook takes in any second. */
   webhook_deliveries_per_second: { unit: "deliveries", per: "flow", fallback: 10_000 },
+  /** Flows with an active schedule trigger the account has at once. */
+  schedules: { unit: "schedules", per: "account", fallback: 100 },
+  /**
+   * The shortest time between two ticks of one schedule, in seconds (a floor, not a ceiling:
+   * a schedule whose next ticks come closer than this is refused when saved active).
+   */
+  schedule_interval_seconds: { unit: "seconds", per: "flow", fallback: 1 },
 } as const;
 
 export type LimitName = keyof typeof LIMITS;

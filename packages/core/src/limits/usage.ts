@@ -1,3 +1,4 @@
+import { closestSchedule, countSchedules } from "../flows/schedule-limits.ts";
 import type { Services } from "../services.ts";
 import { LIMITS, type LimitName } from "./plans.ts";
 
@@ -9,7 +10,7 @@ export interface LimitUsage {
   unit: (typeof LIMITS)[LimitName]["unit"];
   /** What the limit is counted over: the account, each stream, or each flow. */
   per: (typeof LIMITS)[LimitName]["per"];
-  /** For a limit per stream or flow: the one nearest its limit (the fullest stream, the busiest webhook). */
+  /** For a limit per stream or flow: the one nearest its limit (the fullest stream, the busiest webhook, the schedule that ticks most often). */
   of?: string;
 }
 
@@ -19,7 +20,8 @@ const MOST_LOOKED_AT = 1000;
 /**
  * An account's plan, each of its limits and the use now: bytes kept (as the Broker counts
  * them), the fullest stream's messages, the runs started in the last minute and the
- * busiest webhook's deliveries in the last second (sliding windows).
+ * busiest webhook's deliveries in the last second (sliding windows), the active schedules
+ * and the shortest interval of one (0 with none).
  */
 export async function accountUsage(
   services: Pick<Services, "db" | "broker" | "limits">,
@@ -56,6 +58,7 @@ export async function accountUsage(
     (flow) => limits.current(accountId, "webhook_deliveries_per_second", flow.id),
     (flow) => flow.id,
   );
+  const [scheduleCount, closest] = await Promise.all([countSchedules(db, accountId), closestSchedule(db, accountId)]);
   const entry = (name: LimitName, used: number, of?: string): LimitUsage => ({
     name,
     limit: plan_limits[name],
@@ -72,6 +75,8 @@ export async function accountUsage(
       entry("stream_messages", fullest.value, fullest.of),
       entry("runs_per_minute", runs),
       entry("webhook_deliveries_per_second", busiest.value, busiest.of),
+      entry("schedules", scheduleCount),
+      entry("schedule_interval_seconds", closest?.interval ?? 0, closest?.flowId),
     ],
   };
 }

@@ -12,6 +12,11 @@ export const METRIC_CATALOG = [
     description: "Median duration, accept to end in milliseconds, of the runs accepted in the last hour that ended.",
   },
   { name: "runs.duration_ms.p95", description: "95th percentile of that duration, over the same runs." },
+  {
+    name: "schedules.refused",
+    description:
+      "Schedule ticks that started no run: the account had started as many runs as its plan's runs_per_minute allows.",
+  },
   { name: "gateway.requests", description: "Requests served by the account's gateways." },
   { name: "stream.messages", description: "Messages published to the stream named by `stream`.", needsStream: true },
   { name: "stream.bytes", description: "Bytes of message bodies published to `stream`.", needsStream: true },

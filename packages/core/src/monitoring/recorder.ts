@@ -8,6 +8,7 @@ export type CounterMetric =
   | "runs.started"
   | "runs.succeeded"
   | "runs.failed"
+  | "schedules.refused"
   | "gateway.requests"
   | "kv.keys";
 

@@ -35,6 +35,7 @@ import * as m20261127020300 from "./20261127020300_run_steps_reference_partition
 import * as m20261127020400 from "./20261127020400_run_steps_partitioned.ts";
 import * as m20261127030000 from "./20261127030000_broker_lanes.ts";
 import * as m20261128060000 from "./20261128060000_queue_reason_codes.ts";
+import * as m20261128040000 from "./20261128040000_flow_schedule_interval.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -77,4 +78,5 @@ export const migrations: Record<string, Migration> = {
   "20261127020400_run_steps_partitioned": m20261127020400,
   "20261127030000_broker_lanes": m20261127030000,
   "20261128060000_queue_reason_codes": m20261128060000,
+  "20261128040000_flow_schedule_interval": m20261128040000,
 };

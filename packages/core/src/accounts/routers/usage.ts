@@ -1,16 +1,25 @@
 import { z } from "zod";
+import { LIMITS, type LimitName } from "../../limits/plans.ts";
 import { accountUsage } from "../../limits/usage.ts";
 import { withCredential } from "../../schemas.ts";
 import { router } from "../../trpc.ts";
 import { op } from "./shared.ts";
 
+/** What the LIMITS table says of each limit, as the enums of its fields (the table is the one list). */
+const limitNames = Object.keys(LIMITS) as [LimitName, ...LimitName[]];
+const limitField = <F extends "unit" | "per">(field: F) =>
+  [...new Set(Object.values(LIMITS).map((limit) => limit[field]))] as [
+    (typeof LIMITS)[LimitName][F],
+    ...(typeof LIMITS)[LimitName][F][],
+  ];
+
 const limitUsage = z
   .object({
-    name: z.enum(["stream_bytes", "kv_bytes", "stream_messages", "runs_per_minute", "webhook_deliveries_per_second"]),
+    name: z.enum(limitNames),
     limit: z.number().int(),
     used: z.number().int(),
-    unit: z.enum(["bytes", "messages", "runs", "deliveries"]),
-    per: z.enum(["account", "stream", "flow"]),
+    unit: z.enum(limitField("unit")),
+    per: z.enum(limitField("per")),
     of: z
       .string()
       .optional()
@@ -25,8 +34,13 @@ export const usageRouter = router({
       method: "GET",
       path: "/accounts/usage",
       summary: "The account's limits and its use of each",
-      description:
-        "Limits come from the account's plan (`subscription_status`; operators set them per plan with PLAN_LIMITS_FILE): `stream_bytes` and `kv_bytes` (bytes kept: message payloads; KV keys and values), `stream_messages` (messages one stream keeps; `used` and `of` are the fullest stream), `runs_per_minute` (runs started, however they start) and `webhook_deliveries_per_second` (per webhook; `used` and `of` are the busiest flow). Rates are sliding windows. Past a byte limit a write is 413, past `stream_messages` a publish is 409 (both with the limit in `limit`), past a rate 429 with Retry-After.",
+      description: [
+        "Limits come from the account's plan (`subscription_status`; operators set them per plan with PLAN_LIMITS_FILE):",
+        "`stream_bytes` and `kv_bytes` (bytes kept: message payloads; KV keys and values), `stream_messages` (messages one stream keeps; `used` and `of` are the fullest stream), `runs_per_minute` (runs started, however they start, schedule ticks included) and `webhook_deliveries_per_second` (per webhook; `used` and `of` are the busiest flow).",
+        "`schedules` (flows with an active schedule trigger) and `schedule_interval_seconds` (the shortest time a schedule's ticks may be apart: a floor, not a ceiling; `used` and `of` are the active schedule whose ticks come closest, 0 with none).",
+        "Rates are sliding windows. Past a byte limit a write is 413, past `stream_messages` a publish is 409 (both with the limit in `limit`), past a rate 429 with Retry-After.",
+        "Saving a flow active with a schedule is 409 past `schedules` and 400 (naming `trigger.cron`) past `schedule_interval_seconds`; a schedule tick past `runs_per_minute` starts no run and is counted in the `schedules.refused` metric.",
+      ].join(" "),
       errorResponses: withCredential,
     })
     .input(z.void())
