@@ -121,6 +121,11 @@ for (const { backend, redis, label, skip } of runModes()) {
       const bodies: [RequestInit, number, string][] = [
         [{ body: "{oops", headers: { "content-type": "application/json" } }, 400, "body is not valid JSON"],
         [
+          { body: "note=caf%E9", headers: { "content-type": "application/x-www-form-urlencoded" } },
+          400,
+          "invalid input: body.note: must be valid UTF-8",
+        ],
+        [
           { body: "plain words", headers: { "content-type": "text/plain" } },
           415,
           "content type text/plain is not accepted: send application/json, application/x-www-form-urlencoded or multipart/form-data",

@@ -119,6 +119,35 @@ for (const { backend, redis, label, skip } of [...runModes(), ...(await pastOneH
         });
       });
 
+      test("form and multipart text that is not UTF-8 is a 400 naming the field, as JSON's is, never stored changed", async () => {
+        const flow = await flows.created(flowWith({}));
+        const form = { "content-type": "application/x-www-form-urlencoded" };
+        const latin1 = Buffer.from([0x63, 0x61, 0x66, 0xe9]); // `caf<0xE9>`
+        const notUtf8 = { status: 400, body: { error: "invalid input: body.note: must be valid UTF-8" } };
+        expect(await answer(await deliver(flow, { body: "note=caf%E9", headers: form }))).toEqual(notUtf8);
+        expect(
+          await answer(await deliver(flow, { body: Buffer.concat([Buffer.from("note="), latin1]), headers: form })),
+        ).toEqual(notUtf8);
+        const multipart = Buffer.concat([
+          Buffer.from('--b0und\r\nContent-Disposition: form-data; name="note"\r\n\r\n'),
+          latin1,
+          Buffer.from("\r\n--b0und--\r\n"),
+        ]);
+        expect(
+          await answer(
+            await deliver(flow, {
+              body: multipart,
+              headers: { "content-type": "multipart/form-data; boundary=b0und" },
+            }),
+          ),
+        ).toEqual(notUtf8);
+        // The same word in UTF-8 is taken as sent; the refused ones started nothing.
+        const utf8 = await answer(await deliver(flow, { body: "note=caf%C3%A9", headers: form }));
+        expect(utf8.status).toBe(200);
+        expect((await runUntil(api, owner, utf8.body.run_id)).trigger.note).toBe("café");
+        expect(await runsOf(flow)).toHaveLength(1);
+      });
+
       test("another content type is 415, malformed JSON 400, a body over WEBHOOK_MAX_BYTES 413; none starts a run", async () => {
         const flow = await flows.created(flowWith({}));
         const text = await answer(await deliver(flow, { body: "hello", headers: { "content-type": "text/plain" } }));

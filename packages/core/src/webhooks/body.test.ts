@@ -156,6 +156,76 @@ describe("webhook bodies: forms", () => {
     });
   });
 
+  test("urlencoded names and values that are not UTF-8, as sent or percent-encoded, are 400s naming the field", async () => {
+    const form = "application/x-www-form-urlencoded";
+    const notUtf8 = (field: string) => ({
+      code: "validation_error",
+      message: `invalid input: ${field}: must be valid UTF-8`,
+    });
+    // `caf<0xE9>`: Latin-1. URLSearchParams would have read `caf\uFFFD`, another value.
+    expect(await parseError(Buffer.concat([bytes("a=caf"), Buffer.from([0xe9])]), form)).toEqual(notUtf8("body.a"));
+    expect(await parseError(bytes("ok=1&a=caf%E9"), form)).toEqual(notUtf8("body.a"));
+    expect(await parseError(bytes("a=%C3"), form)).toEqual(notUtf8("body.a"));
+    expect(await parseError(bytes("a=%ED%A0%80"), form)).toEqual(notUtf8("body.a")); // an encoded surrogate
+    expect(await parseError(bytes("caf%E9=1"), form)).toEqual({
+      code: "validation_error",
+      message: "invalid input: body: a field name must be valid UTF-8",
+    });
+    // What URLSearchParams reads alike is read alike: `+`, stray `%`, empty sequences, no `=`, a sent U+FFFD.
+    const { fields } = await parseWebhookBody(
+      bytes("a=1+%2B+2&&b=100%&c&d=%zz&e=%EF%BF%BD&=v&%EF%BB%BFf=x"),
+      form,
+      options,
+    );
+    expect(fields).toEqual(
+      Object.fromEntries(new URLSearchParams("a=1+%2B+2&&b=100%&c&d=%zz&e=%EF%BF%BD&=v&%EF%BB%BFf=x")),
+    );
+    expect(fields).toMatchObject({ a: "1 + 2", b: "100%", c: "", d: "%zz", e: "\uFFFD", "": "v", "\uFEFFf": "x" });
+  });
+
+  test("multipart names, file names and text values that are not UTF-8 are 400s; a file's bytes are its own", async () => {
+    const type = "multipart/form-data; boundary=b0und";
+    const latin1 = Buffer.from([0x63, 0x61, 0x66, 0xe9]); // `caf<0xE9>`
+    const disposition = (name: Uint8Array, fileName?: Uint8Array) =>
+      Buffer.concat([
+        bytes('Content-Disposition: form-data; name="'),
+        name,
+        bytes('"'),
+        ...(fileName ? [bytes('; filename="'), fileName, bytes('"')] : []),
+      ]);
+    const body = (headers: Uint8Array, content: Uint8Array) =>
+      Buffer.concat([
+        bytes('--b0und\r\nContent-Disposition: form-data; name="ok"\r\n\r\n\uFFFD sent as it is\r\n'),
+        bytes("--b0und\r\n"),
+        headers,
+        bytes("\r\n\r\n"),
+        content,
+        bytes("\r\n--b0und--\r\n"),
+      ]);
+    expect(await parseError(body(disposition(bytes("note")), latin1), type)).toEqual({
+      code: "validation_error",
+      message: "invalid input: body.note: must be valid UTF-8",
+    });
+    expect(await parseError(body(disposition(latin1), bytes("x")), type)).toEqual({
+      code: "validation_error",
+      message: "invalid input: body: a field name must be valid UTF-8",
+    });
+    expect(await parseError(body(disposition(bytes("file"), latin1), bytes("x")), type)).toEqual({
+      code: "validation_error",
+      message: "invalid input: body.file: a file name must be valid UTF-8",
+    });
+    // A file's content is bytes, whatever they are; a U+FFFD sent as UTF-8 is a character like any other.
+    // UTF-8 names hold bytes 0x80–0x9F too (`€` is E2 82 AC): read byte for byte, they stay what they were.
+    const file = await parseWebhookBody(
+      body(disposition(bytes("€ file"), bytes("€ caf\u00e9.txt")), latin1),
+      type,
+      options,
+    );
+    expect(file.fields).toMatchObject({ ok: "\uFFFD sent as it is", "€ file": { name: "€ caf\u00e9.txt", size: 4 } });
+    const text = await parseWebhookBody(body(disposition(bytes("€ note")), bytes("€ \u0080")), type, options);
+    expect(text.fields).toEqual({ ok: "\uFFFD sent as it is", "€ note": "€ \u0080" });
+  });
+
   test("a multipart body that does not parse is a 400", async () => {
     const refused = { code: "validation_error", message: "body is not valid multipart/form-data" };
     expect(await parseError(bytes("--x\r\nnot a part"), "multipart/form-data")).toEqual(refused);

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { DomainError } from "../errors.ts";
 import { findUnsafeInput, MAX_INPUT_DEPTH } from "../input-guard.ts";
+import { assertMultipartText, parseUrlencoded } from "./form-text.ts";
 import { isJsonMediaType, mediaTypeOf } from "./media-type.ts";
 
 /** An uploaded file as a flow sees it; `content` (base64) only when the file is small enough to keep. */
@@ -31,6 +32,9 @@ export const MAX_BODY_DEPTH = MAX_INPUT_DEPTH;
 
 const invalid = (message: string) => new DomainError("validation_error", message);
 
+/** What the web platform's decoders write for bytes that are not UTF-8. */
+const REPLACEMENT = "\uFFFD";
+
 /**
  * Parses a delivery's raw bytes by their content type, throwing a DomainError the
  * ingress answers with: `validation_error` (400) for a malformed body,
@@ -45,7 +49,9 @@ const invalid = (message: string) => new DomainError("validation_error", message
  *
  * What no run can store is refused, naming its field (see input-guard.ts): NUL characters
  * and lone surrogates in values and field names, numbers beyond a double, and JSON nested
- * deeper than MAX_BODY_DEPTH (no event needs it).
+ * deeper than MAX_BODY_DEPTH (no event needs it). So is text that is not UTF-8, never
+ * replaced with U+FFFD: a JSON body, a form's names and values as sent or percent-encoded,
+ * a multipart body's names, file names and text values (see form-text.ts).
  */
 export async function parseWebhookBody(
   raw: Uint8Array,
@@ -58,8 +64,7 @@ export async function parseWebhookBody(
     return { format: "json", fields: parseJson(raw) };
   }
   if (type === "application/x-www-form-urlencoded") {
-    const text = new TextDecoder().decode(raw);
-    return { format: "form", fields: groupFields(new URLSearchParams(text)) };
+    return { format: "form", fields: groupFields(parseUrlencoded(raw)) };
   }
   if (type === "multipart/form-data") {
     return { format: "multipart", fields: await parseMultipart(raw, contentType ?? "", options) };
@@ -119,9 +124,15 @@ async function parseMultipart(
       throw invalid("body is not valid multipart/form-data");
     });
   const entries: [string, string | WebhookFile][] = [];
+  let replaced = false;
   for (const [name, value] of form) {
+    const text = typeof value === "string" ? value : value.name;
+    replaced ||= name.includes(REPLACEMENT) || text.includes(REPLACEMENT);
     entries.push([name, typeof value === "string" ? value : await describeFile(value, options)]);
   }
+  // The parser wrote U+FFFD for each byte that is not UTF-8: only then can one have been sent
+  // (the character itself may be), so only then are the bytes read again.
+  if (replaced) assertMultipartText(raw, contentType);
   return groupFields(entries);
 }
 
