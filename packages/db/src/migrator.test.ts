@@ -149,6 +149,57 @@ describe.skipIf(!databaseBackends().find((b) => b.backend === "postgres" && !b.s
 );
 
 describe.skipIf(!databaseBackends().find((b) => b.backend === "postgres" && !b.skip))(
+  "what accounts keep, saved before it was counted",
+  () => {
+    test("events and revisions already there count as the text of their JSON, per account", async () => {
+      const scratch = await createScratchPostgres();
+      const handle = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 1 });
+      try {
+        const migrator = new Migrator({ db: handle.db, provider: { getMigrations: async () => migrations } });
+        expect((await migrator.migrateTo("20261127030000_broker_lanes")).error).toBeUndefined();
+        await sql`insert into accounts (id, name, display_name, root_email) values ('a1', 'a', 'A', 'a@x.io'), ('a2', 'b', 'B', 'b@x.io')`.execute(
+          handle.db,
+        );
+        const flow = "0194ab12-0000-7000-8000-000000000001";
+        await sql`
+          insert into flows (id, account_id, name, description, active, trigger, webhook_id, revision)
+          values (${flow}::uuid, 'a1', 'f', '', true, '{}', 'w1', 2)`.execute(handle.db);
+        await sql`
+          insert into flow_revisions (flow_id, revision, trigger, steps, concurrency)
+          values (${flow}::uuid, 1, '{"type": "webhook"}', '[{"name": "s"}]', null),
+            (${flow}::uuid, 2, '{"type": "webhook"}', '[]', '{"limit": 1}')`.execute(handle.db);
+        await sql`
+          insert into run_events (account_id, key, data)
+          values ('a1', 'k1', '{"a": 1}'), ('a2', 'k22', '"é"'), ('a2', 'k3', 'null')`.execute(handle.db);
+
+        await migrateToLatest(handle.db);
+        const kept = await sql<{ account_id: string; event_bytes: string; flow_revision_bytes: string }>`
+          select account_id, event_bytes::text, flow_revision_bytes::text from account_storage order by account_id`.execute(
+          handle.db,
+        );
+        // Revisions: {"type": "webhook"} (19) twice, [{"name": "s"}] (15), [] (2), {"limit": 1} (12), on_failure [] (2) twice.
+        // Events: k1 and {"a": 1} (2 + 8); k22 and "é" (3 + 4); k3 and null (2 + 4).
+        expect(kept.rows).toEqual([
+          { account_id: "a1", event_bytes: "10", flow_revision_bytes: String(19 + 15 + 2 + 19 + 2 + 12 + 2) },
+          { account_id: "a2", event_bytes: "13", flow_revision_bytes: "0" },
+        ]);
+        const bytes = await sql<{ key: string; bytes: number }>`select key, bytes from run_events order by key`.execute(
+          handle.db,
+        );
+        expect(bytes.rows).toEqual([
+          { key: "k1", bytes: 10 },
+          { key: "k22", bytes: 7 },
+          { key: "k3", bytes: 6 },
+        ]);
+      } finally {
+        await handle.close();
+        await scratch.drop();
+      }
+    });
+  },
+);
+
+describe.skipIf(!databaseBackends().find((b) => b.backend === "postgres" && !b.skip))(
   "notifications on postgres when the listener cannot connect",
   () => {
     test("a listen that failed hears nothing later; one made after recovery hears each message once", async () => {

@@ -355,6 +355,8 @@ export interface RunsTable {
   throttle_at: Date | null;
   /** The bulk replay job that started it. */
   replay_job_id: string | null;
+  /** Bytes of its steps' outputs and error texts it has written, against its plan's `run_record_bytes`. */
+  recorded_bytes: ColumnType<string | number, number | undefined, number>;
   created_at: CreatedAt;
   started_at: Date | null;
   finished_at: Date | null;
@@ -367,7 +369,18 @@ export interface RunEventsTable {
   key: string;
   /** Written as a JSON string. */
   data: ColumnType<unknown, string, string>;
+  /** What it counts for in its account's `event_bytes` (its key and data), given back when it goes. */
+  bytes: Generated<number>;
   created_at: CreatedAt;
+}
+
+/** What an account keeps in the database, counted as it is written and deleted (see migration 20261128070000). */
+export interface AccountStorageTable {
+  account_id: string;
+  /** Bytes of its events (`run_events`): keys and data as JSON. */
+  event_bytes: ColumnType<string | number, number | undefined, number>;
+  /** Bytes of its flows' revisions (`flow_revisions`): trigger, steps and settings as JSON. */
+  flow_revision_bytes: ColumnType<string | number, number | undefined, number>;
 }
 
 /** A bulk replay: the runs of a flow matching `filter`, accepted before `before_id`, replayed a window at a time. */
@@ -426,6 +439,7 @@ export interface Database {
   run_deliveries: RunDeliveriesTable;
   replay_jobs: ReplayJobsTable;
   run_events: RunEventsTable;
+  account_storage: AccountStorageTable;
   mcp_registry_servers: McpRegistryServersTable;
   mcp_registry_sync: McpRegistrySyncTable;
 }

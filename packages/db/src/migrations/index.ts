@@ -34,8 +34,9 @@ import * as m20261127020200 from "./20261127020200_runs_partitioned.ts";
 import * as m20261127020300 from "./20261127020300_run_steps_reference_partitioned_runs.ts";
 import * as m20261127020400 from "./20261127020400_run_steps_partitioned.ts";
 import * as m20261127030000 from "./20261127030000_broker_lanes.ts";
-import * as m20261128060000 from "./20261128060000_queue_reason_codes.ts";
 import * as m20261128040000 from "./20261128040000_flow_schedule_interval.ts";
+import * as m20261128060000 from "./20261128060000_queue_reason_codes.ts";
+import * as m20261128070000 from "./20261128070000_account_storage.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -77,6 +78,7 @@ export const migrations: Record<string, Migration> = {
   "20261127020300_run_steps_reference_partitioned_runs": m20261127020300,
   "20261127020400_run_steps_partitioned": m20261127020400,
   "20261127030000_broker_lanes": m20261127030000,
-  "20261128060000_queue_reason_codes": m20261128060000,
   "20261128040000_flow_schedule_interval": m20261128040000,
+  "20261128060000_queue_reason_codes": m20261128060000,
+  "20261128070000_account_storage": m20261128070000,
 };
