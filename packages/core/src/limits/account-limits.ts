@@ -1,7 +1,7 @@
 import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
 import { type Broker, QuotaExceeded } from "../broker/port.ts";
-import { DomainError, type ErrorCode } from "../errors.ts";
+import { DomainError } from "../errors.ts";
 import { LIMITS, type LimitName, type PlanCatalog, type PlanLimits } from "./plans.ts";
 import { createRateTaker } from "./rate-taker.ts";
 
@@ -110,10 +110,20 @@ export function createAccountLimits(deps: { db: Kysely<Database>; broker: Broker
  */
 export function quotaError(error: unknown, name: LimitName, plan: string): unknown {
   if (!(error instanceof QuotaExceeded)) return error;
-  const code: ErrorCode = error.quota === "entries" ? "conflict" : "payload_too_large";
-  const what =
-    error.quota === "entries"
-      ? `the stream holds ${error.used.toLocaleString("en")} messages, the most one keeps on the ${plan} plan (${name}); set its max_messages to drop the oldest`
-      : `the account keeps ${error.used.toLocaleString("en")} of the ${error.limit.toLocaleString("en")} bytes the ${plan} plan allows (${name}); this write does not fit`;
-  return new DomainError(code, what, { details: { limit: { name, limit: error.limit, used: error.used, plan } } });
+  if (error.quota !== "entries") return bytesQuotaError(name, { limit: error.limit, used: error.used, plan });
+  return new DomainError(
+    "conflict",
+    `the stream holds ${error.used.toLocaleString("en")} messages, the most one keeps on the ${plan} plan (${name}); set its max_messages to drop the oldest`,
+    { details: { limit: { name, limit: error.limit, used: error.used, plan } } },
+  );
+}
+
+/** The 413 of a write that would take the account's bytes (`used` now) past a byte limit of its plan, naming it. */
+export function bytesQuotaError(name: LimitName, quota: { limit: number; used: number; plan: string }): DomainError {
+  const { limit, used, plan } = quota;
+  return new DomainError(
+    "payload_too_large",
+    `the account keeps ${used.toLocaleString("en")} of the ${limit.toLocaleString("en")} bytes the ${plan} plan allows (${name}); this write does not fit`,
+    { details: { limit: { name, limit, used, plan } } },
+  );
 }

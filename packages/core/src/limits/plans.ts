@@ -2,8 +2,8 @@ import { readFile } from "node:fs/promises";
 import { z } from "zod";
 
 /**
- * Per-account limits on what accounts share (the Broker's memory, the engine's queue), by
- * price plan (`accounts.plan`, the plans the price catalog names in `metadata.plan`).
+ * Per-account limits on what accounts share (the Broker's memory, the engine's queue, the
+ * database), by price plan (`accounts.plan`, the plans the price catalog names in `metadata.plan`).
  */
 
 export const LIMITS = {
@@ -11,6 +11,12 @@ export const LIMITS = {
   stream_bytes: { unit: "bytes", per: "account", fallback: 1024 * 1024 * 1024 },
   /** Bytes of KV keys and values the account keeps, all its buckets together. */
   kv_bytes: { unit: "bytes", per: "account", fallback: 256 * 1024 * 1024 },
+  /** Bytes of events the account keeps (`POST /events`, `event.send`; each kept 31 days): keys and data as JSON. */
+  event_bytes: { unit: "bytes", per: "account", fallback: 1024 * 1024 * 1024 },
+  /** Bytes of flow revisions the account keeps (one per save, kept for good): trigger, steps and settings as JSON. */
+  flow_revision_bytes: { unit: "bytes", per: "account", fallback: 1024 * 1024 * 1024 },
+  /** Bytes one run may record in all: its steps' outputs (as JSON) and error texts together. */
+  run_record_bytes: { unit: "bytes", per: "run", fallback: 256 * 1024 * 1024 },
   /** Messages one stream keeps (a stream whose `max_messages` is lower never meets it). */
   stream_messages: { unit: "messages", per: "stream", fallback: 10_000_000 },
   /** Runs started in any minute, however they start. */
