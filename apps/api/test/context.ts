@@ -3,6 +3,9 @@
  * runs most suites need. A suite starts its server with `startTestApi` (harness.ts) and then
  * speaks through these, so that a request, a flow or a run reads the same in every file.
  */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { bearer, signUp } from "./accounts-helpers.ts";
 import type { TestApi } from "./harness.ts";
 
@@ -30,6 +33,24 @@ export async function call(
   const response = await api.request(path, { method, headers: caller?.headers ?? {}, json });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : null, headers: response.headers };
+}
+
+/**
+ * A PLAN_LIMITS_FILE for `startTestApi`'s env: each plan a partial set of limits over the
+ * defaults (`{"few-events": {"event_bytes": 300}}`), in a file of its own.
+ */
+export function planLimitsFile(plans: Record<string, Record<string, number>>): string {
+  const file = join(mkdtempSync(join(tmpdir(), "plan-limits-")), "limits.json");
+  writeFileSync(file, JSON.stringify(plans));
+  return file;
+}
+
+/**
+ * Puts the caller's account on `plan`. A process keeps an account's plan for a minute once it
+ * has read it: call this before anything of the account meets a limit.
+ */
+export async function putOnPlan(api: TestApi, caller: Caller, plan: string): Promise<void> {
+  await api.services.db.updateTable("accounts").set({ plan }).where("id", "=", caller.accountId).execute();
 }
 
 /** What every storage failure answers: exactly `{error: <code>}`. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Caller, call, newCaller, runUntil, startRun } from "./context.ts";
+import { createLogger, platformJobs } from "@platform/core";
+import { type Caller, call, newCaller, planLimitsFile, putOnPlan, runUntil, startRun } from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
 
 /**
@@ -23,6 +24,9 @@ const failing = (name: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
+/** Bytes of events the `few-events` plan lets an account keep: three of the events the quota test sends. */
+const EVENT_BYTES = 300;
+
 // biome-ignore lint/suspicious/noExplicitAny: the assertions that read a view are its type check
 type View = any;
 
@@ -37,7 +41,12 @@ for (const { label, backend, redis, skip } of runModes()) {
     let api: TestApi;
     let owner: Caller;
     beforeAll(async () => {
-      api = await startTestApi({ backend, redis, worker: true });
+      api = await startTestApi({
+        backend,
+        redis,
+        worker: true,
+        env: { PLAN_LIMITS_FILE: planLimitsFile({ "few-events": { event_bytes: EVENT_BYTES } }) },
+      });
       owner = await newCaller(api, "language");
     }, 60_000);
     afterAll(() => api.stop());
@@ -473,6 +482,59 @@ for (const { label, backend, redis, skip } of runModes()) {
         output: { approved: false, by: "bot" },
       });
       expect(await call(api, owner, "POST", "/events", { key: "" })).toMatchObject({ status: 400 });
+    });
+
+    test("events count against the plan's event_bytes: past it POST /events is 413 and event.send fails, naming it; retention gives the bytes back", async () => {
+      const sender = await newCaller(api, "few-events");
+      await putOnPlan(api, sender, "few-events");
+      const usedOf = async (caller: Caller) =>
+        (await call(api, caller, "GET", "/accounts/usage")).body.data.limits.find(
+          (limit: { name: string }) => limit.name === "event_bytes",
+        );
+      // An event counts its key and its data as JSON: "quota-1" and {"note":"<80 x>"} are 7 + 91 bytes.
+      const data = { note: "x".repeat(80) };
+      for (const key of ["quota-1", "quota-2", "quota-3"]) {
+        expect((await call(api, sender, "POST", "/events", { key, data })).status).toBe(200);
+      }
+      expect(await usedOf(sender)).toEqual({
+        name: "event_bytes",
+        limit: EVENT_BYTES,
+        used: 294,
+        unit: "bytes",
+        per: "account",
+      });
+      const refusal = `the account keeps 294 of the ${EVENT_BYTES} bytes the few-events plan allows (event_bytes); this write does not fit`;
+      expect(await call(api, sender, "POST", "/events", { key: "quota-4", data })).toMatchObject({
+        status: 413,
+        body: { error: refusal, limit: { name: "event_bytes", limit: EVENT_BYTES, used: 294, plan: "few-events" } },
+      });
+      // A step that sends one fails, not retried, with the same words; the event is not kept.
+      const created = await call(api, sender, "POST", "/flows", {
+        name: "sender",
+        steps: [{ name: "send", subject: "event.send", payload: { key: "quota-5", data }, options: { attempts: 3 } }],
+      });
+      const started = await startRun(api, sender, created.body.data.id, {});
+      const run = await runUntil(api, sender, started.body.run_id);
+      expect(run).toMatchObject({ status: "failed", error: `step "send" failed: ${refusal}` });
+      expect(run.steps[0].attempts).toHaveLength(1);
+      expect((await usedOf(sender)).used).toBe(294);
+      // Another account is not touched by this one's events.
+      expect((await call(api, owner, "POST", "/events", { key: "quota-1", data })).status).toBe(200);
+
+      // Past the longest wait, retention deletes the events and gives their bytes back.
+      await api.services.db
+        .updateTable("run_events")
+        .set({ created_at: new Date(Date.now() - 32 * 86_400_000) })
+        .where("account_id", "=", sender.accountId)
+        .execute();
+      const retention = platformJobs(api.services).find((job) => job.name === "run-retention");
+      await retention?.run({
+        signal: new AbortController().signal,
+        logger: createLogger({ level: "silent", name: "t" }),
+      });
+      expect((await usedOf(sender)).used).toBe(0);
+      expect((await call(api, sender, "POST", "/events", { key: "quota-4", data })).status).toBe(200);
+      expect((await usedOf(sender)).used).toBe(98);
     });
 
     test("a wait that times out fails the step, or goes on with null (on_timeout: continue)", async () => {

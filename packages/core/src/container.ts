@@ -107,7 +107,7 @@ export async function createServices(
   const authenticate = createAuthenticator(accounts);
   const metrics = createMetricsRecorder({ broker, logger: logger.child({ component: "metrics" }) });
   const limits = createAccountLimits({ db: database.db, broker, plans });
-  const events = createRunEvents(database.db);
+  const events = createRunEvents(database.db, limits);
   const runQueue = createRunQueue(broker, config.runs.queuePartitions);
   const runs = createRunsService({
     events,

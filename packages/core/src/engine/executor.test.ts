@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { DatabaseHandle } from "@platform/db";
 import { openTestDatabase } from "@platform/db/testing";
 import { STEP_OPTION_DEFAULTS } from "../flows/step-defaults.ts";
+import { DEFAULT_LIMITS } from "../limits/plans.ts";
 import { readStepRecords } from "../runs/views.ts";
 import { compilePayload } from "../templates/index.ts";
 import { createRunEvents } from "./events.ts";
@@ -80,6 +81,9 @@ describe("the run executor", () => {
     secretKeys: [],
   });
 
+  /** Every account on the default limits. */
+  const defaultPlan = { of: async () => ({ plan: "free", limits: DEFAULT_LIMITS }) };
+
   /** A flow of these steps, run by the executor. */
   const execute = (
     deps: Pick<ExecutorDeps, "store" | "functions" | "secrets" | "outputMaxBytes">,
@@ -92,7 +96,7 @@ describe("the run executor", () => {
       {
         ...deps,
         forEachMaxItems: 100,
-        events: createRunEvents(database.db),
+        events: createRunEvents(database.db, defaultPlan),
         startChild: () => Promise.reject(new Error("no flow.call here")),
         childOutcome: async () => null,
         maxCallDepth: 10,

@@ -124,13 +124,21 @@ export function runRetentionJob(services: Pick<Services, "db" | "config" | "logg
         const days = account.run_retention_days ?? retentionDays;
         await deleteRunsBefore(services, signal, firstIdAt(Date.now() - days * 86_400_000), account.id);
       }
-      // Events outlive the longest wait, and no more.
+      // Events outlive the longest wait, and no more; each gives its account back the bytes it counted for.
       while (!signal.aborted) {
-        const { numAffectedRows } = await sql`
-          delete from run_events where id in (
-            select id from run_events where created_at < now() - ${EVENT_RETENTION_DAYS} * interval '1 day'
-            order by id limit ${PAGE})`.execute(services.db);
-        if (Number(numAffectedRows ?? 0) < PAGE) break;
+        const { rows } = await sql<{ deleted: number }>`
+          with gone as (
+            delete from run_events where id in (
+              select id from run_events where created_at < now() - ${EVENT_RETENTION_DAYS} * interval '1 day'
+              order by id limit ${PAGE})
+            returning account_id, bytes
+          ), given_back as (
+            update account_storage as s set event_bytes = s.event_bytes - g.bytes
+            from (select account_id, sum(bytes) as bytes from gone group by account_id) as g
+            where s.account_id = g.account_id
+          )
+          select count(*)::integer as deleted from gone`.execute(services.db);
+        if (Number(rows[0]?.deleted ?? 0) < PAGE) break;
       }
       await sql`
         delete from replay_jobs where finished_at < now() - ${retentionDays} * interval '1 day'`.execute(services.db);

@@ -204,8 +204,11 @@ export const runsRouter = router({
       path: "/events",
       summary: "Send an event to waiting runs",
       description:
-        "Delivers an event to every run of the account whose `wait.event` step waits on `key` (the first event of its key sent after the step began waiting); that step's output is `data` and the run goes on, holding no worker meanwhile. Events are kept 31 days; one sent when nothing waits resumes nothing (`resumed: 0`). An approval step is built this way: a `wait.event` on `approval-{{run.id}}`, and the approver's click sends that key. A field other than `key` and `data` is 400 naming it (`invalid input: body: Unrecognized key: \"dta\"`).",
-      errorResponses: withCredential,
+        "Delivers an event to every run of the account whose `wait.event` step waits on `key` (the first event of its key sent after the step began waiting); that step's output is `data` and the run goes on, holding no worker meanwhile. Events are kept 31 days; one sent when nothing waits resumes nothing (`resumed: 0`). An approval step is built this way: a `wait.event` on `approval-{{run.id}}`, and the approver's click sends that key. A field other than `key` and `data` is 400 naming it (`invalid input: body: Unrecognized key: \"dta\"`). Events count against the plan's `event_bytes` (key and data as JSON) until they go: one past it is 413 naming the limit (`GET /accounts/usage`).",
+      errorResponses: {
+        ...withCredential,
+        413: "The event would take the account past its plan's event_bytes (the limit is in `limit`)",
+      },
     })
     .input(sendEventInput)
     .output(sendEventOutput)
