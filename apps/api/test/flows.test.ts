@@ -3,6 +3,7 @@ import { type AppRouter, findFlowByWebhookId, readRevision } from "@platform/cor
 import { eventually } from "@platform/core/testing";
 import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
 import { bearer, readBody, signUp } from "./accounts-helpers.ts";
+import { planLimitsFile, putOnPlan } from "./context.ts";
 import {
   createNode,
   type FlowBody,
@@ -19,6 +20,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const WEBHOOK_BASE_URL = "https://hooks.example.com/in";
 const NOT_FOUND = { error: "flow not found" };
 const STEP_DEFAULTS = { timeout: 30_000, attempts: 1, backoff_ms: 1_000 };
+/** Bytes of revisions the `few-revisions` plan lets an account keep: two of the quota test's. */
+const REVISION_BYTES = 3000;
 
 for (const { backend, redis, label, skip } of runModes()) {
   describe.skipIf(Boolean(skip))(`flows on ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {
@@ -27,7 +30,14 @@ for (const { backend, redis, label, skip } of runModes()) {
     let accountId: string;
     let flows: FlowsClient;
     beforeAll(async () => {
-      api = await startTestApi({ backend, redis, env: { WEBHOOK_BASE_URL } });
+      api = await startTestApi({
+        backend,
+        redis,
+        env: {
+          WEBHOOK_BASE_URL,
+          PLAN_LIMITS_FILE: planLimitsFile({ "few-revisions": { flow_revision_bytes: REVISION_BYTES } }),
+        },
+      });
       const { auth } = await signUp(api, "flows");
       owner = bearer(auth.auth_token);
       accountId = auth.account.id;
@@ -282,6 +292,46 @@ for (const { backend, redis, label, skip } of runModes()) {
       expect((await revisionOf(first.id, 2))?.trigger.response_mode).toBe("wait");
       const third = await readBody(await flows.update(first.id, replacement));
       expect(third.data.revision).toBe(3);
+    });
+
+    test("revisions count against the plan's flow_revision_bytes for good: a save past it is 413 naming the limit, and keeps nothing", async () => {
+      const { auth } = await signUp(api, "few-revisions");
+      const headers = bearer(auth.auth_token);
+      await putOnPlan(api, { accountId: auth.account.id, headers }, "few-revisions");
+      const own = flowsClient(api, headers);
+      const used = async () =>
+        (await readBody(await api.request("/accounts/usage", { headers }))).data.limits.find(
+          (limit: { name: string }) => limit.name === "flow_revision_bytes",
+        ).used as number;
+      const heavy = (n: number) => ({
+        name: `heavy ${n}`,
+        steps: [{ name: "s", subject: "transform", payload: { blob: "x".repeat(1000), n } }],
+      });
+      // Each revision is its trigger, steps and settings as JSON: over 1,000 bytes, and two fit in 3,000.
+      const flow = await own.created(heavy(1));
+      const first = await used();
+      expect(first).toBeGreaterThan(1000);
+      expect(first).toBeLessThan(REVISION_BYTES / 2);
+      expect((await own.update(flow.id, heavy(2))).status).toBe(200);
+      const two = await used();
+      expect(two).toBe(2 * first);
+
+      const refused = await own.update(flow.id, heavy(3));
+      expect(refused.status).toBe(413);
+      expect(await readBody(refused)).toEqual({
+        error: `the account keeps ${two.toLocaleString("en")} of the 3,000 bytes the few-revisions plan allows (flow_revision_bytes); this write does not fit`,
+        limit: { name: "flow_revision_bytes", limit: REVISION_BYTES, used: two, plan: "few-revisions" },
+      });
+      // Nothing of a refused save is kept: the flow is as it was, and a new flow is refused too.
+      expect((await readBody(await own.get(flow.id))).data).toMatchObject({ name: "heavy 2", revision: 2 });
+      expect((await own.create(heavy(4))).status).toBe(413);
+      expect((await readBody(await own.list())).data).toHaveLength(1);
+      expect(await used()).toBe(two);
+      // Revisions are kept for good (runs accepted under them may still run): deleting the flow gives nothing back.
+      expect((await own.remove(flow.id)).status).toBe(200);
+      expect(await used()).toBe(two);
+      // Another account's saves are its own.
+      expect((await flows.create(heavy(5))).status).toBe(200);
     });
 
     test("the ingress finds a live flow by its webhook id, with its secret in clear and its current revision", async () => {

@@ -53,6 +53,10 @@ export const withCredential = { 400: "Invalid input", 401: "Credential missing o
 export const tooManyTemplates = {
   413: "The definition (for a flow, with the node templates it copies) holds more templates than a definition may",
 };
+/** The answer of an operation that saves a flow, which writes a revision: past the template limits, or the plan's revision bytes. */
+export const flowTooLarge = {
+  413: `${tooManyTemplates[413]}, or its revision would take the account past its plan's flow_revision_bytes (the limit is in \`limit\`)`,
+};
 /**
  * A whole number in a JSON body, taken as sent. The REST adapter coerces the numbers of a
  * body (`"7"`, `true`, `null` and `[]` would all pass); it does not reach into a pipe, so

@@ -175,10 +175,17 @@ export async function scheduleProblem(
   return countProblem(deps.db, accountId, current?.id ?? null, schedule.plan);
 }
 
+/** The bytes of revisions the account's plan lets it keep; read before a save's transaction, as the plan is (see `checkSchedule`). */
+async function revisionQuotaOf(deps: FlowsDeps, accountId: string): Promise<{ limit: number; plan: string }> {
+  const { plan, limits } = await deps.limits.of(accountId);
+  return { limit: limits.flow_revision_bytes, plan };
+}
+
 export async function createFlow(deps: FlowsDeps, principal: Principal, input: FlowInput): Promise<Flow> {
   const accountId = principal.accountId;
   const { steps, onFailure } = await stepsToSave(deps, principal, input);
   const schedule = await checkSchedule(deps, accountId, input);
+  const revisionQuota = await revisionQuotaOf(deps, accountId);
   const id = Bun.randomUUIDv7();
   const secret = input.trigger.signingSecret;
   const row = await deps.db.transaction().execute(async (trx) => {
@@ -195,15 +202,20 @@ export async function createFlow(deps: FlowsDeps, principal: Principal, input: F
       })
       .returningAll()
       .executeTakeFirstOrThrow();
-    await insertRevision(trx, {
-      flowId: id,
-      revision: 1,
-      trigger: input.trigger.settings,
-      steps,
-      onFailure,
-      concurrency: input.concurrency,
-      throttle: input.throttle,
-    });
+    await insertRevision(
+      trx,
+      accountId,
+      {
+        flowId: id,
+        revision: 1,
+        trigger: input.trigger.settings,
+        steps,
+        onFailure,
+        concurrency: input.concurrency,
+        throttle: input.throttle,
+      },
+      revisionQuota,
+    );
     return created;
   });
   return toFlow(row, deps.config);
@@ -283,6 +295,7 @@ export async function updateFlow(deps: FlowsDeps, principal: Principal, id: stri
   const accountId = principal.accountId;
   const { steps, onFailure } = await stepsToSave(deps, principal, input);
   const schedule = await checkSchedule(deps, accountId, input);
+  const revisionQuota = await revisionQuotaOf(deps, accountId);
   const row = await deps.db.transaction().execute(async (trx) => {
     const current = await lockFlow(trx, accountId, id);
     await checkScheduleCount(trx, accountId, current, schedule);
@@ -298,15 +311,20 @@ export async function updateFlow(deps: FlowsDeps, principal: Principal, id: stri
       .where("id", "=", id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    await insertRevision(trx, {
-      flowId: id,
-      revision,
-      trigger: input.trigger.settings,
-      steps,
-      onFailure,
-      concurrency: input.concurrency,
-      throttle: input.throttle,
-    });
+    await insertRevision(
+      trx,
+      accountId,
+      {
+        flowId: id,
+        revision,
+        trigger: input.trigger.settings,
+        steps,
+        onFailure,
+        concurrency: input.concurrency,
+        throttle: input.throttle,
+      },
+      revisionQuota,
+    );
     return updated;
   });
   await deps.storageDefinitions.changed(...webhookCacheKey(row.webhook_id));

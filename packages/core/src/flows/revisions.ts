@@ -1,6 +1,7 @@
 import type { Database } from "@platform/db";
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import type { BuiltInSubject } from "../built-in-functions.ts";
+import { countWithin, storageRefusal } from "../limits/account-storage.ts";
 import type { TriggerSettings } from "./schemas.ts";
 import type { StepOptions } from "./step-defaults.ts";
 import type { FlowStep } from "./step-tree.ts";
@@ -49,19 +50,35 @@ export interface ThrottleLimit {
   key?: string;
 }
 
-export async function insertRevision(db: Kysely<Database>, revision: FlowRevision): Promise<void> {
-  await db
-    .insertInto("flow_revisions")
-    .values({
-      flow_id: revision.flowId,
-      revision: revision.revision,
-      trigger: JSON.stringify(revision.trigger),
-      steps: JSON.stringify(revision.steps),
-      on_failure: JSON.stringify(revision.onFailure),
-      concurrency: revision.concurrency ? JSON.stringify(revision.concurrency) : null,
-      throttle: revision.throttle ? JSON.stringify(revision.throttle) : null,
-    })
-    .execute();
+/**
+ * Writes a revision, counting it against the account's `flow_revision_bytes` (its trigger,
+ * steps and settings as JSON, in bytes of UTF-8) in the same statement. Revisions are kept
+ * for good, so what they count is never given back. One that would pass the plan's limit is
+ * not written: 413 naming the limit.
+ */
+export async function insertRevision(
+  db: Kysely<Database>,
+  accountId: string,
+  revision: FlowRevision,
+  quota: { limit: number; plan: string },
+): Promise<void> {
+  const columns = [
+    JSON.stringify(revision.trigger),
+    JSON.stringify(revision.steps),
+    JSON.stringify(revision.onFailure),
+    revision.concurrency ? JSON.stringify(revision.concurrency) : null,
+    revision.throttle ? JSON.stringify(revision.throttle) : null,
+  ] as const;
+  const bytes = columns.reduce((sum, json) => sum + (json === null ? 0 : Buffer.byteLength(json)), 0);
+  const [trigger, steps, onFailure, concurrency, throttle] = columns;
+  const { rows } = await sql`
+    with counted as (${countWithin(accountId, "flow_revision_bytes", bytes, quota.limit)})
+    insert into flow_revisions (flow_id, revision, trigger, steps, on_failure, concurrency, throttle)
+    select ${revision.flowId}::uuid, ${revision.revision}::integer, ${trigger}::jsonb, ${steps}::jsonb,
+      ${onFailure}::jsonb, ${concurrency}::jsonb, ${throttle}::jsonb
+    from counted
+    returning revision`.execute(db);
+  if (rows.length === 0) throw await storageRefusal(db, accountId, "flow_revision_bytes", quota);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { messageResponse, success, tooManyTemplates, withCredential } from "../schemas.ts";
+import { flowTooLarge, messageResponse, success, withCredential } from "../schemas.ts";
 import { operations, router } from "../trpc.ts";
 import { checkFlow } from "./check.ts";
 import { createFlow, deleteFlow, getFlow, listFlows, regenerateWebhook, updateFlow } from "./flows.ts";
@@ -13,7 +13,7 @@ const saveRules = [
   "A `schedule` trigger (`cron`, `timezone`, `catch_up`) saved active counts against the account's plan: 409 past `schedules` (flows with an active schedule), 400 naming `trigger.cron` past `schedule_interval_seconds` (the shortest time its next 100 ticks come apart); each with the limit in `limit` (`GET /accounts/usage`). Saving a flow inactive is never refused for them.",
   '`steps`: each `{name, node: "nodes.<id>"}` (a node template of this account, copied into the revision as it is when the flow is saved) or `{name, node_type: "function", subject, payload, options}`; inline `options` default to timeout 30000 ms, attempts 1, backoff_ms 1000 (node templates keep their own).',
   "400s name the field: an unknown subject, a node reference to no node of the account, a duplicate step name, a `{{steps.<name>}}` naming no earlier step (itself or a later one included), a malformed template. `{{secrets.<key>}}` is resolved when the step runs, so a secret may be written after the flow; saving such a reference (inline, or in a node template the flow copies) needs the right to read that secret, so an API key must be allowed `GET /secrets/<key>`, else 403 naming it.",
-  "Every save writes a new immutable revision (`revision` counts from 1); runs keep the revision they were accepted under.",
+  "Every save writes a new immutable revision (`revision` counts from 1); runs keep the revision they were accepted under. Revisions are kept for good and count against the plan's `flow_revision_bytes` (trigger, steps and settings as JSON, deleted flows' too): a save past it is 413 naming the limit (`GET /accounts/usage`).",
 ].join("\n\n");
 
 const idRule =
@@ -26,7 +26,7 @@ export const flowsRouter = router({
       path: "/flows",
       summary: "Create a flow",
       description: `Answers \`{data: Flow}\` with its id and its webhook \`{id, url}\` (\`{webhook_url}/<id>\`).\n\n${saveRules}`,
-      errorResponses: { ...withCredential, ...tooManyTemplates },
+      errorResponses: { ...withCredential, ...flowTooLarge },
     })
     .input(createFlowInput)
     .output(flowOutput)
@@ -87,7 +87,7 @@ export const flowsRouter = router({
       path: "/flows/{id}",
       summary: "Replace a flow's definition",
       description: `Replaces the whole definition, as on creation (defaults apply again), and writes the next revision; node references are resolved again. The webhook id stays. With \`signature\` access, leaving \`signing_secret\` out keeps the stored one (it must suit the \`service\`); any other access drops it. ${idRule}\n\n${saveRules}`,
-      errorResponses: { ...withCredential, 404: "No such flow", ...tooManyTemplates },
+      errorResponses: { ...withCredential, 404: "No such flow", ...flowTooLarge },
     })
     .input(updateFlowInput)
     .output(flowOutput)
