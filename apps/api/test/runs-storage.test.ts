@@ -3,13 +3,27 @@ import { randomBytes } from "node:crypto";
 import { sql } from "kysely";
 import { bearer, signUp } from "./accounts-helpers.ts";
 import type { Caller } from "./context.ts";
-import { createFlow, runUntil, startRun, type TestStep } from "./context.ts";
+import {
+  call,
+  createFlow,
+  newCaller,
+  planLimitsFile,
+  putOnPlan,
+  runUntil,
+  startRun,
+  type TestStep,
+} from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
 
-/** What a run may write: each step's output once, within STEP_OUTPUT_MAX_BYTES; its trigger data within TRIGGER_MAX_BYTES. */
+/**
+ * What a run may write: each step's output once, within STEP_OUTPUT_MAX_BYTES; its trigger
+ * data within TRIGGER_MAX_BYTES; its outputs and error texts together within its plan's
+ * `run_record_bytes` (on the `small-runs` plan here).
+ */
 
 const OUTPUT_MAX_BYTES = 256 * 1024;
 const TRIGGER_MAX_BYTES = 4 * 1024 * 1024;
+const RUN_RECORD_BYTES = 100_000;
 
 for (const { backend, redis, label, skip } of runModes()) {
   describe.skipIf(Boolean(skip))(`what a run writes on ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {
@@ -20,7 +34,11 @@ for (const { backend, redis, label, skip } of runModes()) {
         backend,
         redis,
         worker: true,
-        env: { STEP_OUTPUT_MAX_BYTES: String(OUTPUT_MAX_BYTES), TRIGGER_MAX_BYTES: String(TRIGGER_MAX_BYTES) },
+        env: {
+          STEP_OUTPUT_MAX_BYTES: String(OUTPUT_MAX_BYTES),
+          TRIGGER_MAX_BYTES: String(TRIGGER_MAX_BYTES),
+          PLAN_LIMITS_FILE: planLimitsFile({ "small-runs": { run_record_bytes: RUN_RECORD_BYTES } }),
+        },
       });
       const { auth } = await signUp(api, "storage");
       owner = { accountId: auth.account.id, headers: bearer(auth.auth_token) };
@@ -99,6 +117,88 @@ for (const { backend, redis, label, skip } of runModes()) {
       expect(((await webhook.json()) as { error: string }).error).toEndWith(limit);
       const runs = await api.request(`/flows/${flowId}/runs`, { headers: owner.headers });
       expect(((await runs.json()) as { data: unknown[] }).data).toEqual([]);
+    });
+
+    /** A new account on the `small-runs` plan. */
+    async function smallRuns(tag: string): Promise<Caller> {
+      const caller = await newCaller(api, tag);
+      await putOnPlan(api, caller, "small-runs");
+      return caller;
+    }
+
+    const refusal = (used: number, bytes: number) =>
+      `the run has recorded ${used.toLocaleString("en")} of the ${RUN_RECORD_BYTES.toLocaleString("en")} bytes the small-runs plan lets one run record (run_record_bytes); this output of ${bytes.toLocaleString("en")} bytes does not fit`;
+
+    test("a for-each whose items' outputs pass run_record_bytes fails at the first that does not fit; what it recorded stays", async () => {
+      const caller = await smallRuns("record-limit");
+      const created = await call(api, caller, "POST", "/flows", {
+        name: "copies",
+        steps: [
+          {
+            name: "each",
+            for_each: "{{trigger.items}}",
+            steps: [{ name: "copy", subject: "transform", payload: { blob: "{{trigger.blob}}" } }],
+          },
+          { name: "after", subject: "transform", payload: {} },
+        ],
+      });
+      expect(created.status).toBe(200);
+      const flowId = created.body.data.id;
+      // Each item's output is {"blob":"<10,000 x>"}: 10,011 bytes. Nine fit in 100,000; the tenth does not.
+      const blob = "x".repeat(10_000);
+      const itemBytes = JSON.stringify({ blob }).length;
+      const started = await startRun(api, caller, flowId, { blob, items: Array.from({ length: 30 }, (_, n) => n) });
+      expect(started.status).toBe(200);
+      const run = await runUntil(api, caller, started.body.run_id);
+      const error = refusal(9 * itemBytes, itemBytes);
+      expect(run).toMatchObject({ status: "failed", error: `step "copy" failed: ${error}`, output: null });
+      const copies = run.steps.filter((step: { name: string }) => step.name === "copy");
+      expect(copies.map((step: { status: string }) => step.status)).toEqual([...Array(9).fill("succeeded"), "failed"]);
+      expect(copies[8].output).toEqual({ blob });
+      expect(copies[9]).toMatchObject({ status: "failed", error });
+      expect(copies[9]).not.toHaveProperty("output");
+      expect(copies[9].attempts).toHaveLength(1);
+      expect(run.steps.find((step: { name: string }) => step.name === "each")).toMatchObject({
+        status: "failed",
+        error,
+      });
+      expect(run.steps.some((step: { name: string }) => step.name === "after")).toBe(false);
+
+      // The usage shows the run that recorded the most: nine outputs, and the error text as the
+      // failed item (its attempt and itself) and the for-each record it.
+      const usage = await call(api, caller, "GET", "/accounts/usage");
+      expect(usage.body.data.limits.find((limit: { name: string }) => limit.name === "run_record_bytes")).toEqual({
+        name: "run_record_bytes",
+        limit: RUN_RECORD_BYTES,
+        used: 9 * itemBytes + 3 * Buffer.byteLength(error),
+        unit: "bytes",
+        per: "run",
+        of: run.id,
+      });
+
+      // Each run has its own budget: a run of fewer items succeeds.
+      const small = await startRun(api, caller, flowId, { blob, items: [1, 2, 3] });
+      expect((await runUntil(api, caller, small.body.run_id)).status).toBe("succeeded");
+    });
+
+    test("a run parked between its steps counts what it recorded before: the count goes with the run, not the delivery", async () => {
+      const caller = await smallRuns("record-resumed");
+      const flowId = await createFlow(api, caller, [
+        { name: "first", subject: "transform", payload: { blob: "{{trigger.blob}}" } },
+        // Longer than a worker waits in place: the run parks and a later delivery takes it on.
+        { name: "pause", subject: "delay", payload: { ms: 1500 } },
+        { name: "second", subject: "transform", payload: { blob: "{{trigger.blob}}" } },
+      ]);
+      const blob = "y".repeat(60_000);
+      const bytes = JSON.stringify({ blob }).length;
+      const started = await startRun(api, caller, flowId, { blob });
+      const run = await runUntil(api, caller, started.body.run_id);
+      expect(run).toMatchObject({ status: "failed", error: `step "second" failed: ${refusal(bytes, bytes)}` });
+      expect(run.steps.map((step: { name: string; status: string }) => [step.name, step.status])).toEqual([
+        ["first", "succeeded"],
+        ["pause", "succeeded"],
+        ["second", "failed"],
+      ]);
     });
   });
 }

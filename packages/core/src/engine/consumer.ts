@@ -142,6 +142,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
     startChild: (input) => services.runs.start(input),
     childOutcome: (accountId, runId) => services.runs.outcome(accountId, runId),
     maxCallDepth: services.config.runs.flowCallMaxDepth,
+    limits: services.limits,
   };
   return {
     close: async () => {

@@ -97,6 +97,7 @@ describe("the run executor", () => {
         ...deps,
         forEachMaxItems: 100,
         events: createRunEvents(database.db, defaultPlan),
+        limits: defaultPlan,
         startChild: () => Promise.reject(new Error("no flow.call here")),
         childOutcome: async () => null,
         maxCallDepth: 10,

@@ -1,8 +1,10 @@
 import type { RunStatus } from "@platform/db";
 import { messageOf } from "../errors.ts";
+import type { AccountLimits } from "../limits/account-limits.ts";
 import { sleep } from "../sleep.ts";
 import type { TemplateScope } from "../templates/index.ts";
 import { PURE_SUBJECTS } from "./built-ins.ts";
+import { createRecordBudget } from "./record-budget.ts";
 import type { RespondOutput, StepRecord, StepRecords } from "./records.ts";
 import type {
   LoadedFlow,
@@ -25,6 +27,8 @@ export { RunClaimedElsewhere, RunTakenOver } from "./run-writer.ts";
 /** What the executor needs besides the run. */
 export interface ExecutorDeps extends TaskDeps, WaitDeps {
   store: RunStore;
+  /** The run's plan: what one run may record in all (`run_record_bytes`, see record-budget.ts). */
+  limits: Pick<AccountLimits, "of">;
   /** Most items a for-each iterates (FOR_EACH_MAX_ITEMS). */
   forEachMaxItems: number;
 }
@@ -98,7 +102,9 @@ export async function executeRun(
   onClaimed?: (claimedAt: number) => void,
 ): Promise<RunEnd> {
   const records: StepRecords = { ...run.steps };
-  const writer: RunWriter = createRunWriter(deps.store, run, onClaimed);
+  const { plan, limits } = await deps.limits.of(run.accountId);
+  const budget = createRecordBudget({ limit: limits.run_record_bytes, plan }, run.recordedBytes, run.steps);
+  const writer: RunWriter = createRunWriter(deps.store, run, onClaimed, () => budget.used);
   // Every secret a step reads goes through it, and every failure text it redacts (run-secrets.ts).
   const secrets = createRunSecrets(deps.secrets, run.accountId);
   const runInfo = {
@@ -107,6 +113,7 @@ export async function executeRun(
     accountId: run.accountId,
     trigger: run.trigger,
     callDepth: run.callDepth,
+    budget,
   };
   /** The waits the run parks on, by step record: their event keys go with the park, and are looked at again after it. */
   const waits = new Map<string, Extract<WaitOutcome, { kind: "wait" }>>();
@@ -129,7 +136,10 @@ export async function executeRun(
   const withSecrets = async (step: LoadedStep, scope: TemplateScope) =>
     step.secretKeys.length > 0 ? { ...scope, secrets: await secrets.read(step.secretKeys) } : scope;
 
-  const touch = (key: string, record: StepRecord) => writer.touch(key, record);
+  const touch = (key: string, record: StepRecord) => {
+    budget.countErrors(key, record);
+    writer.touch(key, record);
+  };
 
   /**
    * Ends the record of control step `name` (kept under `key`) with the outcome of its steps,
@@ -137,7 +147,7 @@ export async function executeRun(
    */
   const settle = (name: string, key: string, record: StepRecord, outcome: Outcome): Outcome => {
     if (outcome.kind === "done") {
-      const failure = unstorableOutput(outcome.output, deps.outputMaxBytes);
+      const failure = unstorableOutput(outcome.output, deps.outputMaxBytes) ?? budget.admit(outcome.output);
       if (failure) {
         const { error } = failRecord(record, failure, secrets);
         touch(key, record);
@@ -211,7 +221,7 @@ export async function executeRun(
     return handle(step, key, record, frame, outcome);
   }
 
-  /** A failed step with a `catch` handler: the handler runs, and its output becomes the step's. */
+  /** A failed step with a `catch` handler: the handler runs, and its output becomes the step's (recorded again). */
   async function handle(step: LoadedStep, key: string, record: StepRecord, frame: Frame, outcome: Outcome) {
     if (outcome.kind !== "failed" || !step.handler) return outcome;
     const handled = await runList(
@@ -220,6 +230,12 @@ export async function executeRun(
       false,
     );
     if (handled.kind !== "done") return handled;
+    const refused = budget.admit(handled.output);
+    if (refused) {
+      const { error } = failRecord(record, refused, secrets);
+      touch(key, record);
+      return { kind: "failed", error, step: step.name } as const;
+    }
     Object.assign(record, { status: "succeeded", output: handled.output ?? null, handled: true, finished_at: now() });
     touch(key, record);
     return handled;
@@ -418,6 +434,8 @@ export async function executeRun(
       }
       const failure = unstorableOutput({ output, answer }, deps.outputMaxBytes);
       if (failure) throw failure;
+      const refused = budget.admit({ output, answer });
+      if (refused) throw refused;
     } catch (error) {
       return settle(step.name, key, record, {
         kind: "failed",

@@ -14,7 +14,7 @@ export class RunClaimedElsewhere extends RunTakenOver {
   override name = "RunClaimedElsewhere";
 }
 
-export type WriteChange = Omit<RunWrite, "id" | "holder" | "steps" | "claim">;
+export type WriteChange = Omit<RunWrite, "id" | "holder" | "steps" | "claim" | "recordedBytes">;
 
 export interface RunWriter {
   /** The step's record changed: the next write carries it. */
@@ -32,9 +32,15 @@ export interface RunWriter {
  * its output once it has succeeded, see `RunWrite`); a checkpoint with nothing changed writes
  * nothing. A run not claimed yet is claimed by its first write; `onClaimed` hears when that
  * write claimed a run that stays held. A write that finds the run no longer its own rejects,
- * and so does every write after it.
+ * and so does every write after it. Each write carries what the run has recorded by then
+ * (`recordedBytes`, see record-budget.ts).
  */
-export function createRunWriter(store: RunStore, run: ClaimedRun, onClaimed?: (claimedAt: number) => void): RunWriter {
+export function createRunWriter(
+  store: RunStore,
+  run: ClaimedRun,
+  onClaimed: ((claimedAt: number) => void) | undefined,
+  recordedBytes: () => number,
+): RunWriter {
   const pending = new Map<string, StepRecord>();
   let claim = run.claimed ? undefined : { startedAt: new Date() };
   let queue: Promise<void> = Promise.resolve();
@@ -43,7 +49,8 @@ export function createRunWriter(store: RunStore, run: ClaimedRun, onClaimed?: (c
     const claiming = claim;
     const steps = [...pending].map(([name, record]) => ({ name, record }));
     pending.clear();
-    if (!(await store.write({ id: run.id, holder: run.holder, steps, ...change, claim: claiming }))) {
+    const write = { id: run.id, holder: run.holder, steps, ...change, claim: claiming, recordedBytes: recordedBytes() };
+    if (!(await store.write(write))) {
       throw claiming
         ? new RunClaimedElsewhere(`run ${run.id} was claimed by another delivery`)
         : new RunTakenOver(`run ${run.id} was taken over by another delivery`);

@@ -14,6 +14,8 @@ export interface ClaimedRun {
   startedAt: string | null;
   /** The records of the steps it has begun, outputs of ended ones included. */
   steps: StepRecords;
+  /** Bytes of outputs and error texts its steps have recorded (see record-budget.ts). */
+  recordedBytes: number;
   waiter: string | null;
   /** The run whose `flow.call` started this one, and how deep the calls go (0 for none). */
   parentRunId: string | null;
@@ -71,6 +73,8 @@ export interface RunWrite {
    * the holder's lease starts.
    */
   claim?: { startedAt: Date };
+  /** What the run has recorded with this write (see record-budget.ts); absent, the row keeps its count. */
+  recordedBytes?: number;
 }
 
 export interface RunStore {
@@ -101,6 +105,7 @@ interface ClaimRow {
   started_at: Date | null;
   parent_run_id: string | null;
   call_depth: number;
+  recorded_bytes: string | number;
 }
 
 /** A step's row as the write sends it: its record without the output, and the output once it succeeded. */
@@ -139,7 +144,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
           where r.id = v.id and r.id = any(${items.map((item) => item.id)}::uuid[]) and r.status in ('queued', 'running')
             and (r.held_by is null or split_part(r.held_by, '/', 1) = v.entry)
           returning r.id, r.account_id, r.flow_id, r.revision, r.trigger, r.waiter, r.held_by, r.started_at,
-            r.parent_run_id, r.call_depth
+            r.parent_run_id, r.call_depth, r.recorded_bytes
         )
         select c.*, (
           select jsonb_object_agg(
@@ -166,10 +171,11 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
             held_by = case when v.release then null else v.holder end,
             started_at = case when v.claim then least(greatest(v.started_at, r.created_at), now()) else r.started_at end,
             lease_until = case when v.claim then now() + ${leaseMs}::integer * interval '1 millisecond' else r.lease_until end,
-            finished_at = case when v.finished then now() else r.finished_at end
+            finished_at = case when v.finished then now() else r.finished_at end,
+            recorded_bytes = coalesce(v.recorded_bytes, r.recorded_bytes)
           from jsonb_to_recordset(${`[${changes.map((change) => change.json).join(",")}]`}::jsonb) as v(
             id uuid, holder text, status text, error text, wake_at timestamptz, waiting_on jsonb, release boolean,
-            finished boolean, claim boolean, started_at timestamptz, steps jsonb)
+            finished boolean, claim boolean, started_at timestamptz, steps jsonb, recorded_bytes bigint)
           where r.id = v.id and r.id = any(${changes.map((change) => change.id)}::uuid[])
             and case when v.claim then r.status = 'queued' and r.held_by is null
               else r.held_by = v.holder and r.status = 'running' end
@@ -204,6 +210,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
         trigger: row.trigger,
         startedAt: row.started_at ? new Date(row.started_at).toISOString() : null,
         steps: row.steps ?? {},
+        recordedBytes: Number(row.recorded_bytes),
         waiter: row.waiter,
         parentRunId: row.parent_run_id,
         callDepth: row.call_depth,
@@ -212,7 +219,14 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
       };
     },
     fresh(run, entryId) {
-      return { ...run, startedAt: new Date().toISOString(), steps: {}, holder: `${entryId}/1`, claimed: false };
+      return {
+        ...run,
+        startedAt: new Date().toISOString(),
+        steps: {},
+        recordedBytes: 0,
+        holder: `${entryId}/1`,
+        claimed: false,
+      };
     },
     write(change) {
       const json = JSON.stringify({
@@ -227,6 +241,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
         finished: change.finished,
         claim: change.claim !== undefined,
         started_at: change.claim?.startedAt.toISOString() ?? null,
+        recorded_bytes: change.recordedBytes ?? null,
       });
       return write({ id: change.id, holder: change.holder, json });
     },

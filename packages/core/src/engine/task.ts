@@ -4,6 +4,7 @@ import { sleep } from "../sleep.ts";
 import type { TemplateScope } from "../templates/index.ts";
 import { PURE_SUBJECTS, URL_FIELDS } from "./built-ins.ts";
 import { delayUntil } from "./delay.ts";
+import type { RecordBudget } from "./record-budget.ts";
 import type { StepRecord } from "./records.ts";
 import type { LoadedTask } from "./revisions.ts";
 import type { RunSecrets, SecretsReader } from "./run-secrets.ts";
@@ -25,6 +26,8 @@ export interface TaskRun {
   id: string;
   accountId: string;
   trigger: unknown;
+  /** What the run has recorded, within its plan's `run_record_bytes`: each output it admits is counted. */
+  budget: RecordBudget;
 }
 
 export type TaskOutcome =
@@ -182,6 +185,7 @@ export async function runAttempts(
           );
       const stored = output === undefined ? null : output;
       error = unstorableOutput(stored, deps.outputMaxBytes);
+      error ??= run.budget.admit(stored);
       if (!error) return succeed(record, stored);
     } catch (thrown) {
       // The worker is stopping: leave the attempt open; the next delivery marks it interrupted.

@@ -79,6 +79,12 @@ async function readResolved<S extends z.ZodType>(
   }
 }
 
+/** The step ends with what it waited for, if the run may record it (see record-budget.ts). */
+function admitted(record: StepRecord, run: TaskRun, output: unknown, secrets: RunSecrets): TaskOutcome {
+  const refused = run.budget.admit(output);
+  return refused ? failRecord(record, refused, secrets) : succeed(record, output);
+}
+
 /** The attempt a wait began with ends with the step. */
 function ended(record: StepRecord, outcome: TaskOutcome): TaskOutcome {
   delete record.wait;
@@ -105,7 +111,7 @@ export async function runWaitEvent(
   }
   const { key, since, on_timeout } = record.wait;
   const event = await deps.events.first(run.accountId, key, since);
-  if (event) return ended(record, succeed(record, event.data ?? null));
+  if (event) return ended(record, admitted(record, run, event.data ?? null, secrets));
   const until = new Date(record.until ?? since);
   if (Date.now() >= until.getTime()) {
     if (on_timeout === "continue") return ended(record, succeed(record, null));
@@ -161,7 +167,7 @@ export async function runFlowCall(
   }
   const child = record.child_run_id;
   const outcome = await deps.childOutcome(run.accountId, child);
-  if (outcome?.status === "succeeded") return succeed(record, outcome.output ?? null);
+  if (outcome?.status === "succeeded") return admitted(record, run, outcome.output ?? null, secrets);
   if (outcome?.status === "failed") {
     return failRecord(record, `the called run ${child} failed: ${outcome.error}`, secrets);
   }
