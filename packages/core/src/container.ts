@@ -5,6 +5,7 @@ import { createAccountsDeps } from "./accounts/deps.ts";
 import { createBroker } from "./broker/index.ts";
 import type { CoreConfig } from "./config.ts";
 import { createRunEvents } from "./engine/events.ts";
+import { createOutboundSlots } from "./engine/outbound-slots.ts";
 import { createRunQueue } from "./engine/run-queue.ts";
 import { createRegistry } from "./hub/registry/service.ts";
 import { createAccountLimits } from "./limits/account-limits.ts";
@@ -136,6 +137,7 @@ export async function createServices(
     events,
     registry,
     limits,
+    outbound: createOutboundSlots(),
   };
   return {
     services,

@@ -6,6 +6,7 @@ import type { Broker } from "./broker/port.ts";
 import type { CoreConfig } from "./config.ts";
 import type { Credential, Principal } from "./context.ts";
 import type { RunEvents } from "./engine/events.ts";
+import type { OutboundSlots } from "./engine/outbound-slots.ts";
 import type { RunQueue } from "./engine/run-queue.ts";
 import type { Registry } from "./hub/registry/service.ts";
 import type { AccountLimits } from "./limits/account-limits.ts";
@@ -44,4 +45,6 @@ export interface Services {
   registry: Registry;
   /** Each account's plan and its limits on what accounts share (storage bytes, rates). */
   limits: AccountLimits;
+  /** Outbound requests of runs in flight in this process, per run and per account (see outbound-slots.ts). */
+  outbound: OutboundSlots;
 }

@@ -7,6 +7,7 @@ import { publish } from "../storage/streams/messages.ts";
 import { SUBJECT_RULE, subjectProblem } from "../storage/streams/subjects.ts";
 import { eventKey } from "./event-keys.ts";
 import type { RunEvents } from "./events.ts";
+import { boundedOutbound, type OutboundSlots } from "./outbound-slots.ts";
 import type { RespondOutput } from "./records.ts";
 import { failStep, type StepFunction, type StepFunctions, unavailableStep } from "./step-functions.ts";
 
@@ -105,12 +106,14 @@ export interface ModuleSteps {
 /**
  * Every built-in subject but the engine's own (`delay`, `wait.event`, `flow.call`).
  * `http.request` and `js` come from their modules; a build without them fails those steps
- * with a clear error.
+ * with a clear error. Each `http.request` waits first for a slot of its run and of its
+ * account (`deps.outbound`, the bounds of the account's plan).
  */
 export function createStepFunctions(
-  deps: StorageDeps & { events: RunEvents },
+  deps: StorageDeps & { events: RunEvents; outbound: OutboundSlots },
   modules: ModuleSteps = {},
 ): StepFunctions {
+  const request = modules["http.request"];
   return {
     transform,
     respond,
@@ -118,7 +121,7 @@ export function createStepFunctions(
     "kv.get": kvGet(deps),
     "kv.put": kvPut(deps),
     "stream.publish": streamPublish(deps),
-    "http.request": modules["http.request"] ?? unavailableStep("http.request"),
+    "http.request": request ? boundedOutbound(request, deps.outbound, deps.limits) : unavailableStep("http.request"),
     js: modules.js ?? unavailableStep("js"),
   };
 }

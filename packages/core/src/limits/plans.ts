@@ -30,6 +30,14 @@ export const LIMITS = {
    * a schedule whose next ticks come closer than this is refused when saved active).
    */
   schedule_interval_seconds: { unit: "seconds", per: "flow", fallback: 1 },
+  /**
+   * Outbound requests (`http.request` steps) of the account in flight at once in one worker
+   * process, all its runs together; one past it waits for a slot. Per process, not across
+   * them: a deployment of n workers lets an account have n times this in flight.
+   */
+  outbound_requests_in_flight: { unit: "requests", per: "account", fallback: 100 },
+  /** Outbound requests one run has in flight at once (for-each items, parallel branches); one past it waits for a slot. */
+  run_outbound_requests_in_flight: { unit: "requests", per: "run", fallback: 20 },
 } as const;
 
 export type LimitName = keyof typeof LIMITS;
