@@ -3,6 +3,7 @@ import { type DatabaseHandle, openDatabase } from "@platform/db";
 import { createScratchPostgres, testEnv } from "@platform/db/testing";
 import type { Server } from "bun";
 import { PASSWORD, uniqueEmail } from "./accounts-helpers.ts";
+import { planLimitsFile } from "./context.ts";
 import { PlatformProcesses, redisDeployments, stepRecordsColumn } from "./process-helpers.ts";
 
 /**
@@ -54,7 +55,8 @@ for (const deployment of redisDeployments()) {
         platform = await PlatformProcesses.start({
           databaseUrl: scratch.url,
           redisUrl: await deployment.shared(),
-          env: deployment.env,
+          // Every run's request is held at once: the plan lets one account have them all in flight.
+          env: { ...deployment.env, PLAN_LIMITS_FILE: planLimitsFile({ free: { outbound_requests_in_flight: RUNS } }) },
         });
         api = platform.api;
         database = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 2 });
