@@ -249,17 +249,19 @@ export function laneTurnOf(payload: string): LaneTurn | null {
 
 /**
  * Lanes: a stream fed fairly by many producers (the run queue's lanes are accounts). An entry
- * appended to a lane waits in it; the stream holds, for each lane with entries waiting, one
- * turn entry. A reader that reads a turn calls `admitLane`, which moves up to `count` of the
- * lane's oldest entries onto the stream in one step and, while the lane has more, the lane's
- * next turn after them. So no lane has more than `count` entries and one turn on the stream at
- * once, and an entry of one lane reaches the readers after at most `count` entries of each
- * other lane with work: a lane with a backlog of millions does not hold the others back.
+ * appended to a lane with no turn on the stream goes straight onto the stream, the lane's
+ * first turn right behind it; while the lane has a turn out, entries wait in the lane. A
+ * reader that reads a turn calls `admitLane`, which moves up to `count` of the lane's oldest
+ * entries onto the stream in one step and, while the lane has more, the lane's next turn after
+ * them (with none left, the lane is done until its next entry). So no lane has more than
+ * `count` entries and one turn on the stream at once, and an entry of one lane reaches the
+ * readers after at most `count` entries of each other lane with work: a lane with a backlog of
+ * millions does not hold the others back.
  * Each lane is first in, first out. Readers of a laned stream read, claim and acknowledge its
  * entries (turns too) as on any stream; `deleteStream` drops its lanes as well.
  */
 export interface LanePort {
-  /** Appends an entry to `lane` of `stream`; when the lane had none waiting, its turn goes on the stream with it. */
+  /** Appends an entry to `lane` of `stream`: onto the stream with the lane's first turn when the lane has no turn out, else into the lane. */
   appendToLane(scope: Scope, stream: string, lane: string, payload: string): Promise<void>;
   /**
    * Moves up to `count` of the lane's oldest entries onto the stream, then its next turn when
@@ -267,7 +269,7 @@ export interface LanePort {
    * how many entries were moved.
    */
   admitLane(scope: Scope, stream: string, turn: LaneTurn, count: number): Promise<number>;
-  /** How many entries wait in the lane (not yet moved onto the stream). */
+  /** How many entries wait in the lane (not on the stream yet). */
   laneLength(scope: Scope, stream: string, lane: string): Promise<number>;
 }
 

@@ -28,11 +28,15 @@ export function postgresLanes(handle: DatabaseHandle): LanePort {
   const db = handle.db;
   const queues = new Map<string, { scope: string; stream: string; waiting: Waiting[] }>();
 
-  /** Adds the entries to their lanes and puts the first turn of each lane that had none waiting on the stream. */
+  /**
+   * Adds the entries to their lanes. The first entry of a lane with no turn on the stream goes
+   * straight onto the stream, its first turn right behind it (in one statement under a flood,
+   * where every lane has its turn out already).
+   */
   async function write(scope: string, stream: string, batch: Waiting[]): Promise<void> {
     const items = JSON.stringify(batch.map(({ lane, payload }) => [lane, payload]));
     await db.transaction().execute(async (trx) => {
-      const started = await sql<{ lane: string }>`
+      const direct = await sql<{ lane: string; payload: string }>`
         with items as (
           select e->>0 as lane, e->>1 as payload, o from jsonb_array_elements(${items}::jsonb) with ordinality as a(e, o)
         ), lanes as (
@@ -40,14 +44,19 @@ export function postgresLanes(handle: DatabaseHandle): LanePort {
           select distinct ${scope}, ${stream}, lane, 1 from items
           on conflict (scope, stream, lane) do update set turn = l.turn
           returning lane, xmax = 0 as started
+        ), firsts as (
+          select distinct on (i.lane) i.lane, i.payload, i.o from items i join lanes l on l.lane = i.lane and l.started
+          order by i.lane, i.o
         ), entries as (
           insert into broker_lane_entries (scope, stream, lane, payload)
-          select ${scope}, ${stream}, lane, payload from items order by o
+          select ${scope}, ${stream}, lane, payload from items
+          where o not in (select o from firsts)
+          order by o
         )
-        select lane from lanes where started`.execute(trx);
-      if (started.rows.length === 0) return;
-      const turns = started.rows.map(({ lane }) => turnPayload(lane, 1));
-      await insertEntries(trx, scope, stream, topicOf(scope, stream), turns);
+        select lane, payload from firsts order by o`.execute(trx);
+      if (direct.rows.length === 0) return;
+      const entries = direct.rows.flatMap(({ lane, payload }) => [payload, turnPayload(lane, 1)]);
+      await insertEntries(trx, scope, stream, topicOf(scope, stream), entries);
     });
   }
 

@@ -227,13 +227,16 @@ local function turn_payload(turn) return '{"lane":' .. cjson.encode(ARGV[1]) .. 
 `;
 
 /**
- * Appends an entry to a lane; when the lane had none waiting, puts its first turn on the stream.
+ * Appends an entry to a lane. A lane with no turn on the stream puts the entry straight on the
+ * stream, its first turn right behind it; else the entry waits in the lane.
  * KEYS: the lane's entries, the stream's lane turns, the stream. ARGV: lane, payload.
  */
 export const APPEND_TO_LANE = lua(`${TURN_PAYLOAD}
-redis.call('RPUSH', KEYS[1], ARGV[2])
 if redis.call('HSETNX', KEYS[2], ARGV[1], 1) == 1 then
+  redis.call('XADD', KEYS[3], '*', 'p', ARGV[2])
   redis.call('XADD', KEYS[3], '*', 'p', turn_payload(1))
+else
+  redis.call('RPUSH', KEYS[1], ARGV[2])
 end
 return 1
 `);
