@@ -535,6 +535,31 @@ for (const backend of brokerBackends()) {
           expect(laneTurnOf(turn(2))).toEqual({ lane: "l", turn: 2 });
         });
 
+        test("entries appended while turns are admitted all reach the stream, each once", async () => {
+          const scope = randomScope();
+          const appended = ["p", "q", "r", "s"].flatMap((lane) => Array.from({ length: 60 }, (_, i) => `${lane}${i}`));
+          let producing = true;
+          const producers = Promise.all(
+            ["p", "q", "r", "s"].map(async (lane) => {
+              for (let i = 0; i < 60; i += 3) {
+                await Promise.all([i, i + 1, i + 2].map((n) => broker.appendToLane(scope, "q", lane, `${lane}${n}`)));
+              }
+            }),
+          ).finally(() => {
+            producing = false;
+          });
+          const delivered: string[] = [];
+          while (producing) {
+            delivered.push(...(await drain(scope, "q", 3)));
+            // A turn of the event loop for the appends (PGlite answers without one).
+            await Bun.sleep(1);
+          }
+          await producers;
+          delivered.push(...(await drain(scope, "q", 3)));
+          expect(delivered.toSorted()).toEqual(appended.toSorted());
+          for (const lane of ["p", "q", "r", "s"]) expect(await broker.laneLength(scope, "q", lane)).toBe(0);
+        });
+
         test("deleting the stream drops its lanes", async () => {
           const scope = randomScope();
           await broker.appendToLane(scope, "q", "l", "one");
