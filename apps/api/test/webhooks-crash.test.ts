@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type DatabaseHandle, openDatabase } from "@platform/db";
 import { createScratchPostgres, testEnv } from "@platform/db/testing";
+import { planLimitsFile } from "./context.ts";
 import {
   CountingUpstream,
   type Delivered,
@@ -38,7 +39,12 @@ for (const deployment of redisDeployments()) {
         platform = await PlatformProcesses.start({
           databaseUrl: scratch.url,
           redisUrl: await deployment.shared(),
-          env: { WORKER_CONCURRENCY: "2", ...deployment.env },
+          env: {
+            WORKER_CONCURRENCY: "2",
+            // Both workers hold every run they can at the upstream: the plan lets one account have them all in flight.
+            PLAN_LIMITS_FILE: planLimitsFile({ free: { outbound_requests_in_flight: CAPACITY } }),
+            ...deployment.env,
+          },
         });
         database = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 2 });
       }, 120_000);

@@ -53,18 +53,20 @@ export interface RunPartition {
 
 /** The partitions of a table partitioned by run id, oldest first. */
 export async function runPartitions(db: Kysely<Database>, table: PartitionedTable = "runs"): Promise<RunPartition[]> {
-  const { rows } = await sql<{ name: string; bound: string }>`
+  const { rows } = await sql<{ name: string; bound: string | null }>`
     select c.relname as name, pg_get_expr(c.relpartbound, c.oid) as bound
     from pg_inherits i join pg_class c on c.oid = i.inhrelid
     where i.inhparent = ${table}::regclass`.execute(db);
   return rows
-    .map(({ name, bound }) => {
+    .flatMap(({ name, bound }) => {
+      // Detached by a concurrent drop since the catalog was read: no longer a partition.
+      if (bound === null) return [];
       const match = /FROM \((.+)\) TO \((.+)\)/.exec(bound);
       if (!match?.[1] || !match[2]) throw new Error(`partition ${name} has bounds ${bound}, not a range of run ids`);
       const time = (value: string) => (value === "MINVALUE" ? null : idTime(value.replaceAll("'", "")));
       const to = time(match[2]);
       if (to === null) throw new Error(`partition ${name} has no upper bound`);
-      return { name, from: time(match[1]), to };
+      return [{ name, from: time(match[1]), to }];
     })
     .sort((a, b) => a.to - b.to);
 }
