@@ -77,10 +77,23 @@ export function parseSteps(text: string): { steps: unknown } | { error: string }
 }
 
 /**
- * The body `POST /flows` (or, with `saved`, `PUT /flows/{id}`) takes. Trigger settings the
- * form does not show (event types, a custom HMAC, de-duplication) are kept as saved.
+ * A saved flow, as `GET /flows/{id}` answers it. `PUT` replaces the whole definition, so what
+ * the form does not edit (failure steps, concurrency, throttle) is sent back as it was.
  */
-export function draftOf(form: FlowForm, steps: unknown, saved?: { id: string; trigger: SavedTrigger }) {
+export interface SavedFlow {
+  id: string;
+  trigger: SavedTrigger;
+  on_failure?: unknown[];
+  concurrency?: unknown;
+  throttle?: unknown;
+}
+
+/**
+ * The body `POST /flows` (or, with `saved`, `PUT /flows/{id}`) takes. Trigger settings the
+ * form does not show (event types, a custom HMAC, de-duplication) are kept as saved, and so
+ * are the flow's failure steps, concurrency and throttle.
+ */
+export function draftOf(form: FlowForm, steps: unknown, saved?: SavedFlow) {
   let trigger: Record<string, unknown>;
   if (form.triggerType === "schedule") {
     trigger = { type: "schedule", cron: form.cron, timezone: form.timezone, catch_up: form.catchUp };
@@ -100,22 +113,26 @@ export function draftOf(form: FlowForm, steps: unknown, saved?: { id: string; tr
       ...(form.signingSecret ? { signing_secret: form.signingSecret } : {}),
     };
   }
-  return {
-    ...(saved ? { id: saved.id } : {}),
-    name: form.name,
-    description: form.description,
-    active: form.active,
-    trigger,
-    steps,
-  };
+  const kept: Partial<Omit<SavedFlow, "trigger">> = saved
+    ? {
+        id: saved.id,
+        ...(saved.on_failure !== undefined ? { on_failure: saved.on_failure } : {}),
+        ...(saved.concurrency !== undefined ? { concurrency: saved.concurrency } : {}),
+        ...(saved.throttle !== undefined ? { throttle: saved.throttle } : {}),
+      }
+    : {};
+  return { ...kept, name: form.name, description: form.description, active: form.active, trigger, steps };
 }
 
-/** `steps.2.payload.code` → `Step 3 (“charge”): payload.code`, for a person reading the editor. */
+/**
+ * `steps.2.payload.code` → `Step 3 (“charge”): payload.code`, for a person reading the editor.
+ * `steps` is what the editor holds; a failure step is named by its number alone.
+ */
 export function describePath(path: string, steps: unknown): string {
   const match = /^(steps|on_failure)\.(\d+)(?:\.(.*))?$/.exec(path);
   if (!match) return path;
   const index = Number(match[2]);
-  const list = Array.isArray(steps) ? steps : [];
+  const list = match[1] === "steps" && Array.isArray(steps) ? steps : [];
   const name = (list[index] as { name?: unknown } | undefined)?.name;
   const where = `${match[1] === "steps" ? "Step" : "Failure step"} ${index + 1}${typeof name === "string" ? ` (“${name}”)` : ""}`;
   return match[3] ? `${where}: ${match[3]}` : where;

@@ -12,6 +12,7 @@ import {
   type FlowForm,
   formOf,
   parseSteps,
+  type SavedFlow,
   type SavedTrigger,
 } from "./flow-draft.ts";
 
@@ -42,12 +43,12 @@ export function FlowEditorPage() {
     <FlowEditor
       key={flow ? `${flow.id}:${flow.revision}` : "new"}
       initial={flow ? formOf(flow as never) : emptyForm}
-      saved={flow ? { id: flow.id, trigger: flow.trigger as SavedTrigger } : undefined}
+      saved={flow ? { ...flow, trigger: flow.trigger as SavedTrigger } : undefined}
     />
   );
 }
 
-function FlowEditor({ initial, saved }: { initial: FlowForm; saved?: { id: string; trigger: SavedTrigger } }) {
+function FlowEditor({ initial, saved }: { initial: FlowForm; saved?: SavedFlow }) {
   const [form, setForm] = useState(initial);
   const set = <K extends keyof FlowForm>(key: K, value: FlowForm[K]) => setForm((f) => ({ ...f, [key]: value }));
   const navigate = useNavigate();
