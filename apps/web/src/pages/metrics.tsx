@@ -1,10 +1,9 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { api } from "../api/client.ts";
-import { ActivityChart, type ActivitySeries } from "../ui/activity-chart.tsx";
+import { ActivityChart } from "../ui/activity-chart.tsx";
+import { activitySeriesOf, totalOf } from "../ui/activity-series.ts";
 import { problemOf } from "../ui/problem.ts";
-
-const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
 
 /** Runs started, succeeded and failed, and webhook deliveries, over the last hour or day, per flow. */
 export function MetricsPage() {
@@ -17,14 +16,7 @@ export function MetricsPage() {
     refetchInterval: 5000,
     placeholderData: (previous) => previous,
   });
-  const buckets = activity.data?.data.buckets ?? [];
-  const series: ActivitySeries = {
-    times: buckets.map((b) => Date.parse(b.at) / 1000),
-    accepted: buckets.map((b) => b.accepted),
-    succeeded: buckets.map((b) => b.succeeded),
-    failed: buckets.map((b) => b.failed),
-    deliveries: buckets.map((b) => b.deliveries),
-  };
+  const series = activitySeriesOf(activity.data?.data.buckets ?? []);
   const flowName = flows.data?.data.find((flow) => flow.id === flowId)?.name ?? "all flows";
   return (
     <section>
@@ -64,10 +56,10 @@ export function MetricsPage() {
         </thead>
         <tbody>
           <tr>
-            <td>{sum(series.accepted)}</td>
-            <td>{sum(series.succeeded)}</td>
-            <td>{sum(series.failed)}</td>
-            <td>{sum(series.deliveries)}</td>
+            <td>{totalOf(series.accepted)}</td>
+            <td>{totalOf(series.succeeded)}</td>
+            <td>{totalOf(series.failed)}</td>
+            <td>{totalOf(series.deliveries)}</td>
           </tr>
         </tbody>
       </table>

@@ -1,14 +1,6 @@
 import { useEffect, useRef } from "react";
 import uPlot from "uplot";
-
-export interface ActivitySeries {
-  /** Bucket starts, Unix seconds. */
-  times: number[];
-  accepted: number[];
-  succeeded: number[];
-  failed: number[];
-  deliveries: number[];
-}
+import type { ActivitySeries } from "./activity-series.ts";
 
 const SERIES = [
   { label: "accepted", stroke: "#0b57d0" },

@@ -4,6 +4,7 @@ import { useVirtualizer } from "@tanstack/react-virtual";
 import { useMemo, useRef, useState } from "react";
 import { api } from "../api/client.ts";
 import { problemOf } from "./problem.ts";
+import { timeRangeOf } from "./time-range.ts";
 
 export const RUN_STATUSES = [
   "queued",
@@ -165,9 +166,6 @@ export function RunsTable({ flowId, filter }: { flowId?: string; filter: RunFilt
   );
 }
 
-/** `datetime-local` text (the person's time) as ISO 8601, or nothing. */
-const isoOf = (local: string) => (local ? new Date(local).toISOString() : undefined);
-
 /** Status and time filters over a live run list. */
 export function FilteredRuns({ flowId }: { flowId?: string }) {
   const [status, setStatus] = useState("");
@@ -175,8 +173,7 @@ export function FilteredRuns({ flowId }: { flowId?: string }) {
   const [to, setTo] = useState("");
   const filter: RunFilter = {
     ...(status ? { status: status as RunFilter["status"] } : {}),
-    ...(from ? { from: isoOf(from) } : {}),
-    ...(to ? { to: isoOf(to) } : {}),
+    ...timeRangeOf(from, to),
   };
   return (
     <>
