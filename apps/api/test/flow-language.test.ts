@@ -367,6 +367,66 @@ for (const { label, backend, redis, skip } of runModes()) {
       expect(steps["line[2]"]).toMatchObject({ status: "succeeded", output: { v: "c:2" } });
     });
 
+    test("a step sees only the steps that ended before it, however it names them: each list runs on its own view", async () => {
+      // What a step sees of `steps`, by name; `$lookup` and `$$` are not checked when the flow is saved.
+      const SEES = "{{ [$sort($keys($$.steps))] }}";
+      const flowId = await flowOf({
+        steps: [
+          task("first", { seen: SEES }),
+          {
+            name: "loop",
+            for_each: "{{trigger.items}}",
+            concurrency: 2,
+            steps: [
+              {
+                name: "fan",
+                parallel: {
+                  left: [task("l1", { seen: SEES })],
+                  // l1 has ended by the time r2 starts: still, it is in another branch.
+                  right: [
+                    { name: "pause", subject: "delay", payload: { ms: 50 } },
+                    task("r2", { seen: SEES, l1: "{{ $lookup($$.steps, 'l1') }}" }),
+                  ],
+                },
+              },
+              task("after_fan", { seen: SEES, left: "{{steps.fan.left.seen}}" }),
+            ],
+          },
+          {
+            name: "route",
+            switch: [{ when: "{{ $count(steps.loop) = 2 }}", steps: [task("c1", { seen: SEES })] }],
+            default: [task("d1")],
+          },
+          failing("lookup", { catch: [task("fb", { seen: SEES })] }),
+          task("end", { seen: SEES, c1: "{{ $lookup($$.steps, 'c1') }}", fb: "{{ $$.steps.fb }}" }),
+        ],
+      });
+      const run = await ran(flowId, { items: [1, 2] });
+      expect(run.status).toBe("succeeded");
+      const steps = byKey(run);
+      expect(steps.first.output).toEqual({ seen: [] });
+      for (const item of [0, 1]) {
+        expect(steps[`l1[${item}]`].output).toEqual({ seen: ["first"] });
+        expect(steps[`r2[${item}]`].output).toEqual({ seen: ["first", "pause"], l1: null });
+        // After the parallel, its steps are read through it.
+        expect(steps[`after_fan[${item}]`].output).toEqual({ seen: ["fan", "first"], left: ["first"] });
+      }
+      expect(steps.c1.output).toEqual({ seen: ["first", "loop"] });
+      expect(steps.fb.output).toEqual({ seen: ["first", "loop", "route"] });
+      expect(run.output).toEqual({ seen: ["first", "lookup", "loop", "route"], c1: null, fb: null });
+
+      // A run may fail at any step: on_failure sees none of them, and error.step says which.
+      const failed = await ran(
+        await flowOf({
+          steps: [task("before"), failing("broken")],
+          on_failure: [task("alert", { seen: SEES, step: "{{error.step}}" })],
+        }),
+        {},
+      );
+      expect(failed.status).toBe("failed");
+      expect(byKey(failed).alert.output).toEqual({ seen: [], step: "broken" });
+    });
+
     test("an expression past its budget fails its step with a clear error, without retries", async () => {
       const flowId = await flowOf({
         steps: [

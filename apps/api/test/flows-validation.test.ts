@@ -280,6 +280,58 @@ for (const { backend, redis, label, skip } of runModes()) {
       expect(await readBody(await flows.get(data.id))).toEqual({ data });
     });
 
+    test("a reference to a step that may not have ended is refused, naming both steps, however deep the lists", async () => {
+      const refused = await flows.create({
+        name: "x",
+        steps: [
+          transform("first"),
+          {
+            name: "loop",
+            for_each: "{{ trigger.items }}",
+            steps: [
+              {
+                name: "fan",
+                parallel: {
+                  left: [transform("l1"), transform("l2", { fine: "{{ steps.l1 }} {{ steps.first }} {{ item }}" })],
+                  right: [transform("r1", { x: "{{ steps.l1.n }}" })],
+                },
+              },
+              transform("after_fan", { x: "{{ steps.l2 }}", fine: "{{ steps.fan.left }}" }),
+            ],
+          },
+          {
+            name: "both",
+            parallel: {
+              a: [transform("a1")],
+              b: [
+                {
+                  name: "route",
+                  switch: [{ when: "{{ steps.a1 }}", steps: [transform("c1", { fine: "{{ steps.loop }}" })] }],
+                  default: [transform("d1", { x: "{{ $count(steps.c1) }}" })],
+                },
+              ],
+            },
+          },
+          transform("end", { x: "{{ steps.c1 }}", fine: "{{ steps.both.b }}" }),
+          { ...transform("lookup"), catch: [transform("fb", { x: "{{ steps.lookup }}", fine: "{{ steps.end }}" })] },
+          transform("later", { x: "{{ steps.fb }}" }),
+        ],
+        on_failure: [transform("alert", { x: "{{ steps.first }}" })],
+      });
+      expect(refused.status).toBe(400);
+      const whole = (name: string) => `the steps after "${name}" read it as a whole ({{steps.${name}}})`;
+      expect(((await readBody(refused)) as { error: string }).error.split("; ")).toEqual([
+        'invalid input: steps.1.steps.0.parallel.right.0.payload.x: {{steps.l1.n}} refers to step "l1" in parallel.left of "fan", which step "r1" in parallel.right cannot see: the branches of a parallel run at once',
+        `steps.1.steps.1.payload.x: {{steps.l2}} refers to step "l2" inside "fan", which step "after_fan" cannot see: ${whole("fan")}`,
+        'steps.2.parallel.b.0.switch.0.when: {{steps.a1}} refers to step "a1" in parallel.a of "both", which step "route" in parallel.b cannot see: the branches of a parallel run at once',
+        'steps.2.parallel.b.0.default.0.payload.x: {{steps.c1}} refers to step "c1" in switch.0.steps of "route", which step "d1" in default cannot see: a switch runs one of its lists',
+        `steps.3.payload.x: {{steps.c1}} refers to step "c1" inside "both", which step "end" cannot see: ${whole("both")}`,
+        'steps.4.catch.0.payload.x: {{steps.lookup}} refers to step "lookup", which holds it and has not ended yet',
+        `steps.5.payload.x: {{steps.fb}} refers to step "fb" inside "lookup", which step "later" cannot see: ${whole("lookup")}`,
+        'on_failure.0.payload.x: {{steps.first}} refers to step "first", which step "alert" of on_failure cannot see: a run may fail before any step ends ({{error.step}} names the step that failed)',
+      ]);
+    });
+
     test("a node template's own references are checked where the flow uses it", async () => {
       const node = await createNode(api, owner, { subject: "transform", payload: { body: "{{steps.fetch.body}}" } });
       const early = await flows.create({ name: "x", steps: [{ name: "use", node }, transform("fetch")] });

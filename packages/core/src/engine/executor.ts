@@ -52,11 +52,17 @@ type Outcome =
   | { kind: "stopped" };
 
 /**
- * Where steps run: the outputs they see by name, and inside a for-each the item, its index
- * and the suffix its steps' records are keyed with (`[3]`, nested `[3][0]`); inside a handler
- * the failure being handled.
+ * Where a list of steps runs: the outputs its steps see by name, and inside a for-each the
+ * item, its index and the suffix its steps' records are keyed with (`[3]`, nested `[3][0]`);
+ * inside a handler the failure being handled.
  */
 interface Frame {
+  /**
+   * This list's own view (the scope rule of flows/step-scope.ts): what the lists around it
+   * had when it began, and its own steps' outputs as they end. No other list writes to it, so
+   * a step never sees a step of a sibling branch or another case, nor one inside a construct
+   * after it ended (the construct's output stands for it), however it names it.
+   */
   outputs: Record<string, unknown>;
   suffix: string;
   item?: unknown;
@@ -65,6 +71,13 @@ interface Frame {
 }
 
 const done = (output: unknown): Outcome => ({ kind: "done", output });
+
+/** The frame of a list inside a step of `frame`'s list: a view of its own, starting from what that list sees now. */
+const inner = (frame: Frame, changes: Partial<Omit<Frame, "outputs">> = {}): Frame => ({
+  ...frame,
+  ...changes,
+  outputs: { ...frame.outputs },
+});
 
 /** A condition's value as a decision: false, null, missing, 0, "" and [] do not hold. */
 const holds = (value: unknown) => Boolean(value) && !(Array.isArray(value) && value.length === 0);
@@ -226,7 +239,7 @@ export async function executeRun(
     if (outcome.kind !== "failed" || !step.handler) return outcome;
     const handled = await runList(
       step.handler,
-      { ...frame, error: { message: outcome.error, step: outcome.step } },
+      inner(frame, { error: { message: outcome.error, step: outcome.step } }),
       false,
     );
     if (handled.kind !== "done") return handled;
@@ -338,7 +351,7 @@ export async function executeRun(
         : record.case === "default"
           ? (step.fallback ?? [])
           : (step.cases[record.case]?.steps ?? []);
-    return settle(step.name, key, record, await runList(list, frame, false));
+    return settle(step.name, key, record, await runList(list, inner(frame), false));
   }
 
   async function runForEach(
@@ -379,13 +392,7 @@ export async function executeRun(
     const lane = async () => {
       while (next < list.length && !outcomes.some((o) => o.kind === "failed" || o.kind === "stopped")) {
         const index = next++;
-        const itemFrame: Frame = {
-          outputs: { ...frame.outputs },
-          suffix: `${frame.suffix}[${index}]`,
-          item: list[index],
-          index,
-          error: frame.error,
-        };
+        const itemFrame = inner(frame, { suffix: `${frame.suffix}[${index}]`, item: list[index], index });
         const outcome = await runList(step.steps, itemFrame, false);
         if (outcome.kind === "done") outputs[index] = outcome.output;
         outcomes.push(outcome);
@@ -401,7 +408,7 @@ export async function executeRun(
   }
 
   async function runParallel(step: LoadedParallel, key: string, record: StepRecord, frame: Frame): Promise<Outcome> {
-    const outcomes = await Promise.all(step.branches.map(([, steps]) => runList(steps, frame, false)));
+    const outcomes = await Promise.all(step.branches.map(([, steps]) => runList(steps, inner(frame), false)));
     return settle(
       step.name,
       key,
@@ -471,7 +478,12 @@ export async function executeRun(
   if (main.kind === "failed") {
     const error = `step "${main.step}" failed: ${main.error}`;
     if (flow.onFailure.length > 0) {
-      const alerted = await runList(flow.onFailure, { ...top, error: { message: main.error, step: main.step } }, false);
+      // A run may fail at any step: on_failure sees none of them (flows/step-scope.ts).
+      const alerted = await runList(
+        flow.onFailure,
+        { outputs: {}, suffix: "", error: { message: main.error, step: main.step } },
+        false,
+      );
       if (alerted.kind === "park") return park(alerted.until);
     }
     await writer.write({ status: "failed", error, release: true, finished: true });

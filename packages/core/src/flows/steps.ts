@@ -6,6 +6,7 @@ import { respondPayloadProblems } from "../runs/tenant-answers.ts";
 import { type FieldPath, inspectPayload, templateBudgetProblem } from "../templates/index.ts";
 import type { StoredStep } from "./revisions.ts";
 import type { StepInput } from "./schemas.ts";
+import { type Sight, type StepPlace, sightOf } from "./step-scope.ts";
 import { childLists, isForEach, isStop, isSwitch } from "./step-tree.ts";
 
 /**
@@ -31,8 +32,8 @@ interface CheckedStep {
   name: string;
   /** Where it is: `steps.2.switch.0.steps.1`. */
   path: FieldPath;
-  /** The control steps it is inside, innermost last. */
-  enclosing: string[];
+  /** Where it stands among the lists of the flow, for what it may see (step-scope.ts). */
+  place: StepPlace;
   fields: TemplateField[];
   perItem: boolean;
   handler: boolean;
@@ -58,23 +59,37 @@ function ownFields(step: StepInput, at: FieldPath): TemplateField[] {
   return fields;
 }
 
-/** Why a reference from `from` (at `index`) may not name `target`, or null when it may. */
-function referenceProblem(
-  target: string,
-  index: number,
-  from: CheckedStep,
-  positions: Map<string, number>,
-): string | null {
-  const at = positions.get(target);
-  if (at === undefined) return `refers to no step of this flow ("${target}")`;
-  if (at === index) return "refers to its own step; a step sees only the steps before it";
-  if (from.enclosing.includes(target)) return `refers to step "${target}", which holds it and has not ended yet`;
-  if (at > index) return `refers to step "${target}", which runs later; a step sees only the steps before it`;
-  return null;
+const LATER = "a step sees only the steps before it";
+
+/** Why lists of one step do not see into each other, by their fields (`parallel.left`, `switch.0.steps`, `default`, `catch`). */
+function apartWhy(readerField: string, targetField: string): string {
+  if (readerField === "catch" || targetField === "catch") return "a catch runs only when its step has failed";
+  if (readerField.startsWith("parallel.")) return "the branches of a parallel run at once";
+  return "a switch runs one of its lists";
+}
+
+/** Why `reader` may not name `target` (seen as `sight`), or null when it may. */
+function sightProblem(sight: Sight, target: string, reader: string): string | null {
+  switch (sight.kind) {
+    case "seen":
+      return null;
+    case "itself":
+      return `refers to its own step; ${LATER}`;
+    case "holder":
+      return `refers to step "${target}", which holds it and has not ended yet`;
+    case "later":
+      return `refers to step "${target}", which runs later; ${LATER}`;
+    case "inside":
+      return `refers to step "${target}" inside "${sight.holder}", which step "${reader}" cannot see: the steps after "${sight.holder}" read it as a whole ({{steps.${sight.holder}}})`;
+    case "apart":
+      return `refers to step "${target}" in ${sight.targetField} of "${sight.holder}", which step "${reader}" in ${sight.readerField} cannot see: ${apartWhy(sight.readerField, sight.targetField)}`;
+    case "failure":
+      return `refers to step "${target}", which step "${reader}" of on_failure cannot see: a run may fail before any step ends ({{error.step}} names the step that failed)`;
+  }
 }
 
 /**
- * Problems across steps: duplicate names, `{{steps.<name>}}` naming no earlier step,
+ * Problems across steps: duplicate names, `{{steps.<name>}}` naming a step it cannot see (step-scope.ts),
  * `item`/`index` outside a for-each and `error` outside a handler, too many steps.
  */
 export function crossStepProblems(steps: CheckedStep[]): string[] {
@@ -82,23 +97,25 @@ export function crossStepProblems(steps: CheckedStep[]): string[] {
   if (steps.length > MAX_FLOW_STEPS) {
     problems.push(`steps: a flow holds at most ${MAX_FLOW_STEPS} steps in all its lists (this one ${steps.length})`);
   }
-  const positions = new Map<string, number>();
-  const first = new Map<string, FieldPath>();
-  for (const [index, { name, path: here }] of steps.entries()) {
-    const seen = first.get(name);
-    if (seen === undefined) {
-      positions.set(name, index);
-      first.set(name, here);
-    } else
+  const first = new Map<string, CheckedStep>();
+  for (const step of steps) {
+    const seen = first.get(step.name);
+    if (seen === undefined) first.set(step.name, step);
+    else
       problems.push(
-        `${fieldText([...here, "name"])}: duplicate step name "${name}" (also ${fieldText([...seen, "name"])})`,
+        `${fieldText([...step.path, "name"])}: duplicate step name "${step.name}" (also ${fieldText([...seen.path, "name"])})`,
       );
   }
-  for (const [index, step] of steps.entries()) {
+  const referenceProblem = (name: string, reader: CheckedStep) => {
+    const target = first.get(name);
+    if (target === undefined) return `refers to no step of this flow ("${name}")`;
+    return sightProblem(sightOf(reader.place, target.place), name, reader.name);
+  };
+  for (const step of steps) {
     for (const { origin, value, node } of step.fields) {
       for (const { field, reference } of inspectPayload(value).references) {
         let why: string | null = null;
-        if (reference.root === "steps") why = referenceProblem(reference.path[0] ?? "", index, step, positions);
+        if (reference.root === "steps") why = referenceProblem(reference.path[0] ?? "", step);
         else if ((reference.root === "item" || reference.root === "index") && !step.perItem) {
           why = "is only in scope inside a for_each";
         } else if (reference.root === "error" && !step.handler) why = "is only in scope inside catch and on_failure";
@@ -119,16 +136,21 @@ interface Resolution {
   checked: CheckedStep[];
 }
 
+/** Where a list stands: the places of the steps holding it, its field in the innermost, and what is in scope inside it. */
+interface ListContext {
+  holders: StepPlace;
+  field: FieldPath;
+  perItem: boolean;
+  handler: boolean;
+}
+
 /** A list resolved: node references become the node's task as it is now; every step is recorded for the checks. */
-function resolveList(
-  list: StepInput[],
-  at: FieldPath,
-  context: { enclosing: string[]; perItem: boolean; handler: boolean },
-  resolution: Resolution,
-): StoredStep[] {
+function resolveList(list: StepInput[], at: FieldPath, context: ListContext, resolution: Resolution): StoredStep[] {
+  const { holders, perItem, handler } = context;
   return list.map((step, index): StoredStep => {
     const path = [...at, index];
-    const entry: CheckedStep = { name: step.name, path, ...context, fields: [] };
+    const place = [...holders, { list: fieldText(at), field: fieldText(context.field), index, name: step.name }];
+    const entry: CheckedStep = { name: step.name, path, place, perItem, handler, fields: [] };
     resolution.checked.push(entry);
     let resolved: StoredStep;
     if ("node" in step) {
@@ -164,17 +186,16 @@ function resolveList(
       resolved = rest as StoredStep;
     }
     // Each list of the step, resolved in its place (the handler last, as it runs last).
-    const inner =
-      isForEach(step) || "switch" in step || "parallel" in step ? [...context.enclosing, step.name] : context.enclosing;
     const withLists: Record<string, unknown> = { ...resolved };
     for (const list of childLists(step)) {
       const steps = resolveList(
         list.steps,
         [...path, ...list.field],
         {
-          enclosing: list.handler ? context.enclosing : inner,
-          perItem: context.perItem || Boolean(list.perItem),
-          handler: context.handler || Boolean(list.handler),
+          holders: place,
+          field: list.field,
+          perItem: perItem || Boolean(list.perItem),
+          handler: handler || Boolean(list.handler),
         },
         resolution,
       );
@@ -224,9 +245,14 @@ export async function resolveSteps(
   collect(steps);
   collect(onFailure);
   const resolution: Resolution = { nodes: await getNodes(db, accountId, nodeIds), problems: [], checked: [] };
-  const top = { enclosing: [], perItem: false, handler: false };
-  const resolved = resolveList(steps, ["steps"], top, resolution);
-  const resolvedOnFailure = resolveList(onFailure, ["on_failure"], { ...top, handler: true }, resolution);
+  const top = { holders: [], perItem: false, handler: false };
+  const resolved = resolveList(steps, ["steps"], { ...top, field: ["steps"] }, resolution);
+  const resolvedOnFailure = resolveList(
+    onFailure,
+    ["on_failure"],
+    { ...top, field: ["on_failure"], handler: true },
+    resolution,
+  );
   // The request was counted before it was parsed; the node templates it copies count too,
   // before their templates are parsed again here and compiled with the revision.
   const copied = templateBudgetProblem(resolution.checked.flatMap((step) => step.fields.map(({ value }) => value)));
