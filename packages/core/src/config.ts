@@ -477,7 +477,7 @@ export type RegistryConfig = CoreConfig["registry"];
 export type WebhookConfig = CoreConfig["webhooks"];
 /** Settings of flow runs. */
 export type RunsConfig = CoreConfig["runs"];
-/** Settings of the built-in steps, shaped as the options of their factories (engine/index.ts). */
+/** Settings of the built-in steps, shaped as the options of their factories (engine/module-steps.ts). */
 export type StepsConfig = CoreConfig["steps"];
 
 /**

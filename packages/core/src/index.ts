@@ -2,12 +2,15 @@ export { createAuthenticator } from "./accounts/authenticate.ts";
 export type { AccountsDeps } from "./accounts/deps.ts";
 export { createResetLink } from "./accounts/password-reset.ts";
 export * from "./broker/index.ts";
+export * from "./caller.ts";
 export * from "./config.ts";
 export * from "./config-reference.ts";
 export { createServices, openConfiguredDatabase, type ServicesHandle } from "./container.ts";
-export * from "./context.ts";
 export * from "./errors.ts";
+export { type FlowsDeps, getFlow } from "./flows/flows.ts";
 export * from "./flows/index.ts";
+export { flowSchedulerJob } from "./flows/scheduler.ts";
+export { findFlowByWebhookId } from "./flows/webhook-flows.ts";
 export { handleGatewayRequest } from "./gateways/ingress.ts";
 export {
   type ConsumerGroupRef,
@@ -27,6 +30,9 @@ export { outcomeResponse, startRunByHand } from "./runs/http.ts";
 export type { RunOutcome, RunsService } from "./runs/service.ts";
 export { createSealer, loadSecretsKeys, type Sealer } from "./sealing.ts";
 export type { Authenticator, Services } from "./services.ts";
-export { type DescribedError, describeError } from "./trpc.ts";
+export { type Context, createContext, type DescribedError, describeError } from "./trpc.ts";
 export * from "./webhooks/index.ts";
+export { deliveryWindowJob } from "./webhooks/ingress/dedup-window.ts";
+export { receiveWebhook } from "./webhooks/ingress/receive.ts";
+export { platformConsumers, platformJobs } from "./worker/consumers.ts";
 export * from "./worker/index.ts";

@@ -2,10 +2,22 @@ import { initTRPC, TRPCError } from "@trpc/server";
 import { type TRPC_ERROR_CODE_KEY, TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/rpc";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { ZodError } from "zod";
-import type { Context } from "./context.ts";
+import { type Credential, parseCredential, type RequestInfo } from "./caller.ts";
 import { areaOfProcedure, DomainError, ERRORS, type ErrorCode, type HttpFailure, toHttpFailure } from "./errors.ts";
 import { findUnsafeInput } from "./input-guard.ts";
+import type { Services } from "./services.ts";
 import { templateBudgetProblem } from "./templates/budget.ts";
+
+/** What every procedure is called with: built per request by `createContext`, beside the tRPC setup that reads it. */
+export interface Context {
+  services: Services;
+  request: RequestInfo;
+  credential: Credential;
+}
+
+export function createContext(services: Services, request: RequestInfo): Context {
+  return { services, request, credential: parseCredential(request.headers) };
+}
 
 /** The domain code of each tRPC code, for errors tRPC raises itself before a procedure runs (bad JSON, unknown procedure). */
 const DOMAIN_CODE_OF: Partial<Record<TRPC_ERROR_CODE_KEY, ErrorCode>> = {

@@ -1,4 +1,4 @@
-import type { Principal } from "../context.ts";
+import type { Principal } from "../caller.ts";
 import { DomainError } from "../errors.ts";
 import { type NamedOperation, namesOperation } from "./path-patterns.ts";
 import { requireAdmin, requireSignedInUser } from "./permissions.ts";

@@ -1,6 +1,6 @@
 import type { Database, Role } from "@platform/db";
 import type { Kysely } from "kysely";
-import type { Principal } from "../context.ts";
+import type { Principal } from "../caller.ts";
 import { DomainError } from "../errors.ts";
 import { unixSeconds } from "../time.ts";
 import { ADMINISTRATION, requireAdministration } from "./administration.ts";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Broker } from "../broker/port.ts";
 import { brokerBackends, eventually, type TestBroker } from "../broker/test-backends.ts";
-import type { Principal } from "../context.ts";
+import type { Principal } from "../caller.ts";
 import { createLogger } from "../logger.ts";
 import { type AuthCache, createAuthCache } from "./auth-cache.ts";
 

@@ -1,5 +1,5 @@
 import { type Broker, PLATFORM_SCOPE, type Unsubscribe } from "../broker/port.ts";
-import type { Principal } from "../context.ts";
+import type { Principal } from "../caller.ts";
 import { messageOf } from "../errors.ts";
 import type { Logger } from "../logger.ts";
 

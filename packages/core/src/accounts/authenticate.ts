@@ -1,4 +1,4 @@
-import type { Credential, Principal } from "../context.ts";
+import type { Credential, Principal } from "../caller.ts";
 import { DomainError } from "../errors.ts";
 import type { Authenticator } from "../services.ts";
 import { resolveApiKey } from "./api-keys.ts";

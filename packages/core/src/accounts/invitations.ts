@@ -1,20 +1,20 @@
 import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
-import type { Principal } from "../context.ts";
+import type { Principal } from "../caller.ts";
 import { isUniqueViolation } from "../database-errors.ts";
 import { DomainError, messageOf } from "../errors.ts";
 import { unixSeconds } from "../time.ts";
 import { accountView, defaultDisplayName } from "./accounts.ts";
 import { requireSignedInAdministrator } from "./administration.ts";
+import { authResultFor, badCredentials, enrolledMethods } from "./auth-results.ts";
 import type { AccountsDeps } from "./deps.ts";
-import { authResultFor, badCredentials, enrolledMethods } from "./login.ts";
+import { findMember } from "./members.ts";
 import { createMfaChallenge } from "./mfa-challenges.ts";
 import { hashOpaqueToken, newOpaqueToken } from "./opaque-tokens.ts";
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from "./passwords.ts";
 import { signInGuard } from "./rate-limits.ts";
 import type { AuthResult, MfaRequired } from "./schemas.ts";
 import { type Member, startSession } from "./sessions.ts";
-import { findMember } from "./users.ts";
 
 /**
  * Invitations: nobody becomes a member of an account without accepting one. Owners and

@@ -1,38 +1,15 @@
 import type { z } from "zod";
 import { DomainError } from "../errors.ts";
-import { accountView } from "./accounts.ts";
+import { authResultFor, badCredentials, enrolledMethods } from "./auth-results.ts";
 import type { AccountsDeps } from "./deps.ts";
 import { joinThroughInvitation } from "./invitations.ts";
 import { consumeMfaChallenge, createMfaChallenge, findMfaChallenge } from "./mfa-challenges.ts";
-import { checkPasskeyAssertion, hasPasskeys } from "./passkeys.ts";
+import { checkPasskeyAssertion } from "./passkeys.ts";
 import { verifyPassword } from "./passwords.ts";
 import { signInGuard } from "./rate-limits.ts";
-import type { AuthResult, MfaMethod, MfaRequired, passkeyAssertion } from "./schemas.ts";
-import { type Member, type SessionTokens, startSession } from "./sessions.ts";
-import { spendTotpCode, totpEnabled } from "./totp.ts";
-
-/** The second factors a user has enrolled, in the order clients should offer them. */
-export async function enrolledMethods(deps: AccountsDeps, userId: string): Promise<MfaMethod[]> {
-  const [totp, passkey] = await Promise.all([totpEnabled(deps.db, userId), hasPasskeys(deps.db, userId)]);
-  return [...(totp ? (["totp"] as const) : []), ...(passkey ? (["passkey"] as const) : [])];
-}
-
-/** The spec's Authentication result for a member who now holds `tokens`. */
-export async function authResultFor(deps: AccountsDeps, member: Member, tokens: SessionTokens): Promise<AuthResult> {
-  const [account, methods] = await Promise.all([
-    accountView(deps.db, member.accountId),
-    enrolledMethods(deps, member.userId),
-  ]);
-  return {
-    refresh_token: tokens.refresh_token,
-    auth_token: tokens.auth_token,
-    passkey_enabled: methods.includes("passkey"),
-    totp_enabled: methods.includes("totp"),
-    account,
-  };
-}
-
-export const badCredentials = () => new DomainError("unauthorized", "invalid email or password");
+import type { AuthResult, MfaRequired, passkeyAssertion } from "./schemas.ts";
+import { startSession } from "./sessions.ts";
+import { spendTotpCode } from "./totp.ts";
 
 /**
  * The account a password login signs into when the user belongs to several: the one

@@ -11,16 +11,16 @@ import {
 } from "@simplewebauthn/server";
 import type { Kysely } from "kysely";
 import type { z } from "zod";
-import type { Principal } from "../context.ts";
+import type { Principal } from "../caller.ts";
 import { isUniqueViolation } from "../database-errors.ts";
 import { DomainError } from "../errors.ts";
 import { ADMINISTRATION, requireAdministration } from "./administration.ts";
 import type { AccountsDeps } from "./deps.ts";
+import { findMember } from "./members.ts";
 import { type PendingMfa, setWebAuthnChallenge } from "./mfa-challenges.ts";
 import { isAdmin } from "./permissions.ts";
 import { requireRecentAuthentication } from "./recent-auth.ts";
 import type { passkeyAssertion, passkeyAttestation } from "./schemas.ts";
-import { findMember } from "./users.ts";
 
 /** How long a browser has to answer a registration or authentication ceremony. */
 const CEREMONY_TIMEOUT_MS = 5 * 60 * 1000;

@@ -1,4 +1,4 @@
-import type { Principal } from "../context.ts";
+import type { Principal } from "../caller.ts";
 import { DomainError } from "../errors.ts";
 
 /** Owners and admins manage the account's users and everyone's keys; members manage their own things. */

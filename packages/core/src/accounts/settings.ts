@@ -1,6 +1,6 @@
 import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
-import type { Principal } from "../context.ts";
+import type { Principal } from "../caller.ts";
 import { DomainError } from "../errors.ts";
 import { requireSignedInAdministrator } from "./administration.ts";
 

@@ -1,7 +1,7 @@
 import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
 import { Secret, TOTP } from "otpauth";
-import type { Principal } from "../context.ts";
+import type { Principal } from "../caller.ts";
 import { DomainError } from "../errors.ts";
 import { openSealed } from "../sealing.ts";
 import type { AccountsDeps } from "./deps.ts";

@@ -1,35 +1,12 @@
-import type { Database, Role } from "@platform/db";
-import type { Kysely } from "kysely";
-import type { Principal } from "../context.ts";
+import type { Role } from "@platform/db";
+import type { Principal } from "../caller.ts";
 import { DomainError } from "../errors.ts";
 import { ADMINISTRATION, requireAdministration } from "./administration.ts";
 import type { AccountsDeps } from "./deps.ts";
 import { pendingInvitations, revokeInvitation } from "./invitations.ts";
+import { findMember } from "./members.ts";
 import { requireAdmin } from "./permissions.ts";
 import { endMemberSessions } from "./sessions.ts";
-
-export interface AccountMember {
-  userId: string;
-  email: string;
-  role: Role;
-  displayName: string;
-}
-
-/** A user of this account by email (lower-cased), or undefined; users of other accounts are invisible. */
-export async function findMember(
-  db: Kysely<Database>,
-  accountId: string,
-  email: string,
-): Promise<AccountMember | undefined> {
-  const row = await db
-    .selectFrom("memberships")
-    .innerJoin("users", "users.id", "memberships.user_id")
-    .select(["users.id", "users.email", "users.display_name", "memberships.role"])
-    .where("memberships.account_id", "=", accountId)
-    .where("users.email", "=", email)
-    .executeTakeFirst();
-  return row && { userId: row.id, email: row.email, role: row.role, displayName: row.display_name };
-}
 
 export interface UserEntry {
   email: string;

@@ -1,4 +1,4 @@
-import type { Principal } from "../context.ts";
+import type { Principal } from "../caller.ts";
 import { isDomainError } from "../errors.ts";
 import { templateBudgetProblem } from "../templates/index.ts";
 import { type FlowsDeps, scheduleProblem, stepsToSave } from "./flows.ts";

@@ -1,15 +1,15 @@
 import { randomBytes } from "node:crypto";
 import type { Database } from "@platform/db";
 import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
+import type { Principal } from "../caller.ts";
 import type { CoreConfig } from "../config.ts";
-import type { Principal } from "../context.ts";
 import { DomainError } from "../errors.ts";
 import type { AccountLimits, AccountPlan } from "../limits/account-limits.ts";
 import { openSealed, type Sealer } from "../sealing.ts";
 import { requireSecretReads, secretReferences } from "../secrets/references.ts";
 import type { DefinitionCache } from "../storage/definition-cache.ts";
 import { unixSeconds } from "../time.ts";
-import { signingSecretProblem } from "../webhooks/index.ts";
+import { signingSecretProblem } from "../webhooks/schemas.ts";
 import { insertRevision } from "./revisions.ts";
 import { countProblem, intervalProblem, lockSchedules, shortestInterval } from "./schedule-limits.ts";
 import { fireTimes, nextFireTime } from "./schedules.ts";

@@ -1,5 +1,9 @@
-/** What other areas use of flows: the engine reads revisions, the webhook ingress finds a flow by its webhook id. */
-export { type FlowsDeps, getFlow } from "./flows.ts";
+/**
+ * What other areas use of flows: types and the revision reader the engine uses. Entry points that
+ * take `Services` or a service's dependencies (`getFlow`, `findFlowByWebhookId`, `flowSchedulerJob`)
+ * are imported from their own modules, so that importing this barrel never reaches `services.ts`
+ * (the dependency check in `bun run lint` holds every area barrel to that).
+ */
 export {
   type ConcurrencyLimit,
   type FlowRevision,
@@ -7,7 +11,6 @@ export {
   type StoredStep,
   type ThrottleLimit,
 } from "./revisions.ts";
-export { flowSchedulerJob } from "./scheduler.ts";
 export type { Flow, TriggerSettings } from "./schemas.ts";
 export { STEP_OPTION_DEFAULTS, type StepOptions } from "./step-defaults.ts";
-export { findFlowByWebhookId, type WebhookFlow } from "./webhook-flows.ts";
+export type { WebhookFlow } from "./webhook-flows.ts";

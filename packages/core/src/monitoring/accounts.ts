@@ -1,4 +1,4 @@
-import type { Principal } from "../context.ts";
+import type { Principal } from "../caller.ts";
 import { DomainError } from "../errors.ts";
 import type { Services } from "../services.ts";
 

@@ -1,4 +1,4 @@
-import { type Credential, parseCredential, type RequestInfo } from "../context.ts";
+import { type Credential, parseCredential, type RequestInfo } from "../caller.ts";
 import { answerError, DomainError, jsonAnswer } from "../errors.ts";
 import { findUnsafeInput } from "../input-guard.ts";
 import { readUtf8Text } from "../request-body.ts";

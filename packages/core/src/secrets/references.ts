@@ -1,5 +1,5 @@
 import { requestAllowed } from "../accounts/path-patterns.ts";
-import type { Principal } from "../context.ts";
+import type { Principal } from "../caller.ts";
 import { DomainError } from "../errors.ts";
 import { inspectPayload } from "../templates/index.ts";
 

@@ -3,12 +3,12 @@
  * parsing, signature verification per service, event types, delivery ids and the
  * trigger data a run starts with. The ingress route calls these in this order:
  * readWebhookBody → verifyWebhookSignature → parseWebhookBody → slackUrlVerification →
- * webhookEventType / webhookDeliveryId → buildWebhookTriggerData.
+ * webhookEventType / webhookDeliveryId → buildWebhookTriggerData. The ingress itself
+ * (`ingress/receive.ts`) and its jobs take `Services` and are imported from their modules, so
+ * that importing this barrel never reaches `services.ts`.
  */
 export * from "./body.ts";
 export * from "./events.ts";
-export { deliveryWindowJob } from "./ingress/dedup-window.ts";
-export { receiveWebhook } from "./ingress/receive.ts";
 export { mediaTypeOf } from "./media-type.ts";
 export { readWebhookBody } from "./read-body.ts";
 export * from "./schemas.ts";

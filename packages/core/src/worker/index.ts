@@ -1,5 +1,4 @@
 export * from "./catalog.ts";
-export { platformConsumers, platformJobs } from "./consumers.ts";
 export { type DeadLetter, deadLetterCounter, deadLetterStream, readDeadLetters } from "./dead-letter.ts";
 export type { ConsumerStats } from "./member.ts";
 export type { PeriodicJob, PeriodicJobContext } from "./periodic.ts";

@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { messageResponse, success, withCredential } from "../../schemas.ts";
 import { signUp } from "../accounts.ts";
-import { authResultFor, loginWithPassword, loginWithSecondFactor } from "../login.ts";
-import { reauthenticate, recentAuthDescription } from "../recent-auth.ts";
+import { authResultFor } from "../auth-results.ts";
+import { loginWithPassword, loginWithSecondFactor } from "../login.ts";
+import { reauthenticate, recentAuthDescription } from "../reauthenticate.ts";
 import {
   authResult,
   mfaLoginInput,

@@ -1,5 +1,5 @@
 import { DomainError } from "../../errors.ts";
-import type { WebhookFlow } from "../../flows/index.ts";
+import type { WebhookFlow } from "../../flows/webhook-flows.ts";
 import type { Services } from "../../services.ts";
 import { verifyWebhookSignature } from "../signatures/index.ts";
 

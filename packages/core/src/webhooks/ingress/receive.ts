@@ -1,6 +1,5 @@
 import { DomainError, jsonAnswer } from "../../errors.ts";
-import type { WebhookFlow } from "../../flows/index.ts";
-import { findFlowByWebhookId } from "../../flows/index.ts";
+import { findFlowByWebhookId, type WebhookFlow } from "../../flows/webhook-flows.ts";
 import { outcomeResponse } from "../../runs/http.ts";
 import type { Services } from "../../services.ts";
 import { parseWebhookBody } from "../body.ts";

@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
-import { configurationDocument } from "../src/configuration-docs.ts";
+import { configurationDocument } from "./configuration-docs.ts";
 
-const root = new URL("../../../", import.meta.url).pathname;
+const root = new URL("../", import.meta.url).pathname;
 const documented = (text: string) => [...text.matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|/gm)].map((m) => m[1]).sort();
 
 test("docs/configuration.md is what the settings' schemas say (bun run docs:config writes it)", async () => {

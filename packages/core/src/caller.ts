@@ -1,5 +1,7 @@
 import type { Role } from "@platform/db";
-import type { Services } from "./services.ts";
+
+// Who is calling: leaf types every area may import. This module imports nothing of the areas
+// (nor `services.ts`), so importing it never closes an import circle.
 
 /** What the HTTP edge knows about a request, independent of the HTTP framework. */
 export interface RequestInfo {
@@ -27,12 +29,6 @@ export interface Principal {
   sessionId?: string;
 }
 
-export interface Context {
-  services: Services;
-  request: RequestInfo;
-  credential: Credential;
-}
-
 /** Reads `Authorization: Bearer <token>` or `X-Api-Key: <key>`; the bearer token wins when both are sent. */
 export function parseCredential(headers: Headers): Credential {
   const authorization = headers.get("authorization");
@@ -40,8 +36,4 @@ export function parseCredential(headers: Headers): Credential {
   if (bearer) return { scheme: "bearer", token: bearer };
   const key = headers.get("x-api-key")?.trim();
   return key ? { scheme: "api_key", key } : null;
-}
-
-export function createContext(services: Services, request: RequestInfo): Context {
-  return { services, request, credential: parseCredential(request.headers) };
 }

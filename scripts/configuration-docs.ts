@@ -1,7 +1,9 @@
-import { configurationReference, coreConfigSchema, type DescribedVariable } from "@platform/core";
-// The worker app's settings, read here only to document them beside the API's.
-import { workerEnvSchema } from "../../worker/src/config.ts";
-import { apiEnvSchema } from "./config.ts";
+// Writes docs/configuration.md (`bun run docs:config`) from the settings' schemas of every
+// process. Repository tooling, not part of any app: it reads both apps' schemas, which no app
+// may do of another (the dependency check in `bun run lint`).
+import { apiEnvSchema } from "../apps/api/src/config.ts";
+import { workerEnvSchema } from "../apps/worker/src/config.ts";
+import { configurationReference, coreConfigSchema, type DescribedVariable } from "../packages/core/src/index.ts";
 
 /** Variables only compose.yaml reads (scale-out in containers, see docs/deploy.md). */
 export const COMPOSE_SETTINGS = {
@@ -35,7 +37,7 @@ export function configurationDocument(): string {
 }
 
 if (import.meta.main) {
-  const path = new URL("../../../docs/configuration.md", import.meta.url).pathname;
+  const path = new URL("../docs/configuration.md", import.meta.url).pathname;
   await Bun.write(path, configurationDocument());
   process.stdout.write(`wrote ${path}\n`);
 }
