@@ -1,15 +1,6 @@
 import type { HmacConfig } from "../schemas.ts";
-import {
-  DEFAULT_TOLERANCE_SECONDS,
-  digestsEqual,
-  hmac,
-  isCheck,
-  readDigest,
-  readTimestamp,
-  type SignatureCheck,
-  type SignedRequest,
-  verdict,
-} from "./common.ts";
+import { DEFAULT_TOLERANCE_SECONDS, type SignatureCheck, type SignedRequest } from "./common.ts";
+import { verifyHeaderHmac } from "./header-hmac.ts";
 
 /**
  * Custom HMAC: `hmac.header` holds `[hmac.prefix]<digest>` in `hmac.encoding` (hex in
@@ -19,20 +10,24 @@ import {
  * timestamp more than `hmac.tolerance_s` (default 300) from now is refused.
  */
 export function verifyCustom(secret: string, config: HmacConfig, request: SignedRequest): SignatureCheck {
-  const { header, prefix, encoding, algorithm } = config;
-  const shape = `${prefix ?? ""}<${encoding} ${algorithm} signature>`;
-  const digest = readDigest(request.headers, header, { prefix, encoding, algorithm, shape });
-  if (isCheck(digest)) return digest;
-  if (config.timestamp_header === undefined) {
-    return verdict(header, digestsEqual(digest, hmac(algorithm, secret, request.rawBody)));
-  }
-
-  const timestamp = readTimestamp(request.headers, config.timestamp_header);
-  if (isCheck(timestamp)) return timestamp;
-  const expected = hmac(algorithm, secret, `${timestamp.text}.`, request.rawBody);
-  return verdict(header, digestsEqual(digest, expected), {
-    timestamp,
-    toleranceSeconds: config.tolerance_s ?? DEFAULT_TOLERANCE_SECONDS,
-    now: request.now,
-  });
+  const { header, prefix, encoding, algorithm, timestamp_header } = config;
+  return verifyHeaderHmac(
+    secret,
+    {
+      header,
+      prefix,
+      encoding,
+      algorithm,
+      shape: `${prefix ?? ""}<${encoding} ${algorithm} signature>`,
+      timestamp:
+        timestamp_header === undefined
+          ? undefined
+          : {
+              header: timestamp_header,
+              signedBefore: (timestamp) => `${timestamp}.`,
+              toleranceSeconds: config.tolerance_s ?? DEFAULT_TOLERANCE_SECONDS,
+            },
+    },
+    request,
+  );
 }
