@@ -1,5 +1,5 @@
 import { dirname, join } from "node:path";
-import { FILE_CSP, pageOrigin } from "./page-policy.ts";
+import { FILE_CSP, PAGE_HEADERS, pageOrigin, pagePolicy } from "./page-policy.ts";
 
 /** The API reference page: Swagger UI from the local swagger-ui-dist package, no CDN. */
 const assetsDir = dirname(Bun.resolveSync("swagger-ui-dist/package.json", import.meta.dir));
@@ -32,39 +32,18 @@ const PAGE = `<!doctype html>
 </html>`;
 
 /**
- * The page's policy, as strict as the console's (see console/assets.ts): scripts and
- * stylesheets from `/docs/` only (never the rest of the origin, where tenants' answers
- * are), images from this origin and the `data:` icons of Swagger UI's stylesheet, requests
- * ("Try it out", `/openapi.json`) to this origin, no inline script or style, never framed.
- * `apps/web/test/api-docs-page.test.ts` renders it and tries an operation in a browser.
+ * The page's policy (see `pagePolicy`): scripts and stylesheets from `/docs/` only, images
+ * from this origin and the `data:` icons of Swagger UI's stylesheet, requests ("Try it out",
+ * `/openapi.json`) to this origin, no form posts anywhere. `apps/web/test/api-docs-page.test.ts`
+ * renders it and tries an operation in a browser.
  */
-function docsCsp(origin: string | undefined): string {
-  const files = origin ? `${origin}${DOCS_ASSETS_PATH}` : "'none'";
-  return [
-    "default-src 'none'",
-    `script-src ${files}`,
-    `style-src ${files}`,
-    "img-src 'self' data:",
-    "connect-src 'self'",
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join("; ");
-}
-
-/** Headers of the page and its files, besides the page's policy. */
-const SECURITY_HEADERS = {
-  "x-frame-options": "DENY",
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "cross-origin-opener-policy": "same-origin",
-};
+const docsCsp = (origin: string | undefined) => pagePolicy(origin, DOCS_ASSETS_PATH, ["form-action 'none'"]);
 
 /** `GET /docs`: the page, with the policy of the origin it was asked at. */
 export function docsPage(request: Request): Response {
   return new Response(PAGE, {
     headers: {
-      ...SECURITY_HEADERS,
+      ...PAGE_HEADERS,
       "content-security-policy": docsCsp(pageOrigin(request)),
       "content-type": "text/html; charset=utf-8",
     },
@@ -73,7 +52,7 @@ export function docsPage(request: Request): Response {
 
 /** `GET /docs/<name>`: one of the page's files. */
 export function docsAsset(name: string): Response {
-  const headers = { ...SECURITY_HEADERS, "content-security-policy": FILE_CSP };
+  const headers = { ...PAGE_HEADERS, "content-security-policy": FILE_CSP };
   if (name === START_SCRIPT_NAME) {
     return new Response(START_SCRIPT, { headers: { ...headers, "content-type": "text/javascript;charset=utf-8" } });
   }

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { FILE_CSP, pageOrigin } from "../page-policy.ts";
+import { FILE_CSP, PAGE_HEADERS, pageOrigin, pagePolicy } from "../page-policy.ts";
 
 /** Where `bun run build:web` writes the console; `CONSOLE_DIR` points elsewhere. */
 export const DEFAULT_CONSOLE_DIR = join(import.meta.dir, "../../../web/dist");
@@ -9,38 +9,13 @@ export const DEFAULT_CONSOLE_DIR = join(import.meta.dir, "../../../web/dist");
 export const CONSOLE_ASSETS_PATH = "/console/assets/";
 
 /**
- * The console's document policy for a page loaded from `origin` (see page-policy.ts):
- * scripts and stylesheets from the console's own built files only, images and connections
- * from this origin, no inline script, never framed. Tenants' answers (`/gw`, `/webhooks`)
- * share the origin, so `script-src 'self'` would have run one as a script of the console
- * had an injection ever put it in a page: a source with a path (which must name the origin)
- * admits `/console/assets/` alone. Browsers resolve dot segments before they match, and
- * the asset route never redirects (after a redirect a browser matches the origin only).
+ * The console's document policy for a page loaded from `origin` (see `pagePolicy`): scripts
+ * and stylesheets from the console's built files only; its fonts and manifest from the origin,
+ * and its forms post there.
  */
 export function consoleCsp(origin: string | undefined): string {
-  const assets = origin ? `${origin}${CONSOLE_ASSETS_PATH}` : "'none'";
-  return [
-    "default-src 'none'",
-    `script-src ${assets}`,
-    `style-src ${assets}`,
-    "img-src 'self' data:",
-    "font-src 'self'",
-    "connect-src 'self'",
-    "manifest-src 'self'",
-    "base-uri 'none'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-  ].join("; ");
+  return pagePolicy(origin, CONSOLE_ASSETS_PATH, ["font-src 'self'", "manifest-src 'self'", "form-action 'self'"]);
 }
-
-/** Headers of every console document and file, besides its policy. */
-const SECURITY_HEADERS = {
-  "x-frame-options": "DENY",
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "cross-origin-opener-policy": "same-origin",
-  "cross-origin-resource-policy": "same-origin",
-};
 
 /** Built files are named by their content's hash: a name never changes meaning. */
 const ASSET_NAME = /^[\w-]+\.(js|css|svg|png|woff2|map)$/;
@@ -79,7 +54,7 @@ export function consoleAssets(dir: string): ConsoleAssets {
       return new Response(html ?? NOT_BUILT, {
         status: html ? 200 : 503,
         headers: {
-          ...SECURITY_HEADERS,
+          ...PAGE_HEADERS,
           "content-security-policy": consoleCsp(pageOrigin(request)),
           "content-type": "text/html; charset=utf-8",
           "cache-control": "no-cache",
@@ -91,7 +66,7 @@ export function consoleAssets(dir: string): ConsoleAssets {
       const path = join(assetsDir, name);
       const file = Bun.file(path);
       const headers: Record<string, string> = {
-        ...SECURITY_HEADERS,
+        ...PAGE_HEADERS,
         "content-security-policy": FILE_CSP,
         "cache-control": "public, max-age=31536000, immutable",
         "content-type": file.type,
