@@ -10,3 +10,4 @@ export {
   runPartitions,
 } from "./run-partitions.ts";
 export * from "./schema.ts";
+export * from "./stored-shapes.ts";

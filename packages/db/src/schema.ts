@@ -1,4 +1,16 @@
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from "kysely";
+import type { ColumnType, Generated, Insertable, JSONColumnType, Selectable, Updateable } from "kysely";
+import type {
+  BuiltInSubject,
+  ConcurrencyLimit,
+  RegistryEntry,
+  ReplayJobFilter,
+  RunStatus,
+  StepInput,
+  StepRecord,
+  StoredStep,
+  ThrottleLimit,
+  TriggerSettings,
+} from "./stored-shapes.ts";
 
 /** A timestamp the database fills in: optional on insert, a Date when read. */
 type CreatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -84,7 +96,8 @@ export interface PasskeysTable {
   /** The COSE public key, base64url. */
   public_key: string;
   counter: ColumnType<number, number | undefined, number>;
-  transports: ColumnType<string[], string, string>;
+  /** Written as a JSON string. */
+  transports: JSONColumnType<string[]>;
   device_type: string;
   backed_up: boolean;
   created_at: CreatedAt;
@@ -126,7 +139,7 @@ export interface ApiKeysTable {
   prefix: string;
   key_hash: string;
   /** Path patterns (`*` as suffix wildcard); null = unrestricted. Written as a JSON string. */
-  allowed_paths: ColumnType<string[] | null, string | null, string | null>;
+  allowed_paths: JSONColumnType<string[] | null, string | null, string | null>;
   created_at: CreatedAt;
 }
 
@@ -147,10 +160,11 @@ export interface NodeTemplatesTable {
   collection: string;
   name: string;
   description: string;
-  node_type: string;
-  subject: string;
+  node_type: "function";
+  /** The built-in function it runs. */
+  subject: BuiltInSubject;
   /** Written as a JSON string. */
-  payload: ColumnType<Record<string, unknown>, string, string>;
+  payload: JSONColumnType<Record<string, unknown>>;
   timeout_ms: number;
   attempts: number;
   backoff_ms: number;
@@ -167,19 +181,19 @@ export interface FlowsTable {
   description: string;
   active: boolean;
   /** The trigger as saved, without its signing secret. Written as a JSON string. */
-  trigger: ColumnType<Record<string, unknown>, string, string>;
+  trigger: JSONColumnType<TriggerSettings>;
   /** The steps as saved (node references as `nodes.<id>`). Written as a JSON string. */
-  steps: ColumnType<Record<string, unknown>[], string | undefined, string>;
+  steps: JSONColumnType<StepInput[], string | undefined, string>;
   /** Steps run once when a run fails, as saved. Written as a JSON string. */
-  on_failure: ColumnType<Record<string, unknown>[], string | undefined, string>;
+  on_failure: JSONColumnType<StepInput[], string | undefined, string>;
   /** A schedule trigger's next tick; null for other triggers and inactive flows. */
   schedule_next_at: Date | null;
   /** A schedule trigger's shortest interval between ticks in seconds, measured at save; null for other triggers. */
   schedule_interval_s: ColumnType<number | null, number | null | undefined, number | null>;
-  /** `{limit, key?}`: how many of its runs execute at once (per key). Written as a JSON string. */
-  concurrency: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
-  /** `{limit, period_s, key?}`: how many of its runs start per period (per key). Written as a JSON string. */
-  throttle: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  /** How many of its runs execute at once (per key). Written as a JSON string. */
+  concurrency: JSONColumnType<ConcurrencyLimit | null, string | null | undefined, string | null>;
+  /** How many of its runs start per period (per key). Written as a JSON string. */
+  throttle: JSONColumnType<ThrottleLimit | null, string | null | undefined, string | null>;
   /** Sealed; never returned. */
   signing_secret: string | null;
   webhook_id: string;
@@ -194,11 +208,12 @@ export interface FlowRevisionsTable {
   flow_id: string;
   revision: number;
   /** Written as JSON strings. */
-  trigger: ColumnType<Record<string, unknown>, string, string>;
-  steps: ColumnType<Record<string, unknown>[], string, string>;
-  on_failure: ColumnType<Record<string, unknown>[], string | undefined, string>;
-  concurrency: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
-  throttle: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  trigger: JSONColumnType<TriggerSettings>;
+  /** Tasks resolved (node references copied in), options complete. */
+  steps: JSONColumnType<StoredStep[]>;
+  on_failure: JSONColumnType<StoredStep[], string | undefined, string>;
+  concurrency: JSONColumnType<ConcurrencyLimit | null, string | null | undefined, string | null>;
+  throttle: JSONColumnType<ThrottleLimit | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
 }
 
@@ -274,7 +289,7 @@ export interface McpRegistryServersTable {
   /** The name and description in lower case. */
   search_text: string;
   /** The entry as answered: server.json fields plus `_meta`. Written as a JSON string. */
-  entry: ColumnType<Record<string, unknown>, string, string>;
+  entry: JSONColumnType<RegistryEntry>;
   seen_pass: number;
 }
 
@@ -296,16 +311,6 @@ export interface McpRegistrySyncTable {
   lease_until: Date | null;
 }
 
-export type RunStatus =
-  | "queued"
-  | "running"
-  | "succeeded"
-  | "failed"
-  | "cancelled"
-  | "filtered"
-  | "duplicate"
-  | "rejected";
-
 /** A run of a flow: its trigger data, each step's checkpoint, and its outcome. */
 /** One step of a run: its record, and its output once it ended (see packages/core/src/engine/records.ts). */
 export interface RunStepsTable {
@@ -313,8 +318,11 @@ export interface RunStepsTable {
   /** The step's name in the run's flow revision. */
   name: string;
   /** Status, attempts, error and timings, without the output. Written as JSON strings. */
-  record: ColumnType<Record<string, unknown>, string, string>;
-  /** Written once, in the write that ends the step; null until then. */
+  record: JSONColumnType<StepRecord>;
+  /**
+   * Any JSON value (not a `JSONColumnType`, which holds objects or null). Written once, as a
+   * JSON string, in the write that ends the step; null until then.
+   */
   output: ColumnType<unknown, string | null, string | null>;
 }
 
@@ -326,7 +334,7 @@ export interface RunsTable {
   /** The flow revision the run was accepted under, and runs. */
   revision: number;
   status: RunStatus;
-  /** Written as JSON strings. */
+  /** The trigger data: any JSON value (see `run_steps.output`). Written as a JSON string. */
   trigger: ColumnType<unknown, string, string>;
   error: string | null;
   replay_of: string | null;
@@ -367,7 +375,7 @@ export interface RunEventsTable {
   id: Generated<string>;
   account_id: string;
   key: string;
-  /** Written as a JSON string. */
+  /** Any JSON value (see `run_steps.output`). Written as a JSON string. */
   data: ColumnType<unknown, string, string>;
   /** What it counts for in its account's `event_bytes` (its key and data), given back when it goes. */
   bytes: Generated<number>;
@@ -390,8 +398,8 @@ export interface ReplayJobsTable {
   account_id: string;
   flow_id: string;
   status: Generated<"running" | "done" | "cancelled">;
-  /** `{status?, from?, to?}` as asked. Written as a JSON string. */
-  filter: ColumnType<{ status?: string; from?: string; to?: string }, string, string>;
+  /** As asked. Written as a JSON string. */
+  filter: JSONColumnType<ReplayJobFilter>;
   before_id: string;
   /** The last run replayed. */
   cursor: string | null;
