@@ -7,7 +7,6 @@ import { readStepRecords } from "../runs/views.ts";
 import { compilePayload } from "../templates/index.ts";
 import { createRunEvents } from "./events.ts";
 import { type ExecutorDeps, executeRun, RunClaimedElsewhere, RunTakenOver } from "./executor.ts";
-import type { StepRecords } from "./records.ts";
 import type { LoadedStep, LoadedTask } from "./revisions.ts";
 import { failStep, type StepFunction, type StepFunctions, unavailableStep } from "./step-functions.ts";
 import { createRunStore, type RunStore } from "./store.ts";
@@ -133,7 +132,7 @@ describe("the run executor", () => {
 
     const row = await readRun(runId);
     expect(row.status).toBe("succeeded");
-    const record = (row.steps as StepRecords).call;
+    const record = row.steps.call;
     expect(record?.attempts.map((a) => a.error)).toEqual(["upstream said 503 (1)", "upstream said 503 (2)", undefined]);
     const times = record?.attempts.map((a) => [Date.parse(a.started_at), Date.parse(a.finished_at ?? "")]) ?? [];
     // Backoff before attempt 2 is 20-40 ms, before attempt 3 40-80 ms (half to all of 40 and 80).
@@ -159,7 +158,7 @@ describe("the run executor", () => {
     expect(end).toMatchObject({ kind: "finished", status: "failed" });
     const row = await readRun(runId);
     expect(row.error).toStartWith('step "loop" failed: the output is not storable: ');
-    expect((row.steps as StepRecords).loop?.attempts).toHaveLength(1);
+    expect(row.steps.loop?.attempts).toHaveLength(1);
   });
 
   test("an attempt that outlives options.timeout is stopped, its function's signal aborted; the run fails after the last", async () => {
@@ -189,11 +188,8 @@ describe("the run executor", () => {
     expect(signals.map((signal) => signal.aborted)).toEqual([true, true]);
     const row = await readRun(runId);
     expect(row).toMatchObject({ status: "failed", error: 'step "slow" failed: timed out after 50 ms', held_by: null });
-    expect((row.steps as StepRecords).slow?.attempts.map((a) => a.error)).toEqual([
-      "timed out after 50 ms",
-      "timed out after 50 ms",
-    ]);
-    expect((row.steps as StepRecords).never).toBeUndefined();
+    expect(row.steps.slow?.attempts.map((a) => a.error)).toEqual(["timed out after 50 ms", "timed out after 50 ms"]);
+    expect(row.steps.never).toBeUndefined();
   });
 
   test("a failure marked not retryable ends the step at once, whatever its attempts", async () => {
@@ -241,7 +237,7 @@ describe("the run executor", () => {
     const parked = await readRun(runId);
     expect(parked).toMatchObject({ status: "running", held_by: null });
     expect(parked.wake_at?.getTime()).toBeGreaterThan(Date.now() + 25_000);
-    expect((parked.steps as StepRecords).call).toMatchObject({ status: "retrying", until: expect.any(String) });
+    expect(parked.steps.call).toMatchObject({ status: "retrying", until: expect.any(String) });
 
     // Another entry for the run (a wake-up that came early): it takes the run and parks it again.
     const early = await store.claim(runId, "e5", 1);
@@ -339,9 +335,9 @@ describe("the run executor", () => {
     if (!first) throw new Error("not claimed");
     await expect(execute(deps, first, steps, worker.signal)).rejects.toThrow("the worker is shutting down");
     const crashed = await readRun(runId);
-    expect((crashed.steps as StepRecords).first?.status).toBe("succeeded");
+    expect(crashed.steps.first?.status).toBe("succeeded");
     // The attempt of `second` was recorded before it started, and never finished.
-    expect((crashed.steps as StepRecords).second?.attempts).toEqual([{ started_at: expect.any(String) }]);
+    expect(crashed.steps.second?.attempts).toEqual([{ started_at: expect.any(String) }]);
 
     crash = false;
     const resumed = await store.claim(runId, "e8", 2);
@@ -349,10 +345,10 @@ describe("the run executor", () => {
     expect(await execute(deps, resumed, steps, live())).toMatchObject({ status: "succeeded" });
     expect(calls).toEqual(["first", "second", "second", "third"]);
     const row = await readRun(runId);
-    expect((row.steps as StepRecords).second?.attempts.map((a) => a.error)).toEqual([
+    expect(row.steps.second?.attempts.map((a) => a.error)).toEqual([
       "interrupted: the worker stopped during this attempt",
       undefined,
     ]);
-    expect((row.steps as StepRecords).first?.attempts).toHaveLength(1);
+    expect(row.steps.first?.attempts).toHaveLength(1);
   });
 });

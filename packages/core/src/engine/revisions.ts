@@ -1,8 +1,6 @@
-import type { Database } from "@platform/db";
+import type { BuiltInSubject, Database, StepOptions, StoredStep } from "@platform/db";
 import type { Kysely } from "kysely";
-import type { BuiltInSubject } from "../built-in-functions.ts";
-import type { ConcurrencyLimit, StoredStep, ThrottleLimit } from "../flows/index.ts";
-import { STEP_OPTION_DEFAULTS, type StepOptions } from "../flows/step-defaults.ts";
+import { STEP_OPTION_DEFAULTS } from "../flows/step-defaults.ts";
 import { isForEach, isParallel, isStop, isSwitch } from "../flows/step-tree.ts";
 import { type CompiledPayload, compilePayload, inspectPayload } from "../templates/index.ts";
 
@@ -149,11 +147,10 @@ export function createRevisionCache(db: Kysely<Database>, maxEntries = 1000): Re
       .where("revision", "=", revision)
       .executeTakeFirst();
     if (!row) return null;
-    const concurrency = row.concurrency as ConcurrencyLimit | null;
-    const throttle = row.throttle as ThrottleLimit | null;
+    const { concurrency, throttle } = row;
     return {
-      steps: loadSteps(row.steps as unknown as StoredStep[]),
-      onFailure: loadSteps(row.on_failure as unknown as StoredStep[]),
+      steps: loadSteps(row.steps),
+      onFailure: loadSteps(row.on_failure),
       ...(concurrency
         ? { concurrency: { limit: concurrency.limit, key: concurrency.key ? compilePayload(concurrency.key) : null } }
         : {}),

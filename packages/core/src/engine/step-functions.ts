@@ -1,4 +1,4 @@
-import type { BuiltInSubject } from "../built-in-functions.ts";
+import type { BuiltInSubject } from "@platform/db";
 import { isRowFault } from "../database-errors.ts";
 import { isDomainError } from "../errors.ts";
 import { ExpressionEvaluationError, UrlTemplateError } from "../templates/index.ts";

@@ -13,7 +13,7 @@ import { signingSecretProblem } from "../webhooks/schemas.ts";
 import { insertRevision } from "./revisions.ts";
 import { countProblem, intervalProblem, lockSchedules, shortestInterval } from "./schedule-limits.ts";
 import { fireTimes, nextFireTime } from "./schedules.ts";
-import type { Flow, FlowInput, TriggerInput, TriggerSettings } from "./schemas.ts";
+import type { Flow, FlowInput, TriggerInput } from "./schemas.ts";
 import { resolveSteps } from "./steps.ts";
 import { flowSecretSealingContext, webhookCacheKey } from "./webhook-flows.ts";
 
@@ -40,7 +40,7 @@ const newWebhookId = () => randomBytes(16).toString("hex");
 
 /** The trigger as read: a schedule's next five ticks with it (none while the flow is inactive). */
 function triggerView(row: FlowRow): Flow["trigger"] {
-  const trigger = row.trigger as unknown as TriggerSettings;
+  const { trigger } = row;
   if (trigger.type !== "schedule") return trigger;
   const next = row.active ? fireTimes(trigger, new Date(), 5).map((at) => at.toISOString()) : [];
   return { ...trigger, next_fire_times: next };
@@ -53,10 +53,10 @@ function toFlow(row: FlowRow, config: FlowsDeps["config"]): Flow {
     description: row.description,
     active: row.active,
     trigger: triggerView(row),
-    steps: row.steps as Flow["steps"],
-    on_failure: row.on_failure as Flow["on_failure"],
-    concurrency: row.concurrency as Flow["concurrency"],
-    throttle: row.throttle as Flow["throttle"],
+    steps: row.steps,
+    on_failure: row.on_failure,
+    concurrency: row.concurrency,
+    throttle: row.throttle,
     webhook: { id: row.webhook_id, url: `${config.webhookBaseUrl}/${row.webhook_id}` },
     revision: row.revision,
     created: unixSeconds(row.created_at),
@@ -124,7 +124,7 @@ async function checkSchedule(deps: FlowsDeps, accountId: string, input: FlowInpu
 
 /** Whether a flow as stored (null: none yet) already counts as one of the account's active schedules. */
 const isActiveSchedule = (row: Pick<FlowRow, "active" | "trigger"> | null) =>
-  row?.active === true && (row.trigger as unknown as TriggerSettings).type === "schedule";
+  row?.active === true && row.trigger.type === "schedule";
 
 /**
  * In the save's transaction, for a flow saved as an active schedule that was not one: the

@@ -4,13 +4,7 @@
  * are imported from their own modules, so that importing this barrel never reaches `services.ts`
  * (the dependency check in `bun run lint` holds every area barrel to that).
  */
-export {
-  type ConcurrencyLimit,
-  type FlowRevision,
-  readRevision,
-  type StoredStep,
-  type ThrottleLimit,
-} from "./revisions.ts";
-export type { Flow, TriggerSettings } from "./schemas.ts";
-export { STEP_OPTION_DEFAULTS, type StepOptions } from "./step-defaults.ts";
+export { type FlowRevision, readRevision } from "./revisions.ts";
+export type { Flow } from "./schemas.ts";
+export { STEP_OPTION_DEFAULTS } from "./step-defaults.ts";
 export type { WebhookFlow } from "./webhook-flows.ts";

@@ -1,27 +1,13 @@
-import type { Database } from "@platform/db";
+import type { ConcurrencyLimit, Database, StoredStep, ThrottleLimit, TriggerSettings } from "@platform/db";
 import { type Kysely, sql } from "kysely";
-import type { BuiltInSubject } from "../built-in-functions.ts";
 import { countWithin, storageRefusal } from "../limits/account-storage.ts";
-import type { TriggerSettings } from "./schemas.ts";
-import type { StepOptions } from "./step-defaults.ts";
-import type { FlowStep } from "./step-tree.ts";
 
 /**
  * Revisions: every save of a flow writes one immutable row, so a run executes exactly the
- * definition it was accepted under. This is the contract with the engine.
+ * definition it was accepted under. This is the contract with the engine. What a revision
+ * stores (`StoredStep`, `TriggerSettings`, the limits) is typed with the other stored shapes,
+ * in @platform/db.
  */
-
-/** A task as it runs: node references already resolved, options complete. */
-export interface TaskStep {
-  name: string;
-  subject: BuiltInSubject;
-  /** JSON whose strings may hold templates (see templates/parse.ts). */
-  payload: Record<string, unknown>;
-  options: StepOptions;
-}
-
-/** A step as a revision stores it: tasks resolved, control steps holding their lists (see step-tree.ts). */
-export type StoredStep = FlowStep<TaskStep>;
 
 export interface FlowRevision {
   flowId: string;
@@ -35,19 +21,6 @@ export interface FlowRevision {
   concurrency: ConcurrencyLimit | null;
   /** How many runs start per period (per key value); null: no throttle. */
   throttle: ThrottleLimit | null;
-}
-
-export interface ConcurrencyLimit {
-  limit: number;
-  /** A template of the trigger data; absent, all the flow's runs share the limit. */
-  key?: string;
-}
-
-export interface ThrottleLimit {
-  limit: number;
-  period_s: number;
-  /** A template of the trigger data; absent, all the flow's runs share the throttle. */
-  key?: string;
 }
 
 /**
@@ -109,10 +82,10 @@ export async function readRevision(
   return {
     flowId,
     revision,
-    trigger: row.trigger as unknown as TriggerSettings,
-    steps: row.steps as unknown as StoredStep[],
-    onFailure: row.on_failure as unknown as StoredStep[],
-    concurrency: (row.concurrency as ConcurrencyLimit | null) ?? null,
-    throttle: (row.throttle as ThrottleLimit | null) ?? null,
+    trigger: row.trigger,
+    steps: row.steps,
+    onFailure: row.on_failure,
+    concurrency: row.concurrency,
+    throttle: row.throttle,
   };
 }

@@ -1,8 +1,8 @@
-import type { Database } from "@platform/db";
+import type { Database, ScheduleSettings } from "@platform/db";
 import { type Kysely, sql } from "kysely";
 import { DomainError } from "../errors.ts";
 import type { AccountPlan } from "../limits/account-limits.ts";
-import { fireTimes, type ScheduleSettings } from "./schedules.ts";
+import { fireTimes } from "./schedules.ts";
 
 /**
  * What a plan allows of schedule triggers: ticks at least `schedule_interval_seconds` apart,

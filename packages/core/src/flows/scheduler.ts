@@ -6,7 +6,7 @@ import type { AccountLimits } from "../limits/account-limits.ts";
 import { newRunId } from "../runs/start.ts";
 import type { Services } from "../services.ts";
 import type { PeriodicJob } from "../worker/periodic.ts";
-import { dueTicks, type ScheduleSettings } from "./schedules.ts";
+import { dueTicks } from "./schedules.ts";
 
 /** Flows handled per transaction. */
 const PAGE = 200;
@@ -15,7 +15,7 @@ type DueFlow = Pick<Selectable<Database["flows"]>, "id" | "account_id" | "revisi
 
 /** The ticks a due flow starts now (none for a flow that is no schedule any more), and its next tick. */
 function ticksOf(row: DueFlow, now: Date): { ticks: Date[]; next: Date | null } {
-  const trigger = row.trigger as unknown as ScheduleSettings;
+  const { trigger } = row;
   if (trigger.type !== "schedule" || row.schedule_next_at === null) return { ticks: [], next: null };
   return dueTicks(trigger, row.schedule_next_at, now);
 }

@@ -1,19 +1,12 @@
+import type { ScheduleSettings } from "@platform/db";
 import { Cron } from "croner";
 
 /**
  * Schedule triggers: a cron expression (five fields, or six with seconds first) read in an
  * IANA time zone, daylight-saving changes handled as croner handles them (a time that does
- * not exist that day is skipped, one that happens twice fires once).
+ * not exist that day is skipped, one that happens twice fires once). The settings
+ * (`ScheduleSettings`) are a stored shape, typed in @platform/db.
  */
-
-export interface ScheduleSettings {
-  type: "schedule";
-  cron: string;
-  /** IANA zone; UTC when the flow names none. */
-  timezone: string;
-  /** A tick no worker was up for: `skip` starts nothing for it, `latest` one run for the latest missed. */
-  catch_up: "skip" | "latest";
-}
 
 /** A tick started this long after its time is still on time; later, it was missed (see `catch_up`). */
 export const ON_TIME_MS = 60_000;

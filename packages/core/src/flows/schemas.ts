@@ -1,3 +1,4 @@
+import type { StepInput, TriggerSettings } from "@platform/db";
 import { z } from "zod";
 import { BUILT_IN_SUBJECTS } from "../built-in-functions.ts";
 import { addSubjectPayloadIssues, NODE_OPTION_LIMITS, nodePayloadInput } from "../hub/nodes/schemas.ts";
@@ -13,14 +14,15 @@ import {
   webhookSecurityShape,
   webhookService,
 } from "../webhooks/index.ts";
-import { cronProblem, type ScheduleSettings, timezoneProblem } from "./schedules.ts";
+import { cronProblem, timezoneProblem } from "./schedules.ts";
 import { STEP_OPTION_DEFAULTS } from "./step-defaults.ts";
-import type { FlowStep } from "./step-tree.ts";
 
 /**
  * A flow as clients write and read it (`../shared/design/api.md`, "Flows and runs"):
  * a webhook trigger and ordered steps, each a node template reference or an inline node.
  * Rules that need more than one step, or the database, are checked by `steps.ts`.
+ * What a save stores is a stored shape (@platform/db): the step and trigger transforms
+ * return `StepInput` and `TriggerSettings`, and the output schemas accept them (`toFlow`).
  */
 
 export const MAX_STEPS = 100;
@@ -64,23 +66,6 @@ const stepOptions = z.strictObject({
   attempts: option("attempts", "Attempts in all, the first included"),
   backoff_ms: option("backoff_ms", "Milliseconds before the first retry, doubling (with jitter) for each next one"),
 });
-
-/** A node template reference: resolved when the flow is saved. */
-export interface NodeStepInput {
-  name: string;
-  node: string;
-}
-
-export interface InlineStepInput {
-  name: string;
-  node_type: "function";
-  subject: (typeof BUILT_IN_SUBJECTS)[number];
-  payload: Record<string, unknown>;
-  options: z.infer<typeof stepOptions>;
-}
-
-/** A step as saved: tasks (node references or inline nodes) and control steps holding lists of steps. */
-export type StepInput = FlowStep<NodeStepInput | InlineStepInput>;
 
 const INLINE_ONLY = ["node_type", "subject", "payload", "options"] as const;
 /** The keys that make a step a control step; a step holds at most one. */
@@ -345,27 +330,6 @@ const eventType = z
 const responseMode = z
   .enum(["acknowledge", "wait"])
   .meta({ description: "`acknowledge` (default): 200 at once; `wait`: the answer follows the end of the run." });
-
-/** A webhook trigger as stored and returned: everything but the signing secret. */
-export interface WebhookTriggerSettings {
-  type: "webhook";
-  events: string[];
-  response_mode: "acknowledge" | "wait";
-  access: z.infer<typeof webhookAccess>;
-  service: z.infer<typeof webhookService> | null;
-  hmac: z.infer<typeof hmacConfig> | null;
-  delivery_id_field: string | null;
-  /** Seconds a delivery id is remembered: a repeat within them starts no second run. */
-  dedup_window_s: number;
-}
-
-/** A flow started only by `POST /flows/{id}/runs` (which every flow keeps). */
-export interface ManualTriggerSettings {
-  type: "manual";
-}
-
-/** The trigger as stored and returned. */
-export type TriggerSettings = WebhookTriggerSettings | ScheduleSettings | ManualTriggerSettings;
 
 export interface TriggerInput {
   settings: TriggerSettings;

@@ -1,52 +1,9 @@
+import type { FlowStep, ForEachStep, ParallelStep, StopStep, SwitchStep } from "@platform/db";
+
 /**
- * The shape of a flow's steps: a list whose steps are tasks (a function with a payload) or
- * control steps holding lists of their own (`switch`, `for_each`, `parallel`), any of them
- * guarded by `if` and handled by `catch`, and `stop`. One definition serves the steps as
- * saved (tasks may be node references) and as a revision stores them (tasks resolved).
+ * Walking a flow's steps. Their shape (`FlowStep` and its kinds) is stored in jsonb columns,
+ * so it is defined with the other stored shapes, in @platform/db (stored-shapes.ts).
  */
-
-/** What any step but `stop` may carry. */
-export interface StepGuards<Task> {
-  /** A template: a false value (false, null, missing, 0, "" or []) skips the step. */
-  if?: string;
-  /** Run when the step fails after its retries; their last output becomes the step's. */
-  catch?: FlowStep<Task>[];
-}
-
-export interface SwitchCase<Task> {
-  when: string;
-  steps: FlowStep<Task>[];
-}
-
-export type SwitchStep<Task> = StepGuards<Task> & {
-  name: string;
-  switch: SwitchCase<Task>[];
-  default?: FlowStep<Task>[];
-};
-
-export type ForEachStep<Task> = StepGuards<Task> & {
-  name: string;
-  /** A template whose value is the array to iterate. */
-  for_each: string;
-  steps: FlowStep<Task>[];
-  /** Items run at once, 1-50. */
-  concurrency: number;
-};
-
-export type ParallelStep<Task> = StepGuards<Task> & {
-  name: string;
-  parallel: Record<string, FlowStep<Task>[]>;
-};
-
-export interface StopStep {
-  name: string;
-  if?: string;
-  stop: { output?: unknown; response?: { status: number; headers: Record<string, string>; body?: unknown } };
-}
-
-export type ControlStep<Task> = SwitchStep<Task> | ForEachStep<Task> | ParallelStep<Task> | StopStep;
-
-export type FlowStep<Task> = (Task & StepGuards<Task>) | ControlStep<Task>;
 
 /** A list of steps inside a step, with the field path that leads to it from the step. */
 export interface ChildList<Task> {

@@ -1,11 +1,9 @@
-import type { Database } from "@platform/db";
+import type { Database, StepInput, StoredStep } from "@platform/db";
 import type { Kysely } from "kysely";
 import { DomainError } from "../errors.ts";
 import { getNodes, type Node } from "../hub/nodes/nodes.ts";
 import { respondPayloadProblems } from "../runs/tenant-answers.ts";
 import { type FieldPath, inspectPayload, templateBudgetProblem } from "../templates/index.ts";
-import type { StoredStep } from "./revisions.ts";
-import type { StepInput } from "./schemas.ts";
 import { type Sight, type StepPlace, sightOf } from "./step-scope.ts";
 import { childLists, isForEach, isStop, isSwitch } from "./step-tree.ts";
 

@@ -1,8 +1,7 @@
-import type { Database } from "@platform/db";
+import type { Database, WebhookTriggerSettings } from "@platform/db";
 import { type Kysely, sql } from "kysely";
 import { openSealed, type Sealer } from "../sealing.ts";
 import type { DefinitionCache } from "../storage/definition-cache.ts";
-import type { WebhookTriggerSettings } from "./schemas.ts";
 
 /** What the webhook ingress needs to take a delivery: whose flow it is, how it is secured, what runs. */
 export interface WebhookFlow {
@@ -53,6 +52,9 @@ async function loadWebhookFlow(
     .where(sql<boolean>`trigger ->> 'type' = 'webhook'`)
     .executeTakeFirst();
   if (!row) return null;
+  const { trigger } = row;
+  // The query left other triggers out; this check tells the type.
+  if (trigger.type !== "webhook") return null;
   const signingSecret =
     row.signing_secret === null
       ? null
@@ -67,7 +69,7 @@ async function loadWebhookFlow(
     flowId: row.id,
     active: row.active,
     revision: row.revision,
-    trigger: row.trigger as unknown as WebhookTriggerSettings,
+    trigger,
     signingSecret,
   };
 }

@@ -61,7 +61,7 @@ function matchingRuns(
     .where("runs.account_id", "=", job.account_id)
     .where("runs.id", "<", job.before_id)
     .where((eb) => eb.or([eb("runs.replay_job_id", "is", null), eb("runs.replay_job_id", "<>", job.id)]));
-  if (filter.status) query = query.where("runs.status", "=", filter.status as (typeof RUN_STATUSES)[number]);
+  if (filter.status) query = query.where("runs.status", "=", filter.status);
   return acceptedWithin(
     query,
     filter.from ? new Date(filter.from) : undefined,
@@ -179,7 +179,7 @@ async function windowOf(db: Kysely<Database>, flowId: string): Promise<{ window:
     .select(["flows.deleted_at", "flow_revisions.concurrency"])
     .where("flows.id", "=", flowId)
     .executeTakeFirst();
-  const limit = (flow?.concurrency as { limit?: number } | null)?.limit;
+  const limit = flow?.concurrency?.limit;
   return { window: limit === undefined ? REPLAY_WINDOW : 2 * limit, deleted: !flow || flow.deleted_at !== null };
 }
 

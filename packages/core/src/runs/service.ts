@@ -6,7 +6,6 @@ import { isFinal, type RespondOutput, type StepRecords } from "../engine/records
 import type { RunQueue } from "../engine/run-queue.ts";
 import { createRunWaiters, publishRunDone, type RunDone } from "../engine/waiting.ts";
 import { DomainError } from "../errors.ts";
-import type { StoredStep } from "../flows/index.ts";
 import type { AccountLimits } from "../limits/account-limits.ts";
 import type { Logger } from "../logger.ts";
 import type { MetricsRecorder } from "../monitoring/recorder.ts";
@@ -154,9 +153,7 @@ export function createRunsService(deps: RunsDeps): RunsService {
       .where("flow_id", "=", row.flow_id)
       .where("revision", "=", row.revision)
       .executeTakeFirst();
-    const order = revision
-      ? outlineSteps(revision.steps as unknown as StoredStep[], revision.on_failure as unknown as StoredStep[])
-      : [];
+    const order = revision ? outlineSteps(revision.steps, revision.on_failure) : [];
     return { records, order };
   }
 

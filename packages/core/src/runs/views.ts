@@ -1,8 +1,7 @@
-import type { Database, RunsTable } from "@platform/db";
+import type { Database, RunsTable, StoredStep } from "@platform/db";
 import type { Kysely, Selectable } from "kysely";
 import { queueReasonText } from "../engine/queue-reasons.ts";
 import type { StepRecord, StepRecords } from "../engine/records.ts";
-import type { StoredStep } from "../flows/index.ts";
 import { childLists, isForEach, isParallel, isStop, isSwitch } from "../flows/step-tree.ts";
 
 type RunRow = Selectable<RunsTable>;
@@ -100,7 +99,7 @@ export async function readStepRecords(db: Kysely<Database>, runId: string): Prom
     .execute();
   const records: StepRecords = {};
   for (const row of rows) {
-    const record = row.record as unknown as StepRecord;
+    const { record } = row;
     // A skipped step's output is null, and not stored.
     records[row.name] =
       record.status === "succeeded" || record.status === "skipped" ? { ...record, output: row.output ?? null } : record;

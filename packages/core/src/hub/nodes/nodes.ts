@@ -1,6 +1,5 @@
 import type { Database } from "@platform/db";
 import { type Kysely, type Selectable, sql } from "kysely";
-import type { BuiltInSubject } from "../../built-in-functions.ts";
 import { DomainError } from "../../errors.ts";
 import { unixSeconds } from "../../time.ts";
 import type { NodeTemplateInput } from "./schemas.ts";
@@ -33,8 +32,8 @@ function toNode(row: NodeRow): Node {
       id: row.id,
       name: row.name,
       description: row.description,
-      node_type: row.node_type as NodeTemplateInput["node_type"],
-      subject: row.subject as BuiltInSubject,
+      node_type: row.node_type,
+      subject: row.subject,
       payload: row.payload,
       options: { timeout: row.timeout_ms, attempts: row.attempts, backoff_ms: row.backoff_ms },
     },

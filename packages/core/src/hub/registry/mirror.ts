@@ -154,8 +154,7 @@ async function supersede(trx: Transaction<Database>, latest: MirrorEntry[]): Pro
     )
     .execute();
   for (const row of rows) {
-    const meta = row.entry._meta as Record<string, Record<string, unknown>> | undefined;
-    const official = meta?.[OFFICIAL_META];
+    const official = row.entry._meta?.[OFFICIAL_META];
     if (official) official.isLatest = false;
     await trx
       .updateTable("mcp_registry_servers")
