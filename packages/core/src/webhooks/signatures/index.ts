@@ -1,9 +1,10 @@
 import type { HmacConfig, WebhookService } from "../schemas.ts";
 import type { SignatureCheck, SignedRequest } from "./common.ts";
 import { verifyCustom } from "./custom.ts";
-import { verifyGithub } from "./github.ts";
-import { verifyShopify } from "./shopify.ts";
-import { verifySlack } from "./slack.ts";
+import { GITHUB } from "./github.ts";
+import { verifyHeaderHmac } from "./header-hmac.ts";
+import { SHOPIFY } from "./shopify.ts";
+import { SLACK } from "./slack.ts";
 import { verifyStandard } from "./standard.ts";
 import { verifyStripe } from "./stripe.ts";
 import { verifyTwilio } from "./twilio.ts";
@@ -27,11 +28,11 @@ export function verifyWebhookSignature(config: SignatureConfig, request: SignedR
     case "stripe":
       return verifyStripe(config.secret, request);
     case "github":
-      return verifyGithub(config.secret, request);
+      return verifyHeaderHmac(config.secret, GITHUB, request);
     case "slack":
-      return verifySlack(config.secret, request);
+      return verifyHeaderHmac(config.secret, SLACK, request);
     case "shopify":
-      return verifyShopify(config.secret, request);
+      return verifyHeaderHmac(config.secret, SHOPIFY, request);
     case "twilio":
       return verifyTwilio(config.secret, request);
     case "standard":

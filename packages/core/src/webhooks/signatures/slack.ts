@@ -1,12 +1,12 @@
-import { DEFAULT_TOLERANCE_SECONDS, type SignatureCheck, type SignedRequest } from "./common.ts";
-import { type HeaderHmacScheme, verifyHeaderHmac } from "./header-hmac.ts";
+import { DEFAULT_TOLERANCE_SECONDS } from "./common.ts";
+import type { HeaderHmacScheme } from "./header-hmac.ts";
 
 /**
  * Slack: `X-Slack-Signature: v0=<hex>`, HMAC-SHA256 of `v0:<timestamp>:<raw body>` with
  * the app's signing secret, the timestamp from `X-Slack-Request-Timestamp` (Unix
  * seconds, 300 s tolerance). URL verification requests are signed the same way.
  */
-const SLACK: HeaderHmacScheme = {
+export const SLACK: HeaderHmacScheme = {
   header: "X-Slack-Signature",
   prefix: "v0=",
   encoding: "hex",
@@ -18,6 +18,3 @@ const SLACK: HeaderHmacScheme = {
     toleranceSeconds: DEFAULT_TOLERANCE_SECONDS,
   },
 };
-
-export const verifySlack = (secret: string, request: SignedRequest): SignatureCheck =>
-  verifyHeaderHmac(secret, SLACK, request);
