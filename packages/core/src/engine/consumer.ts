@@ -17,10 +17,11 @@ import { unfixableFailure } from "./unfixable.ts";
 import { publishRunDone } from "./waiting.ts";
 
 /**
- * An entry of the run stream: the run's id, and, when the API queued it as it accepted it,
- * the run as accepted (`start`), so that the entry's first delivery can execute it without
- * reading its row (see `RunStore.fresh`). Entries that queue a run again (the waker's, the
- * recovery's) and those whose trigger data is too large to carry name the run only.
+ * An entry of the run stream: the run's id, and, in the entry that queued it as it was
+ * created (runs/insert.ts), the run as accepted (`start`), so that the entry's first delivery
+ * can execute it without reading its row (see `RunStore.fresh`). Entries that queue a run
+ * again (the waker's, the recovery's) and those whose trigger data is too large to carry name
+ * the run only.
  */
 export const runEntrySchema = z.object({
   run: z.uuid(),

@@ -4,22 +4,17 @@ import { messageOf } from "../errors.ts";
 import type { Services } from "../services.ts";
 import type { PeriodicJob } from "../worker/periodic.ts";
 import { EVENT_RETENTION_DAYS } from "./events.ts";
-import type { QueuedRun } from "./run-queue.ts";
+import { type QueuedRun, REQUEUE_AFTER } from "./run-queue.ts";
 
 /** Runs queued per statement by the waker, and deleted per statement by retention. */
 const PAGE = 500;
 
 /**
- * If a woken run's entry is lost (the waker died before appending it, the broker refused),
- * it is due again this long after: the waker leaves `wake_at` there until a worker claims
- * the run.
- */
-const REQUEUE_AFTER = "2 minutes";
-
-/**
- * Queues parked runs whose time has come (a `delay` step's end, a retry's backoff), once a
- * second somewhere in the deployment. Each run's `wake_at` moves ahead before its entry is
- * appended, so two wakers never queue it together, and a worker's claim clears it.
+ * Queues parked runs whose time has come (a `delay` step's end, a retry's backoff, a background
+ * start's fallback: see runs/insert.ts), once a second somewhere in the deployment. Each run's
+ * `wake_at` moves REQUEUE_AFTER ahead before its entry is appended, so two wakers never queue
+ * it together and an entry lost (the waker died before appending it, the broker refused) is
+ * appended again then; a worker's claim clears it.
  */
 export function runWakerJob(services: Pick<Services, "db" | "runQueue">, everyMs = 1000): PeriodicJob {
   return {

@@ -36,6 +36,13 @@ export interface RunQueue {
   requeue(runs: readonly QueuedRun[]): Promise<void>;
 }
 
+/**
+ * How far ahead `wake_at` is set for a run whose entry may be lost (appended by the waker, or
+ * not yet by a background start: see runs/insert.ts): the waker queues it again then, and
+ * again each time, until a worker's claim clears it.
+ */
+export const REQUEUE_AFTER = "2 minutes";
+
 /** Runs of one account a turn moves onto a partition's stream (see `RunQueue`). */
 export const RUN_LANE_QUANTUM = 32;
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { isDomainError, messageOf } from "../errors.ts";
-import type { StartedRun, StartRunInput } from "../runs/start.ts";
+import type { StartedRun } from "../runs/insert.ts";
+import type { StartRunInput } from "../runs/start.ts";
 import type { TemplateScope } from "../templates/index.ts";
 import { eventKey } from "./event-keys.ts";
 import { type RunEvents, WAIT_EVENT_DEFAULT_TIMEOUT_MS, WAIT_EVENT_MAX_TIMEOUT_MS } from "./events.ts";

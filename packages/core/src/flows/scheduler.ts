@@ -1,9 +1,7 @@
 import type { Database } from "@platform/db";
 import { type Kysely, type Selectable, sql } from "kysely";
-import { PLATFORM_SCOPE } from "../broker/port.ts";
-import type { QueuedRun } from "../engine/run-queue.ts";
 import type { AccountLimits } from "../limits/account-limits.ts";
-import { newRunId } from "../runs/start.ts";
+import { type NewRun, newRunId, startRunsInTransaction } from "../runs/insert.ts";
 import type { Services } from "../services.ts";
 import type { PeriodicJob } from "../worker/periodic.ts";
 import { dueTicks } from "./schedules.ts";
@@ -64,9 +62,9 @@ async function grantTicks(limits: AccountLimits, rows: DueFlow[], now: Date): Pr
  * the account's `schedules.refused` metric and logged. The Broker is asked outside the
  * transaction because on PGlite it shares the one connection a transaction holds; a flow
  * changed or locked by another process in between leaves its grant unspent, which can only
- * make the account fall short of its limit, never pass it. After the commit the runs are
- * appended to the run stream; a process that dies in between leaves them to the waker
- * (`wake_at`), so a granted tick also starts at least once. Trigger data:
+ * make the account fall short of its limit, never pass it. The runs are created as every
+ * run is (runs/insert.ts, `startRunsInTransaction`): queued after the commit, or by the waker
+ * should this process die first, so a granted tick also starts at least once. Trigger data:
  * `{scheduled_at, fired_at}`.
  */
 export function flowSchedulerJob(
@@ -84,7 +82,7 @@ export function flowSchedulerJob(
         const seen = await dueFlows(services.db, now).execute();
         if (seen.length === 0) return;
         const granted = await grantTicks(services.limits, seen, now);
-        const { started, due, refused } = await services.db.transaction().execute(async (trx) => {
+        const { due, refused } = await startRunsInTransaction(services, async (trx, insertRuns) => {
           const rows = await dueFlows(
             trx,
             now,
@@ -93,14 +91,7 @@ export function flowSchedulerJob(
             .forUpdate()
             .skipLocked()
             .execute();
-          const runs: {
-            id: string;
-            account_id: string;
-            flow_id: string;
-            revision: number;
-            trigger: unknown;
-            delivery_id: string;
-          }[] = [];
+          const runs: NewRun[] = [];
           const next: { id: string; next_at: string | null }[] = [];
           const refused = new Map<string, number>();
           for (const row of rows) {
@@ -115,11 +106,12 @@ export function flowSchedulerJob(
               granted.set(row.account_id, left - 1);
               runs.push({
                 id: newRunId(),
-                account_id: row.account_id,
-                flow_id: row.id,
+                accountId: row.account_id,
+                flowId: row.id,
                 revision: row.revision,
-                trigger: { scheduled_at: tick.toISOString(), fired_at: now.toISOString() },
-                delivery_id: `schedule:${tick.toISOString()}`,
+                trigger: JSON.stringify({ scheduled_at: tick.toISOString(), fired_at: now.toISOString() }),
+                // A tick's run is inserted only if it claimed the tick: never twice.
+                deliveryId: `schedule:${tick.toISOString()}`,
               });
             }
           }
@@ -129,29 +121,9 @@ export function flowSchedulerJob(
               from jsonb_to_recordset(${JSON.stringify(next)}::jsonb) as v(id uuid, next_at timestamptz)
               where f.id = v.id`.execute(trx);
           }
-          if (runs.length === 0) return { started: [], due: rows.length, refused };
-          // A tick's run is inserted only if it claimed the tick (see run_deliveries): never twice.
-          const { rows: inserted } = await sql<QueuedRun>`
-            with v as (
-              select * from jsonb_to_recordset(${JSON.stringify(runs)}::jsonb) as v(
-                id uuid, account_id text, flow_id uuid, revision integer, trigger jsonb, delivery_id text)),
-            claimed as (
-              insert into run_deliveries (flow_id, delivery_id, run_id)
-              select flow_id, delivery_id, id from v
-              on conflict do nothing
-              returning run_id)
-            insert into runs (id, account_id, flow_id, revision, status, trigger, delivery_id, wake_at)
-            select v.id, v.account_id, v.flow_id, v.revision, 'queued', v.trigger, v.delivery_id,
-              now() + interval '2 minutes'
-            from v where v.id in (select run_id from claimed)
-            returning id, account_id as "accountId", flow_id as "flowId"`.execute(trx);
-          return { started: inserted, due: rows.length, refused };
+          await insertRuns(runs);
+          return { due: rows.length, refused };
         });
-        await services.runQueue.requeue(started);
-        for (const run of started) {
-          services.metrics.count(run.accountId, "runs.started");
-          services.metrics.count(PLATFORM_SCOPE, "runs.started");
-        }
         for (const [account, ticks] of refused) {
           services.metrics.count(account, "schedules.refused", ticks);
           logger.info({ account, ticks }, "schedule ticks refused: the account is at its runs_per_minute limit");

@@ -1,14 +1,13 @@
 import { type Database, firstIdAt, idTime, type ReplayJobsTable } from "@platform/db";
 import { type Kysely, type Selectable, sql } from "kysely";
-import { PLATFORM_SCOPE } from "../broker/port.ts";
 import { DomainError, isDomainError } from "../errors.ts";
 import type { AccountLimits } from "../limits/account-limits.ts";
 import type { Services } from "../services.ts";
 import type { PeriodicJob } from "../worker/periodic.ts";
 import { acceptedWithin } from "./accepted-range.ts";
+import { newRunId, startRunsInTransaction } from "./insert.ts";
 import { requireLiveFlow } from "./live-flow.ts";
 import type { RUN_STATUSES } from "./schemas.ts";
-import { newRunId } from "./start.ts";
 
 /**
  * Bulk replays (`POST /flows/{id}/runs/replay`): a background job replays, oldest first,
@@ -18,9 +17,10 @@ import { newRunId } from "./start.ts";
  * limit, so a freed slot finds the next replay queued; else REPLAY_WINDOW), within the
  * account's runs per minute: a replay of a thousand runs after an outage neither floods the
  * queue ahead of live traffic nor passes the plan. Each step inserts its replays and moves
- * the job's cursor in one transaction, with the job's row locked, then puts them on the run
- * stream (a process dying in between leaves them to the waker: `wake_at`): a run is
- * replayed once by a job however many processes look, and none is lost to a crash.
+ * the job's cursor in one transaction, with the job's row locked; the replays are created as
+ * every run is (runs/insert.ts, `startRunsInTransaction`: queued after the commit, or by the
+ * waker should the process die first): a run is replayed once by a job however many
+ * processes look, and none is lost to a crash.
  */
 
 /** Replays a job keeps queued or running at once when the flow has no concurrency limit. */
@@ -207,7 +207,7 @@ async function advance(deps: JobDeps, job: Selectable<ReplayJobsTable>): Promise
   const page = next.slice(0, allowed);
   // Every match replayed (or the flow deleted) and none still under way: the job is done.
   const finished = next.length === 0 && underway === 0;
-  const written = await deps.db.transaction().execute(async (trx) => {
+  await startRunsInTransaction(deps, async (trx, insertRuns) => {
     const locked = await trx
       .selectFrom("replay_jobs")
       .select("id")
@@ -217,38 +217,29 @@ async function advance(deps: JobDeps, job: Selectable<ReplayJobsTable>): Promise
       .forUpdate()
       .skipLocked()
       .executeTakeFirst();
-    if (!locked) return [];
-    const replays = page.map((original) => ({
-      id: newRunId(),
-      revision: original.revision,
-      trigger: original.trigger,
-      replay_of: original.id,
-    }));
-    if (replays.length > 0) {
-      await sql`
-        insert into runs (id, account_id, flow_id, revision, status, trigger, replay_of, replay_job_id, wake_at)
-        select v.id, ${job.account_id}, ${job.flow_id}, v.revision, 'queued', v.trigger, v.replay_of, ${job.id},
-          now() + interval '2 minutes'
-        from jsonb_to_recordset(${JSON.stringify(replays)}::jsonb) as v(
-          id uuid, revision integer, trigger jsonb, replay_of uuid)`.execute(trx);
-    }
+    if (!locked) return;
+    const replays = await insertRuns(
+      page.map((original) => ({
+        id: newRunId(),
+        accountId: job.account_id,
+        flowId: job.flow_id,
+        revision: original.revision,
+        trigger: JSON.stringify(original.trigger),
+        replayOf: original.id,
+        replayJobId: job.id,
+      })),
+    );
     await trx
       .updateTable("replay_jobs")
       .set({
         cursor: page.at(-1)?.id ?? job.cursor,
-        started: job.started + page.length,
-        underway_from: underwayFrom ?? replays[0]?.id ?? null,
+        started: job.started + replays.length,
+        underway_from: underwayFrom ?? replays[0]?.run.id ?? null,
         ...(finished ? { status: "done" as const, finished_at: sql`now()` } : {}),
       })
       .where("id", "=", job.id)
       .execute();
-    return replays;
   });
-  await deps.runQueue.requeue(written.map((run) => ({ id: run.id, flowId: job.flow_id, accountId: job.account_id })));
-  if (written.length > 0) {
-    deps.metrics.count(job.account_id, "runs.started", written.length);
-    deps.metrics.count(PLATFORM_SCOPE, "runs.started", written.length);
-  }
 }
 
 /** Moves every running replay job on, once a second somewhere in the deployment. */

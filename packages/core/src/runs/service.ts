@@ -10,8 +10,9 @@ import type { AccountLimits } from "../limits/account-limits.ts";
 import type { Logger } from "../logger.ts";
 import type { MetricsRecorder } from "../monitoring/recorder.ts";
 import { acceptedWithin } from "./accepted-range.ts";
+import { newRunId, recordFilteredRun, type StartedRun } from "./insert.ts";
 import { requireLiveFlow } from "./live-flow.ts";
-import { createRunStarter, newRunId, type StartedRun, type StartRunInput } from "./start.ts";
+import { createRunStarter, type StartRunInput } from "./start.ts";
 import { triggerHolds } from "./trigger-search.ts";
 import {
   outlineSteps,
@@ -253,12 +254,8 @@ export function createRunsService(deps: RunsDeps): RunsService {
 
     async recordFiltered({ accountId, flowId, trigger }) {
       const id = newRunId();
-      const inserted = await sql<{ id: string }>`
-        insert into runs (id, account_id, flow_id, revision, status, trigger, finished_at)
-        select ${id}, f.account_id, f.id, f.revision, 'filtered', ${JSON.stringify(trigger ?? null)}::jsonb, now()
-        from flows f where f.id = ${flowId} and f.account_id = ${accountId} and f.deleted_at is null
-        returning id`.execute(db);
-      if (inserted.rows.length === 0) throw flowNotFound();
+      const run = { id, accountId, flowId, trigger: JSON.stringify(trigger ?? null) };
+      if (!(await recordFilteredRun(db, run))) throw flowNotFound();
       return id;
     },
 

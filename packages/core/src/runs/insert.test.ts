@@ -1,0 +1,263 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
+import type { DatabaseHandle } from "@platform/db";
+import { databaseBackends, openTestDatabase } from "@platform/db/testing";
+import { sql } from "kysely";
+import { createBroker } from "../broker/index.ts";
+import { type Broker, laneTurnOf, PLATFORM_SCOPE } from "../broker/port.ts";
+import { runWakerJob } from "../engine/housekeeping.ts";
+import { createRunQueue, RUN_STREAM, type RunQueue } from "../engine/run-queue.ts";
+import { insertAccountWithFlow } from "../engine/test-fixtures.ts";
+import { isDomainError } from "../errors.ts";
+import { createLogger } from "../logger.ts";
+import { createMetricsRecorder, type MetricsRecorder } from "../monitoring/recorder.ts";
+import {
+  createRunInserter,
+  type NewRun,
+  newRunId,
+  type RunInserter,
+  recordFilteredRun,
+  runRow,
+  startRunsInTransaction,
+} from "./insert.ts";
+
+/**
+ * The protocol every run is created by (runs/insert.ts), on PGlite and PostgreSQL: a run is
+ * queued only once its row has committed; a committed run is queued, or withdrawn when its
+ * caller can be told, or else left to the waker; a delivery id starts one run. The run queue
+ * stands on a broker of its own (PostgreSQL's adapter on another PGlite), as Redis would: the
+ * broker "down" is one whose database has gone.
+ */
+const logger = createLogger({ level: "silent", name: "run-insert-test" });
+
+/** Every run entry on the queue's stream, each account's lane admitted whole first (as its turns would). */
+async function queuedEntries(broker: Broker): Promise<{ run: string; start?: Record<string, unknown> }[]> {
+  for (const entry of await broker.readRange(PLATFORM_SCOPE, RUN_STREAM, { limit: 1000 })) {
+    const turn = laneTurnOf(entry.payload);
+    if (turn) await broker.admitLane(PLATFORM_SCOPE, RUN_STREAM, turn, 1000);
+  }
+  return (await broker.readRange(PLATFORM_SCOPE, RUN_STREAM, { limit: 1000 })).flatMap((entry) =>
+    laneTurnOf(entry.payload) ? [] : [JSON.parse(entry.payload)],
+  );
+}
+
+for (const { backend, skip } of databaseBackends()) {
+  describe.skipIf(skip !== false)(`creating runs on ${backend}${skip ? ` (skipped: ${skip})` : ""}`, () => {
+    let database: DatabaseHandle;
+    let queueDatabase: DatabaseHandle;
+    let goneDatabase: DatabaseHandle;
+    let broker: Broker;
+    let brokerDown: Broker;
+    let runQueue: RunQueue;
+    let metrics: MetricsRecorder;
+    let inserter: RunInserter;
+    const accountId = "acct-insert";
+    const flowId = crypto.randomUUID();
+    const deletedFlowId = crypto.randomUUID();
+
+    beforeAll(async () => {
+      database = await openTestDatabase(backend);
+      queueDatabase = await openTestDatabase("pglite");
+      goneDatabase = await openTestDatabase("pglite");
+      broker = await createBroker({ database: queueDatabase });
+      brokerDown = await createBroker({ database: goneDatabase });
+      await goneDatabase.close();
+      runQueue = createRunQueue(broker, 1);
+      metrics = createMetricsRecorder({ broker, logger });
+      inserter = createRunInserter({ database, runQueue, metrics, logger });
+      await insertAccountWithFlow(database.db, accountId, flowId);
+      await database.db
+        .insertInto("flows")
+        .values({
+          id: deletedFlowId,
+          account_id: accountId,
+          name: "gone",
+          description: "",
+          active: true,
+          trigger: "{}",
+          signing_secret: null,
+          webhook_id: crypto.randomUUID(),
+          revision: 1,
+          deleted_at: new Date(),
+        })
+        .execute();
+    }, 60_000);
+    afterAll(async () => {
+      await metrics?.close();
+      await brokerDown?.close().catch(() => undefined);
+      await broker?.close();
+      await queueDatabase?.close();
+      await database?.close();
+    });
+
+    const newRun = (extra: Partial<NewRun> = {}): NewRun => ({
+      id: newRunId(),
+      accountId,
+      flowId,
+      trigger: JSON.stringify({ order: 7 }),
+      ...extra,
+    });
+    const rowOf = (id: string) =>
+      database.db
+        .selectFrom("runs")
+        .select(["status", "queue_reason", "wake_at", "finished_at", "revision", "replay_of", "delivery_id"])
+        .where("id", "=", id)
+        .executeTakeFirst();
+    const queuedIds = async () => (await queuedEntries(broker)).map((entry) => entry.run);
+    const claimOf = async (deliveryId: string) =>
+      (
+        await database.db
+          .selectFrom("run_deliveries")
+          .select("run_id")
+          .where("flow_id", "=", flowId)
+          .where("delivery_id", "=", deliveryId)
+          .executeTakeFirst()
+      )?.run_id;
+
+    test("a start someone waits for is recorded queued, then queued with the run as accepted; its delivery id starts it once", async () => {
+      const before = await metrics.read(accountId, "runs.started");
+      const run = newRun({ deliveryId: `evt_${crypto.randomUUID()}` });
+      expect(await inserter.insert(runRow(run))).toEqual({ runId: run.id, duplicate: false });
+      expect(await rowOf(run.id)).toMatchObject({ status: "queued", queue_reason: null, wake_at: null, revision: 1 });
+      const entry = (await queuedEntries(broker)).find((queued) => queued.run === run.id);
+      expect(entry?.start).toEqual({
+        account: accountId,
+        flow: flowId,
+        revision: 1,
+        waiter: null,
+        trigger: { order: 7 },
+      });
+
+      // The sender delivers the same event again: the run it started is the answer, nothing new is queued.
+      const again = newRun({ deliveryId: run.deliveryId });
+      expect(await inserter.insert(runRow(again))).toEqual({ runId: run.id, duplicate: true });
+      expect(await rowOf(again.id)).toBeUndefined();
+      expect((await queuedIds()).filter((id) => id === run.id || id === again.id)).toEqual([run.id]);
+      expect(await metrics.read(accountId, "runs.started")).toBe(before + 1);
+    });
+
+    test("a start whose append fails is withdrawn with its delivery claim, so the sender's retry starts it", async () => {
+      const down = createRunInserter({ database, runQueue: createRunQueue(brokerDown, 1), metrics, logger });
+      const run = newRun({ deliveryId: `evt_${crypto.randomUUID()}` });
+      const failed = await down.insert(runRow(run)).catch((error: unknown) => error);
+      expect(failed).toBeInstanceOf(Error);
+      expect(await rowOf(run.id)).toBeUndefined();
+      expect(await claimOf(run.deliveryId as string)).toBeUndefined();
+      expect(await queuedIds()).not.toContain(run.id);
+
+      const retry = newRun({ deliveryId: run.deliveryId });
+      expect(await inserter.insert(runRow(retry))).toEqual({ runId: retry.id, duplicate: false });
+      expect(await queuedIds()).toContain(retry.id);
+    });
+
+    test("runs inserted in a transaction that rolls back leave no row, no entry and no delivery claim", async () => {
+      const run = newRun({ deliveryId: `schedule:${new Date().toISOString()}` });
+      const failed = await startRunsInTransaction({ db: database.db, runQueue, metrics }, async (_trx, insert) => {
+        expect(await insert([run])).toHaveLength(1);
+        throw new Error("the job's cursor could not be moved");
+      }).catch((error: unknown) => error);
+      expect(String(failed)).toContain("the job's cursor could not be moved");
+      expect(await rowOf(run.id)).toBeUndefined();
+      expect(await claimOf(run.deliveryId as string)).toBeUndefined();
+      expect(await queuedIds()).not.toContain(run.id);
+    });
+
+    test("runs inserted in a transaction are queued once it commits, not before, with the waker behind them", async () => {
+      const original = newRun();
+      await inserter.insert(runRow(original));
+      const tick = newRun({ deliveryId: `schedule:${new Date().toISOString()}` });
+      const replay = newRun({ replayOf: original.id, trigger: JSON.stringify("x".repeat(9000)) });
+      const answered = await startRunsInTransaction({ db: database.db, runQueue, metrics }, async (_trx, insert) => {
+        const inserted = await insert([tick, replay]);
+        expect(inserted.map((one) => one.run.id)).toEqual([tick.id, replay.id]);
+        // Written, not committed: no worker may read them yet.
+        expect(await queuedIds()).not.toContain(tick.id);
+        return "moved";
+      });
+      expect(answered).toBe("moved");
+      for (const id of [tick.id, replay.id]) {
+        const row = await rowOf(id);
+        expect(row?.status).toBe("queued");
+        // Left to the waker about two minutes on, should the append below have been lost.
+        expect((row?.wake_at?.getTime() ?? 0) - Date.now()).toBeGreaterThan(60_000);
+      }
+      expect((await rowOf(replay.id))?.replay_of).toBe(original.id);
+      const entries = await queuedEntries(broker);
+      expect(entries.find((entry) => entry.run === tick.id)?.start).toMatchObject({ revision: 1, waiter: null });
+      // Trigger data past 8 KiB stays in the row: the entry names the run only.
+      expect(entries.find((entry) => entry.run === replay.id)).toEqual({ run: replay.id });
+
+      // The same tick seen again by another process starts nothing.
+      const twice = newRun({ deliveryId: tick.deliveryId });
+      const second = await startRunsInTransaction({ db: database.db, runQueue, metrics }, (_trx, insert) =>
+        insert([twice]),
+      );
+      expect(second).toEqual([]);
+      expect(await rowOf(twice.id)).toBeUndefined();
+    });
+
+    test("a committed run whose append fails is queued by the waker", async () => {
+      const run = newRun({ deliveryId: `schedule:${new Date().toISOString()}` });
+      const failed = await startRunsInTransaction(
+        { db: database.db, runQueue: createRunQueue(brokerDown, 1), metrics },
+        (_trx, insert) => insert([run]),
+      ).catch((error: unknown) => error);
+      expect(failed).toBeInstanceOf(Error);
+      expect((await rowOf(run.id))?.status).toBe("queued");
+      expect(await queuedIds()).not.toContain(run.id);
+
+      // Two minutes on: the waker finds it.
+      await sql`update runs set wake_at = now() where id = ${run.id}`.execute(database.db);
+      await runWakerJob({ db: database.db, runQueue }).run({ signal: new AbortController().signal, logger });
+      expect(await queuedIds()).toContain(run.id);
+    });
+
+    test("a flow that is deleted starts nothing, by any path", async () => {
+      const run = newRun({ flowId: deletedFlowId });
+      const refused = await inserter.insert(runRow(run)).catch((error: unknown) => error);
+      expect(isDomainError(refused) && refused.code).toBe("not_found");
+      const inserted = await startRunsInTransaction({ db: database.db, runQueue, metrics }, (_trx, insert) =>
+        insert([newRun({ flowId: deletedFlowId })]),
+      );
+      expect(inserted).toEqual([]);
+      expect(await recordFilteredRun(database.db, newRun({ flowId: deletedFlowId }))).toBe(false);
+      expect(await database.db.selectFrom("runs").select("id").where("flow_id", "=", deletedFlowId).execute()).toEqual(
+        [],
+      );
+    });
+
+    test("a filtered delivery is recorded final from the start, never queued nor counted as started", async () => {
+      const before = await metrics.read(accountId, "runs.started");
+      const run = newRun();
+      expect(await recordFilteredRun(database.db, run)).toBe(true);
+      const row = await rowOf(run.id);
+      expect(row).toMatchObject({ status: "filtered", queue_reason: null, wake_at: null, revision: 1 });
+      expect(row?.finished_at).toBeInstanceOf(Date);
+      expect(await queuedIds()).not.toContain(run.id);
+      expect(await metrics.read(accountId, "runs.started")).toBe(before);
+    });
+  });
+}
+
+/** The platform's code, relative to the repository (tests, test helpers and migrations aside). */
+async function platformSources(root: string): Promise<string[]> {
+  const files: string[] = [];
+  for (const base of ["packages/core/src", "packages/db/src", "apps/api/src", "apps/worker/src"]) {
+    for (const name of await readdir(join(root, base), { recursive: true })) {
+      const path = `${base}/${name}`;
+      if (path.endsWith(".ts") && !/\.test\.ts$|test-fixtures|testing|\/migrations\//.test(path)) files.push(path);
+    }
+  }
+  return files;
+}
+
+test("nothing but runs/insert.ts writes a new row into runs", async () => {
+  const root = join(import.meta.dir, "../../../..");
+  const writers: string[] = [];
+  for (const path of await platformSources(root)) {
+    const text = await Bun.file(join(root, path)).text();
+    if (/insert\s+into\s+runs\b|insertInto\(\s*["'`]runs["'`]/i.test(text)) writers.push(path);
+  }
+  expect(writers).toEqual(["packages/core/src/runs/insert.ts"]);
+});

@@ -1,0 +1,303 @@
+import type { Database, DatabaseHandle } from "@platform/db";
+import { type Kysely, sql, type Transaction } from "kysely";
+import { PLATFORM_SCOPE } from "../broker/port.ts";
+import { isRowFault } from "../database-errors.ts";
+import { REQUEUE_AFTER, type RunQueue } from "../engine/run-queue.ts";
+import { DomainError } from "../errors.ts";
+import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
+import type { Logger } from "../logger.ts";
+import type { MetricsRecorder } from "../monitoring/recorder.ts";
+
+/**
+ * Creating runs: the one module that writes a new row into `runs`. Every start goes through
+ * it — a webhook, a gateway, a start by hand, a `flow.call`, a replay (`createRunInserter`); a
+ * schedule's tick and a bulk replay (`startRunsInTransaction`); a delivery the event filter
+ * left out (`recordFilteredRun`) — and each follows the same protocol (an outbox: the row is
+ * the record, the run queue's entry only says what to take next):
+ *
+ * 1. One INSERT for a batch of runs, read from its JSON (`jsonb_to_recordset`) into the
+ *    parent `runs` table, which routes each row to its day's partition by its id (a UUIDv7
+ *    made now: see packages/db/src/run-partitions.ts). A run is `queued` with no
+ *    `queue_reason` (it waits for nothing yet; the worker gives it one of `QUEUE_REASONS` if
+ *    a slot or a throttle turn holds it). The statement reads the flow (live and the
+ *    account's, else the run is not inserted) and its current revision, unless the start
+ *    names one.
+ * 2. A start with a delivery id claims it in `run_deliveries` in the same statement, and its
+ *    run is inserted only if the claim was its own: one delivery id (a webhook's event id, a
+ *    schedule's tick, a calling step) starts at most one run of a flow.
+ * 3. Only once the INSERT has committed is each run appended to the run queue (its account's
+ *    lane in its flow's partition), with the run as accepted when its trigger data is small
+ *    (`entryOf`): no worker reads a run that was not committed, and a transaction that
+ *    rolls back queued nothing.
+ * 4. A run committed whose append fails is either withdrawn or left to the waker:
+ *    - a start someone waits for (`createRunInserter`) is withdrawn, its row and delivery
+ *      claim deleted, and its caller hears the broker's error (503): the sender's retry
+ *      starts it again;
+ *    - a start in a background transaction (`startRunsInTransaction`) has no one to tell: its
+ *      row carries `wake_at` REQUEUE_AFTER ahead, so the waker queues it should the append
+ *      fail or its process die first (and, as for every woken run, again each REQUEUE_AFTER
+ *      until a worker's claim clears it).
+ */
+
+export const newRunId = () => Bun.randomUUIDv7();
+
+/**
+ * Trigger data up to this size (JSON) travels in the run's stream entry, so that the worker
+ * runs it without reading the row first; larger trigger data stays in the row only.
+ */
+export const MAX_ENTRY_TRIGGER_BYTES = 8 * 1024;
+
+/** A run to create, as a start describes it. */
+export interface NewRun {
+  /** `newRunId()`: made now, so its day's partition exists. */
+  id: string;
+  accountId: string;
+  flowId: string;
+  /** The trigger data as JSON text. */
+  trigger: string;
+  /** The flow revision to run; absent, the flow's current one. */
+  revision?: number;
+  /** The run this one replays, and the bulk replay that made it. */
+  replayOf?: string;
+  replayJobId?: string;
+  /** Claimed by the INSERT: a second start with the same one for the flow starts nothing. */
+  deliveryId?: string;
+  /** The process waiting for the outcome (wait mode). */
+  waiter?: string;
+  /** The run whose `flow.call` step starts this one, and how deep the calls go. */
+  parent?: { runId: string; depth: number };
+}
+
+/** A run with its row as the INSERT reads it (JSON text: a start's shared statement embeds it as it is). */
+export interface RunRow {
+  run: NewRun;
+  json: string;
+}
+
+/** A run its INSERT wrote, under the revision it runs. */
+export interface InsertedRun {
+  run: NewRun;
+  revision: number;
+}
+
+export interface StartedRun {
+  runId: string;
+  /** True when the delivery id had started a run already: `runId` is that run, nothing new was queued. */
+  duplicate: boolean;
+}
+
+export function runRow(run: NewRun): RunRow {
+  const json = `${JSON.stringify({
+    id: run.id,
+    account_id: run.accountId,
+    flow_id: run.flowId,
+    revision: run.revision ?? null,
+    replay_of: run.replayOf ?? null,
+    replay_job_id: run.replayJobId ?? null,
+    delivery_id: run.deliveryId ?? null,
+    waiter: run.waiter ?? null,
+    parent_run_id: run.parent?.runId ?? null,
+    call_depth: run.parent?.depth ?? null,
+  }).slice(0, -1)},"trigger":${run.trigger}}`;
+  return { run, json };
+}
+
+/** How the rows of one INSERT start: queued (waited for, or with the waker behind them), or ended at once. */
+type Entering = "queued" | "queued-for-waker" | "filtered";
+
+/** Step 1 and 2 of the protocol: one statement. Answers the revision of each run it inserted, by id. */
+async function insertRows(db: Kysely<Database>, rows: RunRow[], entering: Entering): Promise<Map<string, number>> {
+  const status = entering === "filtered" ? sql.lit("filtered") : sql.lit("queued");
+  const wakeAt = entering === "queued-for-waker" ? sql`now() + ${REQUEUE_AFTER}::interval` : sql`null`;
+  const finishedAt = entering === "filtered" ? sql`now()` : sql`null`;
+  const { rows: inserted } = await sql<{ id: string; revision: number }>`
+    with v as (
+      select v.id, f.account_id, f.id as flow_id, coalesce(v.revision, f.revision) as revision, v.trigger,
+        v.replay_of, v.replay_job_id, v.delivery_id, v.waiter, v.parent_run_id, coalesce(v.call_depth, 0) as call_depth
+      from jsonb_to_recordset(${`[${rows.map((row) => row.json).join(",")}]`}::jsonb) as v(
+        id uuid, account_id text, flow_id uuid, trigger jsonb, replay_of uuid, replay_job_id uuid, delivery_id text,
+        waiter text, revision integer, parent_run_id uuid, call_depth integer)
+      join flows f on f.id = v.flow_id and f.account_id = v.account_id and f.deleted_at is null),
+    claimed as (
+      insert into run_deliveries (flow_id, delivery_id, run_id)
+      select flow_id, delivery_id, id from v where delivery_id is not null
+      on conflict do nothing
+      returning run_id)
+    insert into runs (
+      id, account_id, flow_id, revision, status, trigger, replay_of, replay_job_id, delivery_id, waiter, parent_run_id,
+      call_depth, queue_reason, wake_at, finished_at)
+    select id, account_id, flow_id, revision, ${status}, trigger, replay_of, replay_job_id, delivery_id, waiter,
+      parent_run_id, call_depth, null, ${wakeAt}, ${finishedAt}
+    from v where delivery_id is null or id in (select run_id from claimed)
+    returning id, revision`.execute(db);
+  return new Map(inserted.map((row) => [row.id, row.revision]));
+}
+
+/** The run stream entry of a run just accepted (see `runEntrySchema`): the run as accepted, unless its trigger data is large. */
+export function entryOf({ run, revision }: InsertedRun): string {
+  if (run.trigger.length > MAX_ENTRY_TRIGGER_BYTES) return JSON.stringify({ run: run.id });
+  const start = JSON.stringify({
+    account: run.accountId,
+    flow: run.flowId,
+    revision,
+    waiter: run.waiter ?? null,
+    ...(run.parent ? { parent: run.parent.runId, depth: run.parent.depth } : {}),
+  });
+  return `{"run":"${run.id}","start":${start.slice(0, -1)},"trigger":${run.trigger}}}`;
+}
+
+type QueueDeps = { runQueue: RunQueue; metrics: MetricsRecorder };
+
+/** Step 3, once the INSERT has committed: each run appended to its account's lane; counted as started. */
+async function queueInserted(deps: QueueDeps, inserted: InsertedRun[]): Promise<void> {
+  await Promise.all(inserted.map((one) => deps.runQueue.append(one.run, entryOf(one))));
+  const started = new Map<string, number>();
+  for (const { run } of inserted) started.set(run.accountId, (started.get(run.accountId) ?? 0) + 1);
+  for (const [account, count] of started) deps.metrics.count(account, "runs.started", count);
+  if (inserted.length > 0) deps.metrics.count(PLATFORM_SCOPE, "runs.started", inserted.length);
+}
+
+/** What one start's share of a batch INSERT did: wrote its row, or did not (see `notStarted`). */
+type Written = { written: true; revision: number } | StartedRun | { failure: unknown };
+
+/**
+ * Starts someone waits for (a webhook's sender, a gateway's caller, a `flow.call` step):
+ * `insert` writes the run and queues it, and resolves once both are durable. Starts arriving
+ * while an INSERT is in flight share the next one (one statement and one commit for all
+ * their rows); as soon as it commits, each run's append goes out, and the Broker sends the
+ * appends of one tick together (Redis auto-pipelining, PostgreSQL's append batches). One
+ * INSERT at a time: the batch that gathers behind a commit is what keeps commits (and their
+ * WAL flushes) few under load, and an idle inserter writes at once. A run whose append fails
+ * is withdrawn (step 4) and the append's error thrown; a flow that is not the account's (or
+ * deleted) throws `not_found`, a row PostgreSQL refuses for its values `validation_error`
+ * (400); a delivery id that started a run already answers that run.
+ */
+export function createRunInserter(deps: {
+  database: DatabaseHandle;
+  runQueue: RunQueue;
+  metrics: MetricsRecorder;
+  logger: Logger;
+}) {
+  const db = deps.database.db;
+
+  async function writeRows(rows: RunRow[]): Promise<Written[]> {
+    const written = await insertRows(db, rows, "queued");
+    return Promise.all(
+      rows.map((row): Written | Promise<Written> => {
+        const revision = written.get(row.run.id);
+        return revision === undefined ? notStarted(row.run) : { written: true, revision };
+      }),
+    );
+  }
+
+  /** Why a row was not inserted: its delivery started a run already, or the flow is not there. */
+  async function notStarted(run: NewRun): Promise<Written> {
+    if (run.deliveryId !== undefined) {
+      const existing = await db
+        .selectFrom("run_deliveries as d")
+        .innerJoin("flows as f", "f.id", "d.flow_id")
+        .select("d.run_id as id")
+        .where("d.flow_id", "=", run.flowId)
+        .where("f.account_id", "=", run.accountId)
+        .where("d.delivery_id", "=", run.deliveryId)
+        .executeTakeFirst();
+      if (existing) return { runId: existing.id, duplicate: true };
+    }
+    return { failure: new DomainError("not_found", "flow not found") };
+  }
+
+  async function withdrawRows(ids: string[]): Promise<boolean[]> {
+    // The delivery ids they claimed go with them: the sender's retry must start a run.
+    await sql`
+      with gone as (delete from runs where id = any(${ids}::uuid[]) returning id, flow_id, delivery_id)
+      delete from run_deliveries d using gone
+      where d.flow_id = gone.flow_id and d.delivery_id = gone.delivery_id and d.run_id = gone.id`.execute(db);
+    return ids.map(() => true);
+  }
+
+  const write = groupCommit<RunRow, Written>(writeRows, {
+    maxBatch: 500,
+    maxInFlight: ONE_STATEMENT_AT_A_TIME,
+    maxBytes: 4 * 1024 * 1024,
+    sizeOf: (row) => row.json.length,
+  });
+  // A run that could not be queued was never accepted: its row goes (several at once while the Broker is down).
+  const withdraw = groupCommit<string, boolean>(withdrawRows, {
+    maxBatch: 500,
+    maxInFlight: ONE_STATEMENT_AT_A_TIME,
+  });
+
+  return {
+    /** Writes the run and queues it. */
+    async insert(row: RunRow): Promise<StartedRun> {
+      const written = await write(row).catch((error: unknown) => {
+        // Written alone (see groupCommit), and still refused: this start's data is at fault, not the database.
+        if (isRowFault(error)) {
+          throw new DomainError("validation_error", "invalid input: the trigger data cannot be stored", {
+            cause: error,
+          });
+        }
+        throw error;
+      });
+      if ("failure" in written) throw written.failure;
+      if (!("written" in written)) return written;
+      try {
+        await queueInserted(deps, [{ run: row.run, revision: written.revision }]);
+      } catch (error) {
+        // The database failing too must not turn this into another error: the caller hears why it was not queued.
+        await withdraw(row.run.id).catch((cause: unknown) => {
+          deps.logger.error(
+            { err: cause, runs: [row.run.id] },
+            "runs answered 503 could not be deleted; they stay queued",
+          );
+        });
+        throw error;
+      }
+      return { runId: row.run.id, duplicate: false };
+    },
+  };
+}
+
+export type RunInserter = ReturnType<typeof createRunInserter>;
+
+/** Inserts runs within a background start's transaction (one statement a call); answers those it inserted. */
+export type InsertRuns = (runs: NewRun[]) => Promise<InsertedRun[]>;
+
+/**
+ * Starts no one waits for (a schedule's ticks, a bulk replay's page): `work` runs in a
+ * transaction, writing what else goes with the runs (a flow's next tick, a job's cursor)
+ * and inserting them with `insert`; once the transaction has committed, the runs it inserted
+ * are queued. Their rows carry `wake_at` (step 4): a run committed is queued by this call or,
+ * should it fail or its process die first, by the waker; a transaction that rolls back
+ * (`work` throwing) leaves neither a row nor an entry. Answers what `work` answered.
+ */
+export async function startRunsInTransaction<T>(
+  deps: QueueDeps & { db: Kysely<Database> },
+  work: (trx: Transaction<Database>, insert: InsertRuns) => Promise<T>,
+): Promise<T> {
+  const inserted: InsertedRun[] = [];
+  const result = await deps.db.transaction().execute((trx) =>
+    work(trx, async (runs) => {
+      if (runs.length === 0) return [];
+      const rows = runs.map(runRow);
+      const written = await insertRows(trx, rows, "queued-for-waker");
+      const these = rows.flatMap(({ run }) => {
+        const revision = written.get(run.id);
+        return revision === undefined ? [] : [{ run, revision }];
+      });
+      inserted.push(...these);
+      return these;
+    }),
+  );
+  await queueInserted(deps, inserted);
+  return result;
+}
+
+/**
+ * Records a delivery the trigger's event filter left out as a run that is final from the
+ * start (`filtered`): inserted as every run is, never queued nor counted as started. False
+ * when the flow is not the account's (or deleted).
+ */
+export async function recordFilteredRun(db: Kysely<Database>, run: NewRun): Promise<boolean> {
+  return (await insertRows(db, [runRow(run)], "filtered")).has(run.id);
+}
