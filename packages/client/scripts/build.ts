@@ -5,20 +5,31 @@ import { standaloneRouterDeclaration } from "./router-types.ts";
 
 /**
  * Builds what `npm pack` ships: `dist/index.js` (one ESM file; @trpc/client and
- * @trpc/server stay imports) and the declarations, in which `app-router.d.ts` is the
- * router's type spelled out rather than a reference to the server's code.
+ * @trpc/server stay imports, the server's enums are copied in) and the declarations, in
+ * which `app-router.d.ts` is the router's type spelled out rather than a reference to the
+ * server's code.
  */
 const root = join(import.meta.dir, "..");
 const dist = join(root, "dist");
 await rm(dist, { recursive: true, force: true });
 await mkdir(dist, { recursive: true });
 
+/** The server's one module the package carries: its enums, which import nothing. */
+const ENUMS = "@platform/core/enums";
 const bundle = await Bun.build({
   entrypoints: [join(root, "src/index.ts")],
   outdir: dist,
   format: "esm",
   target: "browser",
   packages: "external",
+  plugins: [
+    {
+      name: "inline the server's enums",
+      setup(build) {
+        build.onResolve({ filter: /^@platform\/core\/enums$/ }, () => ({ path: Bun.resolveSync(ENUMS, root) }));
+      },
+    },
+  ],
 });
 if (!bundle.success) throw new AggregateError(bundle.logs, "bundling failed");
 

@@ -5,7 +5,18 @@ import { networkError, toPlatformError } from "./errors.ts";
 import { type Fetch, type PlatformTokens, Session, type TokenSource, type TotpSource } from "./session.ts";
 
 export type { AppRouter } from "./app-router.ts";
+export {
+  FINAL_RUN_STATUSES,
+  GATEWAY_METHODS,
+  type GatewayMethod,
+  isFinalRunStatus,
+  RUN_STATUSES,
+  type RunStatus,
+  WEBHOOK_SERVICES,
+  type WebhookService,
+} from "./enums.ts";
 export { PlatformError } from "./errors.ts";
+export type { RouterInputs, RouterOutputs } from "./router-io.ts";
 export type { Fetch, PlatformTokens, TokenSource, TotpSource } from "./session.ts";
 
 /** Settings every way of signing in shares. */

@@ -41,7 +41,16 @@ const CONSUMER_TSCONFIG = {
 
 /** Uses procedures of several areas as their types allow. */
 const GOOD_USE = `
-import { createPlatformClient, PlatformError, type PlatformTokens } from "@platform/client";
+import {
+  createPlatformClient,
+  isFinalRunStatus,
+  PlatformError,
+  type PlatformTokens,
+  RUN_STATUSES,
+  type RouterInputs,
+  type RouterOutputs,
+  type RunStatus,
+} from "@platform/client";
 
 const client = createPlatformClient({
   url: "http://localhost:3000",
@@ -56,6 +65,11 @@ export async function use(): Promise<string> {
   const seq: number | undefined = (await client.storage.streams.list.query({ name: "orders" })).data[0]?.seq;
   const keys = createPlatformClient({ url: "http://localhost:3000", apiKey: "wfk_..." });
   const created: string = (await keys.accounts.apiKeys.create.mutate({ name: "ci" })).data.key;
+  // A procedure's input and output by its path, and the run statuses they use.
+  const put: RouterInputs["secrets"]["put"] = { key: "k", value: "v" };
+  const status: RunStatus = (await client.runs.get.query({ id: "0194e0d0-0000-7000-8000-000000000001" })).status;
+  const listed: RouterOutputs["runs"]["listAll"]["data"][number]["status"][] = [...RUN_STATUSES];
+  if (!isFinalRunStatus(status) && listed.includes(status)) await client.secrets.put.mutate(put);
   try {
     await client.secrets.get.query({ key: "missing" });
   } catch (error) {
@@ -72,6 +86,7 @@ const MISUSES = {
   "no-such-procedure.ts": `await client.secrets.rename.mutate({ key: "k", to: "j" });`,
   "query-a-mutation.ts": `await client.secrets.put.query({ key: "k", value: "v" });`,
   "wrong-output.ts": `const value: number = (await client.secrets.get.query({ key: "k" })).value; void value;`,
+  "no-such-status.ts": `const s: import("@platform/client").RunStatus = "finished"; void s;`,
 };
 
 describe("the packed package", () => {
@@ -113,9 +128,11 @@ describe("the packed package", () => {
     expect(files).toEqual([
       "README.md",
       "dist/app-router.d.ts",
+      "dist/enums.d.ts",
       "dist/errors.d.ts",
       "dist/index.d.ts",
       "dist/index.js",
+      "dist/router-io.d.ts",
       "dist/session.d.ts",
       "package.json",
     ]);
@@ -179,12 +196,13 @@ describe("the packed package", () => {
       try {
         const owner = await signUp(api, "client-node");
         const script = `
-        import { createPlatformClient, PlatformError } from "@platform/client";
+        import { createPlatformClient, PlatformError, RUN_STATUSES, isFinalRunStatus } from "@platform/client";
         const client = createPlatformClient({ url: process.argv[2], email: process.argv[3], password: process.argv[4] });
         await client.secrets.put.mutate({ key: "from-node", value: process.version });
         const secret = await client.secrets.get.query({ key: "from-node" });
         const missing = await client.secrets.get.query({ key: "missing" }).catch((error) => error);
-        console.log(JSON.stringify({ secret, missing: [missing instanceof PlatformError, missing.status, missing.message] }));
+        const statuses = RUN_STATUSES.filter((status) => !isFinalRunStatus(status));
+        console.log(JSON.stringify({ secret, missing: [missing instanceof PlatformError, missing.status, missing.message], statuses }));
       `;
         await writeFile(join(consumer, "smoke.mjs"), script);
         const ran = await run([node ?? "node", "smoke.mjs", api.url, owner.email, owner.password], consumer);
@@ -193,6 +211,8 @@ describe("the packed package", () => {
         expect(JSON.parse(ran.stdout)).toEqual({
           secret: { key: "from-node", value: version },
           missing: [true, 404, "resource not found"],
+          // The server's enums travel in the package as values.
+          statuses: ["queued", "running"],
         });
       } finally {
         await api.stop();

@@ -1,7 +1,19 @@
 import { describe, expect, test } from "bun:test";
-import { describePath, draftOf, EXAMPLE_STEPS, emptyForm, type FlowForm, formOf, parseSteps } from "./flow-draft.ts";
+import {
+  describePath,
+  draftOf,
+  EXAMPLE_STEPS,
+  emptyForm,
+  type FlowDraft,
+  type FlowForm,
+  formOf,
+  parseSteps,
+  type SavedTrigger,
+} from "./flow-draft.ts";
 
-const STEPS = [{ name: "charge", subject: "http.request", payload: { url: "https://pay.example/charge" } }];
+const STEPS = [
+  { name: "charge", subject: "http.request", payload: { url: "https://pay.example/charge" } },
+] satisfies FlowDraft["steps"];
 
 /** A webhook trigger as `GET /flows/{id}` answers it, with settings the form does not show. */
 const SAVED_WEBHOOK = {
@@ -13,9 +25,11 @@ const SAVED_WEBHOOK = {
   hmac: { header: "X-Sig", algorithm: "sha256", encoding: "hex" },
   delivery_id_field: "headers.x-delivery",
   dedup_window_s: 600,
-};
+} satisfies SavedTrigger;
 
-const ON_FAILURE = [{ name: "alert", subject: "transform", payload: { failed: "{{error.step}}" } }];
+const ON_FAILURE = [
+  { name: "alert", subject: "transform", payload: { failed: "{{error.step}}" } },
+] satisfies FlowDraft["steps"];
 
 const savedFlow = {
   id: "0194e0d0-0000-7000-8000-000000000001",

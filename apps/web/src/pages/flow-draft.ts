@@ -1,23 +1,55 @@
-import { parseJson } from "../ui/json-field.ts";
+import type { RouterInputs, RouterOutputs, WebhookService } from "@platform/client";
+import { parseJson, typedJson } from "../ui/json-field.ts";
+
+/** A flow as `GET /flows/{id}` answers it. */
+type SavedFlowAnswer = RouterOutputs["flows"]["get"]["data"];
+type SavedTriggerAnswer = SavedFlowAnswer["trigger"];
+type SavedWebhook = Extract<SavedTriggerAnswer, { type: "webhook" }>;
+type SavedSchedule = Extract<SavedTriggerAnswer, { type: "schedule" }>;
+
+type ScheduleSettings = Omit<SavedSchedule, "next_fire_times">;
+type ManualTrigger = Extract<SavedTriggerAnswer, { type: "manual" }>;
+
+/** A saved flow's trigger as the form reads it: the API's answer, less the next ticks it works out for a schedule. */
+export type SavedTrigger = SavedWebhook | ScheduleSettings | ManualTrigger;
+
+/**
+ * A trigger as the API takes it: what it answers, with a webhook's defaulted settings left
+ * out at will, its unset ones absent rather than null, and the write-only signing secret.
+ * (tRPC types the trigger's input as `unknown`: the API reads it before it checks it.)
+ */
+export type TriggerInput = WebhookInput | ScheduleSettings | ManualTrigger;
+type WebhookInput = Partial<Pick<SavedWebhook, "events" | "response_mode" | "access" | "dedup_window_s">> & {
+  type: "webhook";
+  service?: WebhookService;
+  hmac?: NonNullable<SavedWebhook["hmac"]>;
+  delivery_id_field?: string;
+  signing_secret?: string;
+};
+
+/** The body `POST /flows` takes; with the saved flow's `id`, the one `PUT /flows/{id}` takes. */
+export type FlowDraft = Omit<RouterInputs["flows"]["create"], "trigger"> & { id?: string; trigger: TriggerInput };
 
 /** The editable parts of a flow, as the editor's form holds them. */
 export interface FlowForm {
   name: string;
   description: string;
   active: boolean;
-  triggerType: "webhook" | "schedule" | "manual";
-  responseMode: "acknowledge" | "wait";
-  access: "public" | "api_key" | "signature";
-  service: string;
+  triggerType: SavedTrigger["type"];
+  responseMode: SavedWebhook["response_mode"];
+  access: SavedWebhook["access"];
+  service: WebhookService;
   signingSecret: string;
   cron: string;
   timezone: string;
-  catchUp: "skip" | "latest";
+  catchUp: SavedSchedule["catch_up"];
   /** The steps as the person types them: JSON text. */
   stepsText: string;
 }
 
-export const EXAMPLE_STEPS = [{ name: "greet", subject: "transform", payload: { received: "{{trigger}}" } }];
+export const EXAMPLE_STEPS = [
+  { name: "greet", subject: "transform", payload: { received: "{{trigger}}" } },
+] satisfies FlowDraft["steps"];
 
 export const emptyForm: FlowForm = {
   name: "",
@@ -34,39 +66,46 @@ export const emptyForm: FlowForm = {
   stepsText: JSON.stringify(EXAMPLE_STEPS, null, 2),
 };
 
-/** A saved flow's trigger, as `GET /flows/{id}` answers it (only what the form edits is read). */
-export interface SavedTrigger {
-  type: "webhook" | "schedule" | "manual";
-  response_mode?: "acknowledge" | "wait";
-  access?: string;
-  service?: string | null;
-  cron?: string;
-  timezone?: string;
-  catch_up?: "skip" | "latest";
-  [field: string]: unknown;
-}
-
-export function formOf(flow: {
-  name: string;
-  description: string;
-  active: boolean;
-  trigger: SavedTrigger;
-  steps: unknown[];
-}): FlowForm {
+/** What the form shows of a saved flow. */
+export function formOf(
+  flow: Pick<SavedFlowAnswer, "name" | "description" | "active" | "steps"> & { trigger: SavedTrigger },
+): FlowForm {
   const t = flow.trigger;
-  return {
+  const form: FlowForm = {
     ...emptyForm,
     name: flow.name,
     description: flow.description,
     active: flow.active,
     triggerType: t.type,
-    responseMode: t.response_mode ?? "acknowledge",
-    access: (t.access as FlowForm["access"]) ?? "public",
-    service: t.service ?? "stripe",
-    cron: t.cron ?? emptyForm.cron,
-    timezone: t.timezone ?? "UTC",
-    catchUp: t.catch_up ?? "skip",
     stepsText: JSON.stringify(flow.steps, null, 2),
+  };
+  if (t.type === "webhook") {
+    return { ...form, responseMode: t.response_mode, access: t.access, service: t.service ?? emptyForm.service };
+  }
+  if (t.type === "schedule") return { ...form, cron: t.cron, timezone: t.timezone, catchUp: t.catch_up };
+  return form;
+}
+
+/**
+ * A saved trigger as the input that saves it unchanged: its settings, without what the API
+ * adds to its answer (a schedule's next ticks, which the input refuses) or the null settings
+ * (which the API takes as absent).
+ */
+export function triggerInputOf(trigger: SavedTrigger): TriggerInput {
+  if (trigger.type === "manual") return { type: "manual" };
+  if (trigger.type === "schedule") {
+    return { type: "schedule", cron: trigger.cron, timezone: trigger.timezone, catch_up: trigger.catch_up };
+  }
+  return webhookInputOf(trigger);
+}
+
+function webhookInputOf(trigger: SavedWebhook): WebhookInput {
+  const { service, hmac, delivery_id_field, ...settings } = trigger;
+  return {
+    ...settings,
+    ...(service ? { service } : {}),
+    ...(hmac ? { hmac } : {}),
+    ...(delivery_id_field ? { delivery_id_field } : {}),
   };
 }
 
@@ -80,32 +119,27 @@ export function parseSteps(text: string): { steps: unknown } | { error: string }
  * A saved flow, as `GET /flows/{id}` answers it. `PUT` replaces the whole definition, so what
  * the form does not edit (failure steps, concurrency, throttle) is sent back as it was.
  */
-export interface SavedFlow {
+export type SavedFlow = Partial<Pick<SavedFlowAnswer, "on_failure" | "concurrency" | "throttle">> & {
   id: string;
   trigger: SavedTrigger;
-  on_failure?: unknown[];
-  concurrency?: unknown;
-  throttle?: unknown;
-}
+};
 
 /**
  * The body `POST /flows` (or, with `saved`, `PUT /flows/{id}`) takes. Trigger settings the
  * form does not show (event types, a custom HMAC, de-duplication) are kept as saved, and so
  * are the flow's failure steps, concurrency and throttle.
  */
-export function draftOf(form: FlowForm, steps: unknown, saved?: SavedFlow) {
-  let trigger: Record<string, unknown>;
+export function draftOf(form: FlowForm, steps: unknown, saved?: SavedFlow): FlowDraft {
+  let trigger: TriggerInput;
   if (form.triggerType === "schedule") {
     trigger = { type: "schedule", cron: form.cron, timezone: form.timezone, catch_up: form.catchUp };
   } else if (form.triggerType === "manual") {
     trigger = { type: "manual" };
   } else {
-    const kept = saved?.trigger.type === "webhook" ? saved.trigger : {};
-    const { type: _type, service: _service, hmac, delivery_id_field, ...rest } = kept as SavedTrigger;
+    const { service: _service, ...kept } =
+      saved?.trigger.type === "webhook" ? webhookInputOf(saved.trigger) : { type: "webhook" as const };
     trigger = {
-      ...rest,
-      ...(hmac ? { hmac } : {}),
-      ...(delivery_id_field ? { delivery_id_field } : {}),
+      ...kept,
       type: "webhook",
       response_mode: form.responseMode,
       access: form.access,
@@ -113,7 +147,7 @@ export function draftOf(form: FlowForm, steps: unknown, saved?: SavedFlow) {
       ...(form.signingSecret ? { signing_secret: form.signingSecret } : {}),
     };
   }
-  const kept: Partial<Omit<SavedFlow, "trigger">> = saved
+  const kept: Omit<FlowDraft, "name" | "trigger" | "steps"> = saved
     ? {
         id: saved.id,
         ...(saved.on_failure !== undefined ? { on_failure: saved.on_failure } : {}),
@@ -121,7 +155,14 @@ export function draftOf(form: FlowForm, steps: unknown, saved?: SavedFlow) {
         ...(saved.throttle !== undefined ? { throttle: saved.throttle } : {}),
       }
     : {};
-  return { ...kept, name: form.name, description: form.description, active: form.active, trigger, steps };
+  return {
+    ...kept,
+    name: form.name,
+    description: form.description,
+    active: form.active,
+    trigger,
+    steps: typedJson(steps),
+  };
 }
 
 /**

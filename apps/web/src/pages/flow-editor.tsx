@@ -1,3 +1,4 @@
+import { WEBHOOK_SERVICES, type WebhookService } from "@platform/client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate, useParams } from "@tanstack/react-router";
 import { useEffect, useMemo, useState } from "react";
@@ -5,18 +6,11 @@ import { api } from "../api/client.ts";
 import { Field, FormProblem, TextField } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 import { StepGraph } from "../ui/step-graph.tsx";
-import {
-  describePath,
-  draftOf,
-  emptyForm,
-  type FlowForm,
-  formOf,
-  parseSteps,
-  type SavedFlow,
-  type SavedTrigger,
-} from "./flow-draft.ts";
+import { describePath, draftOf, emptyForm, type FlowForm, formOf, parseSteps, type SavedFlow } from "./flow-draft.ts";
 
-const SERVICES = ["stripe", "github", "slack", "shopify", "twilio", "standard"];
+/** `custom` needs HMAC settings the form does not edit: it is offered only to a flow saved with them. */
+const servicesFor = (current: WebhookService) =>
+  WEBHOOK_SERVICES.filter((service) => service !== "custom" || current === "custom");
 
 /** Waits `ms` after the last change before answering it: the draft is checked as the person pauses. */
 function useSettled<T>(value: T, ms: number): T {
@@ -42,8 +36,8 @@ export function FlowEditorPage() {
   return (
     <FlowEditor
       key={flow ? `${flow.id}:${flow.revision}` : "new"}
-      initial={flow ? formOf(flow as never) : emptyForm}
-      saved={flow ? { ...flow, trigger: flow.trigger as SavedTrigger } : undefined}
+      initial={flow ? formOf(flow) : emptyForm}
+      saved={flow}
     />
   );
 }
@@ -70,10 +64,7 @@ function FlowEditor({ initial, saved }: { initial: FlowForm; saved?: SavedFlow }
   const stepProblems = problems.filter((p) => /^(steps|on_failure)(\.|$)/.test(p.path));
 
   const save = useMutation({
-    mutationFn: () =>
-      saved
-        ? api.flows.update.mutate(draft as Parameters<typeof api.flows.update.mutate>[0])
-        : api.flows.create.mutate(draft as Parameters<typeof api.flows.create.mutate>[0]),
+    mutationFn: () => (saved ? api.flows.update.mutate({ ...draft, id: saved.id }) : api.flows.create.mutate(draft)),
     onSuccess: async ({ data }) => {
       await queryClient.invalidateQueries({ queryKey: ["flows"] });
       queryClient.setQueryData(["flow", data.id], { data });
@@ -157,8 +148,14 @@ function FlowEditor({ initial, saved }: { initial: FlowForm; saved?: SavedFlow }
                   <>
                     <Field label="Service">
                       {(input) => (
-                        <select {...input} value={form.service} onChange={(e) => set("service", e.target.value)}>
-                          {SERVICES.map((service) => (
+                        <select
+                          {...input}
+                          value={form.service}
+                          onChange={(e) =>
+                            set("service", WEBHOOK_SERVICES.find((s) => s === e.target.value) ?? form.service)
+                          }
+                        >
+                          {servicesFor(form.service).map((service) => (
                             <option key={service}>{service}</option>
                           ))}
                         </select>

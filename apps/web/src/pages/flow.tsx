@@ -7,6 +7,7 @@ import { Notice } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 import { FilteredRuns } from "../ui/runs-table.tsx";
 import { StepGraph } from "../ui/step-graph.tsx";
+import { draftOf, formOf } from "./flow-draft.ts";
 
 export function FlowPage() {
   const { flowId } = useParams({ from: "/signed-in/console/flows/$flowId" });
@@ -18,33 +19,9 @@ export function FlowPage() {
     mutationFn: async (active: boolean) => {
       const current = flow.data?.data;
       if (!current) throw new Error("the flow is not loaded");
-      const { trigger } = current;
-      const kept =
-        trigger.type === "schedule"
-          ? { type: "schedule" as const, cron: trigger.cron, timezone: trigger.timezone, catch_up: trigger.catch_up }
-          : trigger.type === "manual"
-            ? { type: "manual" as const }
-            : {
-                type: "webhook" as const,
-                events: trigger.events,
-                response_mode: trigger.response_mode,
-                access: trigger.access,
-                ...(trigger.service ? { service: trigger.service } : {}),
-                ...(trigger.hmac ? { hmac: trigger.hmac } : {}),
-                ...(trigger.delivery_id_field ? { delivery_id_field: trigger.delivery_id_field } : {}),
-                dedup_window_s: trigger.dedup_window_s,
-              };
-      return api.flows.update.mutate({
-        id: current.id,
-        name: current.name,
-        description: current.description,
-        active,
-        trigger: kept,
-        steps: current.steps,
-        on_failure: current.on_failure,
-        concurrency: current.concurrency,
-        throttle: current.throttle,
-      } as Parameters<typeof api.flows.update.mutate>[0]);
+      // The flow as saved, but for `active`: what the editor would send unchanged.
+      const draft = draftOf({ ...formOf(current), active }, current.steps, current);
+      return api.flows.update.mutate({ ...draft, id: current.id });
     },
     onSuccess: (answer) => queryClient.setQueryData(["flow", flowId], answer),
   });

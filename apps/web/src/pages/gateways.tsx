@@ -1,11 +1,11 @@
+import { GATEWAY_METHODS, type GatewayMethod } from "@platform/client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api } from "../api/client.ts";
 import { DeleteButton, Field, FormProblem, TextField } from "../ui/form.tsx";
 import { JsonCreateForm } from "../ui/json-create-form.tsx";
+import { typedJson } from "../ui/json-field.ts";
 import { problemOf } from "../ui/problem.ts";
-
-const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 
 /** A gateway's mappings: method and path to the flow that answers them. */
 function Mappings({ topic }: { topic: string }) {
@@ -15,21 +15,16 @@ function Mappings({ topic }: { topic: string }) {
     queryFn: () => api.gateway.mappings.list.query({ gateway_topic: topic }),
   });
   const flows = useQuery({ queryKey: ["flows"], queryFn: () => api.flows.list.query() });
-  const [method, setMethod] = useState<(typeof METHODS)[number]>("GET");
+  const [method, setMethod] = useState<GatewayMethod>("GET");
   const [path, setPath] = useState("/");
   const [flowId, setFlowId] = useState("");
   const add = useMutation({
-    mutationFn: () =>
-      api.gateway.mappings.create.mutate({ gateway_topic: topic, method, path, flow_id: flowId } as Parameters<
-        typeof api.gateway.mappings.create.mutate
-      >[0]),
+    mutationFn: () => api.gateway.mappings.create.mutate({ gateway_topic: topic, method, path, flow_id: flowId }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ["mappings", topic] }),
   });
   const remove = useMutation({
-    mutationFn: (mapping: { method: string; path: string }) =>
-      api.gateway.mappings.delete.mutate({ gateway_topic: topic, ...mapping } as Parameters<
-        typeof api.gateway.mappings.delete.mutate
-      >[0]),
+    mutationFn: (mapping: { method: GatewayMethod; path: string }) =>
+      api.gateway.mappings.delete.mutate({ gateway_topic: topic, ...mapping }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ["mappings", topic] }),
   });
   const problem = add.error ? problemOf(add.error) : remove.error ? problemOf(remove.error) : null;
@@ -45,8 +40,12 @@ function Mappings({ topic }: { topic: string }) {
         <FormProblem problem={problem} />
         <Field label="Method">
           {(input) => (
-            <select {...input} value={method} onChange={(e) => setMethod(e.target.value as (typeof METHODS)[number])}>
-              {METHODS.map((m) => (
+            <select
+              {...input}
+              value={method}
+              onChange={(e) => setMethod(GATEWAY_METHODS.find((m) => m === e.target.value) ?? "GET")}
+            >
+              {GATEWAY_METHODS.map((m) => (
                 <option key={m}>{m}</option>
               ))}
             </select>
@@ -92,7 +91,7 @@ export function GatewaysPage() {
   const queryClient = useQueryClient();
   const gateways = useQuery({ queryKey: ["gateways"], queryFn: () => api.gateway.list.query() });
   const create = useMutation({
-    mutationFn: (body: unknown) => api.gateway.create.mutate(body as Parameters<typeof api.gateway.create.mutate>[0]),
+    mutationFn: (body: unknown) => api.gateway.create.mutate(typedJson(body)),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ["gateways"] }),
   });
   const problem = create.error ? problemOf(create.error) : null;

@@ -3,6 +3,7 @@ import { useState } from "react";
 import { api } from "../api/client.ts";
 import { DeleteButton, TextField } from "../ui/form.tsx";
 import { JsonCreateForm } from "../ui/json-create-form.tsx";
+import { typedJson } from "../ui/json-field.ts";
 import { problemOf } from "../ui/problem.ts";
 
 const EXAMPLE = {
@@ -19,8 +20,7 @@ export function NodesPage() {
   const nodes = useQuery({ queryKey: ["nodes"], queryFn: () => api.hub.nodes.list.query({}) });
   const [collection, setCollection] = useState("default");
   const create = useMutation({
-    mutationFn: (data: unknown) =>
-      api.hub.nodes.create.mutate({ collection, data } as Parameters<typeof api.hub.nodes.create.mutate>[0]),
+    mutationFn: (data: unknown) => api.hub.nodes.create.mutate({ collection, data: typedJson(data) }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ["nodes"] }),
   });
   const remove = useMutation({

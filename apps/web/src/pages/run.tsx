@@ -1,13 +1,13 @@
+import { isFinalRunStatus, type RouterOutputs } from "@platform/client";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, useNavigate, useParams } from "@tanstack/react-router";
 import { api } from "../api/client.ts";
 import { JsonView } from "../ui/json-view.tsx";
 import { problemOf } from "../ui/problem.ts";
 
-type Run = Awaited<ReturnType<typeof api.runs.get.query>>;
+type Run = RouterOutputs["runs"]["get"];
 type Step = Run["steps"][number];
 
-const ENDED = new Set(["succeeded", "failed", "cancelled", "filtered", "duplicate", "rejected"]);
 const ms = (from: string, to: string | undefined, now: number) => (to ? Date.parse(to) : now) - Date.parse(from);
 
 /** Each step's attempts as bars on one time axis, from the run's acceptance to its end (or now). */
@@ -64,7 +64,7 @@ export function RunPage() {
     queryKey: ["run", runId],
     queryFn: () => api.runs.get.query({ id: runId }),
     // A run under way is followed until it ends.
-    refetchInterval: (query) => (query.state.data && ENDED.has(query.state.data.status) ? false : 1000),
+    refetchInterval: (query) => (query.state.data && isFinalRunStatus(query.state.data.status) ? false : 1000),
   });
   const flowId = run.data?.flow_id;
   const flow = useQuery({
@@ -96,7 +96,7 @@ export function RunPage() {
         <button type="button" onClick={() => replay.mutate()} disabled={replay.isPending}>
           Replay
         </button>
-        {!ENDED.has(current.status) && (
+        {!isFinalRunStatus(current.status) && (
           <button type="button" className="danger" onClick={() => cancel.mutate()} disabled={cancel.isPending}>
             Cancel
           </button>

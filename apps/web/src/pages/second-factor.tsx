@@ -1,4 +1,4 @@
-import { startAuthentication } from "@simplewebauthn/browser";
+import { type PublicKeyCredentialRequestOptionsJSON, startAuthentication } from "@simplewebauthn/browser";
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { openApi } from "../api/client.ts";
@@ -23,8 +23,12 @@ export function SecondFactor({ challenge, onDone }: { challenge: MfaChallenge; o
   const passkey = useMutation({
     mutationFn: async () => {
       const options = await openApi.accounts.passkeys.authOptions.mutate({ mfa_token: challenge.mfa_token });
-      const assertion = await startAuthentication({ optionsJSON: options as never });
-      return openApi.accounts.authWithMfa.mutate({ mfa_token: challenge.mfa_token, passkey: assertion as never });
+      // @simplewebauthn/server's options, passed through: the API's schema types their WebAuthn words as strings.
+      const assertion = await startAuthentication({ optionsJSON: options as PublicKeyCredentialRequestOptionsJSON });
+      return openApi.accounts.authWithMfa.mutate({
+        mfa_token: challenge.mfa_token,
+        passkey: { ...assertion, clientExtensionResults: { ...assertion.clientExtensionResults } },
+      });
     },
     onSuccess: ({ data }) => onDone(data),
   });

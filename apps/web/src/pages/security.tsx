@@ -1,4 +1,4 @@
-import { startRegistration } from "@simplewebauthn/browser";
+import { type PublicKeyCredentialCreationOptionsJSON, startRegistration } from "@simplewebauthn/browser";
 import { useMutation } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { api, session } from "../api/client.ts";
@@ -22,8 +22,11 @@ export function SecurityPage() {
   const addPasskey = useMutation({
     mutationFn: async () => {
       const options = await api.accounts.passkeys.registerOptions.mutate({});
-      const response = await startRegistration({ optionsJSON: options as never });
-      return api.accounts.passkeys.register.mutate({ response: response as never });
+      // @simplewebauthn/server's options, passed through: the API's schema types their WebAuthn words as strings.
+      const response = await startRegistration({ optionsJSON: options as PublicKeyCredentialCreationOptionsJSON });
+      return api.accounts.passkeys.register.mutate({
+        response: { ...response, clientExtensionResults: { ...response.clientExtensionResults } },
+      });
     },
     onSuccess: () => setPasskeyAdded(true),
   });

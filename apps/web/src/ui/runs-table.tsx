@@ -1,3 +1,4 @@
+import { type RouterOutputs, RUN_STATUSES, type RunStatus } from "@platform/client";
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import { useVirtualizer } from "@tanstack/react-virtual";
@@ -6,24 +7,13 @@ import { api } from "../api/client.ts";
 import { problemOf } from "./problem.ts";
 import { timeRangeOf } from "./time-range.ts";
 
-export const RUN_STATUSES = [
-  "queued",
-  "running",
-  "succeeded",
-  "failed",
-  "cancelled",
-  "filtered",
-  "duplicate",
-  "rejected",
-] as const;
-
 export interface RunFilter {
-  status?: (typeof RUN_STATUSES)[number];
+  status?: RunStatus;
   from?: string;
   to?: string;
 }
 
-type RunSummary = Awaited<ReturnType<typeof api.runs.list.query>>["data"][number];
+type RunSummary = RouterOutputs["runs"]["list"]["data"][number];
 
 const PAGE = 100;
 const ROW_HEIGHT = 36;
@@ -168,11 +158,11 @@ export function RunsTable({ flowId, filter }: { flowId?: string; filter: RunFilt
 
 /** Status and time filters over a live run list. */
 export function FilteredRuns({ flowId }: { flowId?: string }) {
-  const [status, setStatus] = useState("");
+  const [status, setStatus] = useState<RunStatus | "">("");
   const [from, setFrom] = useState("");
   const [to, setTo] = useState("");
   const filter: RunFilter = {
-    ...(status ? { status: status as RunFilter["status"] } : {}),
+    ...(status ? { status } : {}),
     ...timeRangeOf(from, to),
   };
   return (
@@ -180,7 +170,7 @@ export function FilteredRuns({ flowId }: { flowId?: string }) {
       <div className="filters">
         <label>
           Status{" "}
-          <select value={status} onChange={(e) => setStatus(e.target.value)}>
+          <select value={status} onChange={(e) => setStatus(RUN_STATUSES.find((s) => s === e.target.value) ?? "")}>
             <option value="">any</option>
             {RUN_STATUSES.map((s) => (
               <option key={s}>{s}</option>

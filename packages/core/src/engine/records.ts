@@ -1,4 +1,5 @@
 import type { RunStatus, StepRecord } from "@platform/db";
+import { FINAL_RUN_STATUSES } from "../enums.ts";
 
 /**
  * What a run keeps of each step (`run_steps.record`) is a stored shape, typed in @platform/db
@@ -8,17 +9,10 @@ export type { StepRecord } from "@platform/db";
 
 export type StepRecords = Record<string, StepRecord>;
 
-/** Statuses after which nothing more happens to a run. */
-export const FINAL_STATUSES: readonly RunStatus[] = [
-  "succeeded",
-  "failed",
-  "cancelled",
-  "filtered",
-  "duplicate",
-  "rejected",
-];
+const FINAL: readonly RunStatus[] = FINAL_RUN_STATUSES;
 
-export const isFinal = (status: RunStatus) => FINAL_STATUSES.includes(status);
+/** Whether nothing more happens to a run of this status. */
+export const isFinal = (status: RunStatus) => FINAL.includes(status);
 
 /** What the `respond` step answers: the HTTP response of wait mode. */
 export interface RespondOutput {

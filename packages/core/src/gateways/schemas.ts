@@ -1,8 +1,9 @@
 import { z } from "zod";
+import { GATEWAY_METHODS } from "../enums.ts";
 import { bodyInteger, pathParam } from "../schemas.ts";
 import { describeRouteProblem } from "./routes.ts";
 
-export const HTTP_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD"] as const;
+export const HTTP_METHODS = GATEWAY_METHODS;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 
 /** What a gateway gets for what its creator leaves out. */

@@ -1,18 +1,10 @@
 import { z } from "zod";
 import { eventKey } from "../engine/event-keys.ts";
+import { RUN_STATUSES } from "../enums.ts";
 import { uuidParam } from "../schemas.ts";
 import { timeInput } from "../time.ts";
 
-export const RUN_STATUSES = [
-  "queued",
-  "running",
-  "succeeded",
-  "failed",
-  "cancelled",
-  "filtered",
-  "duplicate",
-  "rejected",
-] as const;
+export { RUN_STATUSES } from "../enums.ts";
 
 const isoTime = z.string().meta({ description: "ISO 8601 time, UTC, with milliseconds." });
 const nullableTime = isoTime.nullable();

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { WEBHOOK_SERVICES } from "../enums.ts";
 
 /**
  * The security part of a flow's webhook trigger (`../shared/design/api.md`, "Flows and
@@ -15,7 +16,7 @@ export const webhookAccess = z.enum(["public", "api_key", "signature"]).meta({
 });
 export type WebhookAccess = z.infer<typeof webhookAccess>;
 
-export const webhookService = z.enum(["stripe", "github", "slack", "shopify", "twilio", "standard", "custom"]).meta({
+export const webhookService = z.enum(WEBHOOK_SERVICES).meta({
   description:
     "Who sends the deliveries: how they are signed, and where the event type and delivery id are read. " +
     "`standard` is Standard Webhooks (Svix); `custom` needs `hmac`.",
