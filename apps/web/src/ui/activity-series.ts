@@ -1,12 +1,7 @@
+import type { api } from "../api/client.ts";
+
 /** One bucket of `GET /runs/activity`: runs accepted in it, by how they ended, and webhook deliveries. */
-export interface ActivityBucket {
-  /** The bucket's start, ISO 8601. */
-  at: string;
-  accepted: number;
-  succeeded: number;
-  failed: number;
-  deliveries: number;
-}
+export type ActivityBucket = Awaited<ReturnType<typeof api.runs.activity.query>>["data"]["buckets"][number];
 
 /** The chart's lines: one value a bucket in each, in the order of `times`. */
 export interface ActivitySeries {
