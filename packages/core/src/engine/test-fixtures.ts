@@ -1,5 +1,6 @@
 import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
+import { StepFailure } from "./step-failure.ts";
 
 /** An account and one active flow of it at revision 1: what a run row needs to exist, for engine tests. */
 export async function insertAccountWithFlow(db: Kysely<Database>, accountId: string, flowId: string): Promise<void> {
@@ -21,4 +22,15 @@ export async function insertAccountWithFlow(db: Kysely<Database>, accountId: str
       revision: 1,
     })
     .execute();
+}
+
+/** The StepFailure a step (or an evaluation) rejects with; anything else it throws, or succeeding, fails the test. */
+export async function failure(promise: Promise<unknown>): Promise<StepFailure> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof StepFailure) return error;
+    throw error;
+  }
+  throw new Error("it succeeded");
 }

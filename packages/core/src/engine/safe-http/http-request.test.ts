@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { StepFailure } from "../step-failure.ts";
+import { failure } from "../test-fixtures.ts";
 import { createHttpRequestStep, type HttpRequestStepOptions } from "./index.ts";
 
 /** What the local test servers saw, by server label. */
@@ -93,16 +93,6 @@ const never = new AbortController().signal;
 
 const open = (options: Partial<HttpRequestStepOptions> = {}) =>
   createHttpRequestStep({ allowPrivateNetwork: true, maxResponseBytes: 1_000_000, ...options });
-
-async function failure(promise: Promise<unknown>): Promise<StepFailure> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof StepFailure) return error;
-    throw error;
-  }
-  throw new Error("the step succeeded");
-}
 
 describe("http.request with ALLOW_PRIVATE_NETWORK=true (local test server)", () => {
   const step = open();

@@ -1,18 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { StepFailure } from "../step-failure.ts";
+import { failure } from "../test-fixtures.ts";
 import { createSandbox, type Sandbox } from "./index.ts";
 
 const MB = 1024 * 1024;
-
-async function failure(promise: Promise<unknown>): Promise<StepFailure> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof StepFailure) return error;
-    throw error;
-  }
-  throw new Error("the evaluation succeeded");
-}
 
 const sandboxes: Sandbox[] = [];
 function open(options: Partial<Parameters<typeof createSandbox>[0]> = {}): Sandbox {
