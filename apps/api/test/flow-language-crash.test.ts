@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type DatabaseHandle, openDatabase } from "@platform/db";
-import { createScratchPostgres, testEnv } from "@platform/db/testing";
+import { testEnv } from "@platform/db/testing";
 import type { Server } from "bun";
-import { PASSWORD, uniqueEmail } from "./accounts-helpers.ts";
 import { endedRuns, PlatformProcesses, redisDeployments } from "./process-helpers.ts";
 
 /**
@@ -22,8 +20,6 @@ for (const deployment of redisDeployments()) {
   describe.skipIf(Boolean(skip))(
     `a worker killed in the middle of for-each items on ${deployment.label}${skip ? ` (skipped: ${skip})` : ""}`,
     () => {
-      let scratch: Awaited<ReturnType<typeof createScratchPostgres>>;
-      let database: DatabaseHandle;
       let upstream: Server<undefined>;
       /** Calls per `<run>-<item>`. */
       const hits = new Map<string, number>();
@@ -40,40 +36,24 @@ for (const deployment of redisDeployments()) {
             return Response.json({ key });
           },
         });
-        scratch = await createScratchPostgres();
         // One member per worker holds at most 64 runs: both workers hold some of the 200.
         platform = await PlatformProcesses.start({
-          databaseUrl: scratch.url,
           redisUrl: await deployment.shared(),
           env: { WORKER_CONCURRENCY: "1", ...deployment.env },
         });
-        database = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 2 });
       }, 120_000);
 
       afterAll(async () => {
         await platform?.stop();
-        await database?.close();
-        await scratch?.drop();
         upstream?.stop(true);
       });
 
       test("every run succeeds once; each item's write happens once but where the kill interrupted it", async () => {
-        const api = platform.api;
-        const json = (method: string, path: string, body: unknown, token?: string) =>
-          fetch(`${api}${path}`, {
-            method,
-            headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-            body: JSON.stringify(body),
-          }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
-
-        const signedUp = await json("POST", "/accounts/signup", {
-          email: uniqueEmail("foreach-crash"),
-          password: PASSWORD,
-          account_name: "foreach crash",
-        });
-        const token = (signedUp.body.data as { auth_token: string }).auth_token;
-        expect((await json("PUT", "/storage/kv/items", { description: "one key per item" }, token)).status).toBe(200);
-        const flow = await json(
+        const token = await platform.signUp("foreach-crash");
+        expect(
+          (await platform.request("PUT", "/storage/kv/items", { description: "one key per item" }, token)).status,
+        ).toBe(200);
+        const flow = await platform.request(
           "POST",
           "/flows",
           {
@@ -109,7 +89,7 @@ for (const deployment of redisDeployments()) {
         for (let from = 0; from < RUNS; from += 25) {
           const batch = Array.from({ length: Math.min(25, RUNS - from) }, (_, i) => from + i);
           const started = await Promise.all(
-            batch.map((n) => json("POST", `/flows/${flowId}/runs`, { n, items }, token)),
+            batch.map((n) => platform.request("POST", `/flows/${flowId}/runs`, { n, items }, token)),
           );
           for (const answer of started) expect(answer.status).toBe(200);
         }
@@ -124,7 +104,7 @@ for (const deployment of redisDeployments()) {
         await platform.kill(workerA);
         expect(called()).toBeLessThan(total);
 
-        const runs = await endedRuns(platform, database, flowId, RUNS);
+        const runs = await endedRuns(platform, flowId, RUNS);
         expect(runs.filter((run) => run.status !== "succeeded").map((run) => run.error)).toEqual([]);
 
         type Attempt = { error?: string };
@@ -157,7 +137,7 @@ for (const deployment of redisDeployments()) {
         for (let n = 0; n < RUNS; n += 1) {
           const read = await Promise.all(
             Array.from({ length: ITEMS }, (_, index) =>
-              fetch(`${api}/storage/kv/items/keys/r${n}-${index}`, {
+              fetch(`${platform.api}/storage/kv/items/keys/r${n}-${index}`, {
                 headers: { authorization: `Bearer ${token}` },
               }).then(async (r) => (await r.json()) as { value: number; revision: number }),
             ),

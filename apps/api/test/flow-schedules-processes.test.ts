@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type DatabaseHandle, openDatabase } from "@platform/db";
-import { createScratchPostgres, testEnv } from "@platform/db/testing";
+import { testEnv } from "@platform/db/testing";
 import { sql } from "kysely";
-import { PASSWORD, uniqueEmail } from "./accounts-helpers.ts";
 import { PlatformProcesses } from "./process-helpers.ts";
 
 /**
@@ -18,37 +16,18 @@ const skip = !testEnv.DATABASE_URL || !testEnv.REDIS_URL;
 describe.skipIf(skip)(
   `a schedule with three workers${skip ? " (skipped: DATABASE_URL and REDIS_URL are both needed)" : ""}`,
   () => {
-    let scratch: Awaited<ReturnType<typeof createScratchPostgres>>;
-    let database: DatabaseHandle;
     let platform: PlatformProcesses;
 
     beforeAll(async () => {
-      scratch = await createScratchPostgres();
-      platform = await PlatformProcesses.start({ databaseUrl: scratch.url, redisUrl: testEnv.REDIS_URL as string });
-      database = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 2 });
+      platform = await PlatformProcesses.start({ redisUrl: testEnv.REDIS_URL as string });
     }, 120_000);
 
     afterAll(async () => {
       await platform?.stop();
-      await database?.close();
-      await scratch?.drop();
     });
 
     test("every tick starts one run, a worker killed half-way included", async () => {
-      const json = async (method: string, path: string, body: unknown, token?: string) => {
-        const response = await fetch(`${platform.api}${path}`, {
-          method,
-          headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-          body: JSON.stringify(body),
-        });
-        return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-      };
-      const signedUp = await json("POST", "/accounts/signup", {
-        email: uniqueEmail("schedule"),
-        password: PASSWORD,
-        account_name: "schedule",
-      });
-      const token = (signedUp.body.data as { auth_token: string }).auth_token;
+      const token = await platform.signUp("schedule");
       platform.worker("worker A");
       const workerB = platform.worker("worker B");
       platform.worker("worker C");
@@ -57,24 +36,27 @@ describe.skipIf(skip)(
         trigger: { type: "schedule", cron: "* * * * * *" },
         steps: [{ name: "tick", subject: "transform", payload: { at: "{{trigger.scheduled_at}}" } }],
       };
-      const flow = await json("POST", "/flows", definition, token);
+      const flow = await platform.request("POST", "/flows", definition, token);
       expect(flow.status).toBe(200);
       const flowId = (flow.body.data as { id: string }).id;
 
       const count = async () =>
         Number(
-          (await sql<{ n: string }>`select count(*) as n from runs where flow_id = ${flowId}`.execute(database.db))
-            .rows[0]?.n,
+          (
+            await sql<{ n: string }>`select count(*) as n from runs where flow_id = ${flowId}`.execute(
+              platform.database.db,
+            )
+          ).rows[0]?.n,
         );
       await platform.until("half the ticks", async () => ((await count()) >= TICKS / 2 ? true : undefined));
       await platform.kill(workerB);
       await platform.until("every tick", async () => ((await count()) >= TICKS ? true : undefined));
-      await json("PUT", `/flows/${flowId}`, { ...definition, active: false }, token);
+      await platform.request("PUT", `/flows/${flowId}`, { ...definition, active: false }, token);
 
       const runs = await platform.until("every run to end", async () => {
         const { rows } = await sql<{ status: string; scheduled_at: string }>`
           select status, trigger ->> 'scheduled_at' as scheduled_at from runs where flow_id = ${flowId}`.execute(
-          database.db,
+          platform.database.db,
         );
         return rows.every((row) => row.status === "succeeded") ? rows : undefined;
       });

@@ -1,15 +1,16 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { redisClusterMissing, sharedLocalRedisCluster, startLocalRedisCluster } from "@platform/core/testing";
-import type { DatabaseHandle } from "@platform/db";
-import { freeLoopbackPort, testEnv } from "@platform/db/testing";
+import { type DatabaseHandle, openDatabase } from "@platform/db";
+import { createScratchPostgres, freeLoopbackPort, testEnv } from "@platform/db/testing";
 import type { Server, Subprocess } from "bun";
 import { sql } from "kysely";
 import { PASSWORD, uniqueEmail } from "./accounts-helpers.ts";
 
 /**
  * The platform as real processes for the crash and outage tests: an API in scale-out mode
- * and workers, started and killed one by one, on a database and Redis the test names.
+ * and workers, started and killed one by one, on a scratch PostgreSQL database of their
+ * own and the Redis the test names.
  */
 const root = join(import.meta.dir, "..", "..", "..");
 
@@ -18,13 +19,23 @@ export interface Child {
   process: Subprocess;
 }
 
+type ScratchDatabase = Awaited<ReturnType<typeof createScratchPostgres>>;
+
 export class PlatformProcesses {
   readonly api: string;
+  /** The deployment's database, for what a test reads of it; dropped by `stop`. */
+  readonly database: DatabaseHandle;
   private readonly children: Child[] = [];
   private readonly env: Record<string, string>;
 
-  private constructor(port: number, settings: { databaseUrl: string; redisUrl: string; env?: Record<string, string> }) {
+  private constructor(
+    port: number,
+    private readonly scratch: ScratchDatabase,
+    database: DatabaseHandle,
+    settings: { redisUrl: string; env?: Record<string, string> },
+  ) {
     this.api = `http://127.0.0.1:${port}`;
+    this.database = database;
     this.env = {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",
@@ -33,7 +44,7 @@ export class PlatformProcesses {
       PORT: String(port),
       HOST: "127.0.0.1",
       PUBLIC_URL: this.api,
-      DATABASE_URL: settings.databaseUrl,
+      DATABASE_URL: scratch.url,
       REDIS_URL: settings.redisUrl,
       BROKER_NAMESPACE: `proc-${randomBytes(4).toString("hex")}`,
       JWT_SIGNING_KEYS: `proc:${randomBytes(32).toString("base64url")}`,
@@ -44,20 +55,23 @@ export class PlatformProcesses {
     };
   }
 
-  /** Starts the API (scale-out) and waits until it is ready. */
-  static async start(settings: {
-    databaseUrl: string;
-    redisUrl: string;
-    env?: Record<string, string>;
-  }): Promise<PlatformProcesses> {
-    const platform = new PlatformProcesses(await freeLoopbackPort(), settings);
+  /** Makes a scratch database (DATABASE_URL's server), starts the API (scale-out) on it and waits until it is ready. */
+  static async start(settings: { redisUrl: string; env?: Record<string, string> }): Promise<PlatformProcesses> {
+    const scratch = await createScratchPostgres();
+    const database = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 2 });
+    const platform = new PlatformProcesses(await freeLoopbackPort(), scratch, database, settings);
     platform.spawn("api", ["apps/api/src/main.ts", "--mode=scale-out"]);
-    await platform.until("the API to be ready", () =>
-      fetch(`${platform.api}/readyz`).then(
-        (r) => (r.ok ? true : undefined),
-        () => undefined,
-      ),
-    );
+    try {
+      await platform.until("the API to be ready", () =>
+        fetch(`${platform.api}/readyz`).then(
+          (r) => (r.ok ? true : undefined),
+          () => undefined,
+        ),
+      );
+    } catch (error) {
+      await platform.stop();
+      throw error;
+    }
     return platform;
   }
 
@@ -89,26 +103,45 @@ export class PlatformProcesses {
     }
   }
 
+  /** Kills every process, then drops the database. */
   async stop(): Promise<void> {
     for (const child of this.children) child.process.kill("SIGKILL");
     await Promise.all(this.children.map((child) => child.process.exited));
+    await this.database.close();
+    await this.scratch.drop();
+  }
+
+  /** A JSON request to the API, as the bearer of `token` when given: its status and body. */
+  async request(
+    method: string,
+    path: string,
+    body: unknown,
+    token?: string,
+  ): Promise<{ status: number; body: { data?: unknown; [field: string]: unknown } }> {
+    const response = await fetch(`${this.api}${path}`, {
+      method,
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(body),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  }
+
+  /** Signs a new account up; answers its owner's token. */
+  async signUp(tag: string): Promise<string> {
+    const signedUp = await this.request("POST", "/accounts/signup", {
+      email: uniqueEmail(tag),
+      password: PASSWORD,
+      account_name: tag,
+    });
+    if (signedUp.status !== 200) throw new Error(`sign-up: ${signedUp.status} ${JSON.stringify(signedUp.body)}`);
+    return (signedUp.body.data as { auth_token: string }).auth_token;
   }
 
   /** Signs up and creates a flow with a public, acknowledge-mode webhook; answers the token and the flow. */
   async flow(steps: unknown[]): Promise<{ token: string; flowId: string; webhookUrl: string }> {
-    const post = (path: string, body: unknown, token?: string) =>
-      fetch(`${this.api}${path}`, {
-        method: "POST",
-        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-        body: JSON.stringify(body),
-      }).then(async (r) => ({ status: r.status, body: (await r.json()) as { data: Record<string, unknown> } }));
-    const signedUp = await post("/accounts/signup", {
-      email: uniqueEmail("durability"),
-      password: PASSWORD,
-      account_name: "durability",
-    });
-    const token = signedUp.body.data.auth_token as string;
-    const created = await post(
+    const token = await this.signUp("durability");
+    const created = await this.request(
+      "POST",
       "/flows",
       { name: "durability", trigger: { type: "webhook", access: "public", response_mode: "acknowledge" }, steps },
       token,
@@ -136,9 +169,9 @@ export const stepRecordsColumn = sql<Record<string, { attempts: { error?: string
  * Waits until the flow has `count` runs and every one has ended; answers them with their
  * steps and trigger data.
  */
-export function endedRuns(platform: PlatformProcesses, database: DatabaseHandle, flowId: string, count: number) {
+export function endedRuns(platform: PlatformProcesses, flowId: string, count: number) {
   return platform.until(`${count} runs to end`, async () => {
-    const rows = await database.db
+    const rows = await platform.database.db
       .selectFrom("runs")
       .select(["id", "status", "trigger", "error", stepRecordsColumn])
       .where("flow_id", "=", flowId)

@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type DatabaseHandle, openDatabase } from "@platform/db";
-import { createScratchPostgres, testEnv } from "@platform/db/testing";
+import { testEnv } from "@platform/db/testing";
 import type { Server } from "bun";
-import { PASSWORD, uniqueEmail } from "./accounts-helpers.ts";
 import { planLimitsFile } from "./context.ts";
 import { PlatformProcesses, redisDeployments, stepRecordsColumn } from "./process-helpers.ts";
 
@@ -24,8 +22,6 @@ for (const deployment of redisDeployments()) {
   describe.skipIf(Boolean(skip))(
     `a worker killed mid-run on ${deployment.label}${skip ? ` (skipped: ${skip})` : ""}`,
     () => {
-      let scratch: Awaited<ReturnType<typeof createScratchPostgres>>;
-      let database: DatabaseHandle;
       let upstream: Server<undefined>;
       /** Requests to /hit/<n> per n; they wait for the gate while it is closed. */
       const hits = new Map<string, number>();
@@ -51,39 +47,24 @@ for (const deployment of redisDeployments()) {
             return Response.json({ n });
           },
         });
-        scratch = await createScratchPostgres();
         platform = await PlatformProcesses.start({
-          databaseUrl: scratch.url,
           redisUrl: await deployment.shared(),
           // Every run's request is held at once: the plan lets one account have them all in flight.
           env: { ...deployment.env, PLAN_LIMITS_FILE: planLimitsFile({ free: { outbound_requests_in_flight: RUNS } }) },
         });
         api = platform.api;
-        database = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 2 });
       }, 120_000);
 
       afterAll(async () => {
         openGate();
         await platform?.stop();
-        await database?.close();
-        await scratch?.drop();
         upstream?.stop(true);
       });
 
       test("every run succeeds once; checkpointed steps never run again; interrupted ones run again, on record", async () => {
         const json = (path: string, body: unknown, token?: string) =>
-          fetch(`${api}${path}`, {
-            method: path.startsWith("/storage/kv/") ? "PUT" : "POST",
-            headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-            body: JSON.stringify(body),
-          }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
-
-        const signedUp = await json("/accounts/signup", {
-          email: uniqueEmail("crash"),
-          password: PASSWORD,
-          account_name: "crash",
-        });
-        const token = (signedUp.body.data as { auth_token: string }).auth_token;
+          platform.request(path.startsWith("/storage/kv/") ? "PUT" : "POST", path, body, token);
+        const token = await platform.signUp("crash");
         expect((await json("/storage/kv/first", { description: "one write per run" }, token)).status).toBe(200);
         const flow = await json(
           "/flows",
@@ -130,7 +111,7 @@ for (const deployment of redisDeployments()) {
         const runs = await platform.until(
           "every run to end",
           async () => {
-            const rows = await database.db
+            const rows = await platform.database.db
               .selectFrom("runs")
               .select(["id", "status", "error", stepRecordsColumn])
               .where("flow_id", "=", flowId)
@@ -153,7 +134,7 @@ for (const deployment of redisDeployments()) {
         expect(resumed.length).toBeGreaterThan(0);
 
         // The upstream saw each run's last step once, or once more for each attempt the crash interrupted.
-        const trigger = await database.db
+        const trigger = await platform.database.db
           .selectFrom("runs")
           .select(["id", "trigger"])
           .where("flow_id", "=", flowId)

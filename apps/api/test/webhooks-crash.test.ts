@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type DatabaseHandle, openDatabase } from "@platform/db";
-import { createScratchPostgres, testEnv } from "@platform/db/testing";
+import { testEnv } from "@platform/db/testing";
 import { planLimitsFile } from "./context.ts";
 import {
   CountingUpstream,
@@ -29,15 +28,11 @@ for (const deployment of redisDeployments()) {
   describe.skipIf(Boolean(skip))(
     `webhooks while a worker is killed on ${deployment.label}${skip ? ` (skipped: ${skip})` : ""}`,
     () => {
-      let scratch: Awaited<ReturnType<typeof createScratchPostgres>>;
-      let database: DatabaseHandle;
       let platform: PlatformProcesses;
       const upstream = new CountingUpstream(true);
 
       beforeAll(async () => {
-        scratch = await createScratchPostgres();
         platform = await PlatformProcesses.start({
-          databaseUrl: scratch.url,
           redisUrl: await deployment.shared(),
           env: {
             WORKER_CONCURRENCY: "2",
@@ -46,14 +41,11 @@ for (const deployment of redisDeployments()) {
             ...deployment.env,
           },
         });
-        database = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 2 });
       }, 120_000);
 
       afterAll(async () => {
         upstream.stop();
         await platform?.stop();
-        await database?.close();
-        await scratch?.drop();
       });
 
       test("every acknowledged webhook ends as one succeeded run; no side effect is lost or doubled", async () => {
@@ -83,7 +75,7 @@ for (const deployment of redisDeployments()) {
         const acknowledged = answers.map((answer) => answer.body.run_id as string);
         expect(new Set(acknowledged).size).toBe(WEBHOOKS);
 
-        const runs = await endedRuns(platform, database, flowId, WEBHOOKS);
+        const runs = await endedRuns(platform, flowId, WEBHOOKS);
         expect(runs.map((run) => run.id).sort()).toEqual([...acknowledged].sort());
         expect(runs.filter((run) => run.status !== "succeeded").map((run) => run.error)).toEqual([]);
 

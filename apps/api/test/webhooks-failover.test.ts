@@ -9,8 +9,7 @@ import {
   scopeSlot,
   startLocalRedisCluster,
 } from "@platform/core/testing";
-import { type DatabaseHandle, openDatabase } from "@platform/db";
-import { createScratchPostgres, testEnv } from "@platform/db/testing";
+import { testEnv } from "@platform/db/testing";
 import {
   CountingUpstream,
   type Delivered,
@@ -43,18 +42,14 @@ const AFTER = 100;
 describe.skipIf(Boolean(skip))(
   `webhooks while a Redis Cluster primary fails over${skip ? ` (skipped: ${skip})` : ""}`,
   () => {
-    let scratch: Awaited<ReturnType<typeof createScratchPostgres>>;
-    let database: DatabaseHandle;
     let cluster: LocalRedisCluster;
     let platform: PlatformProcesses;
     const namespace = `failover-${randomBytes(4).toString("hex")}`;
     const upstream = new CountingUpstream(true);
 
     beforeAll(async () => {
-      scratch = await createScratchPostgres();
       cluster = await startLocalRedisCluster();
       platform = await PlatformProcesses.start({
-        databaseUrl: scratch.url,
         redisUrl: cluster.url,
         env: {
           WORKER_CONCURRENCY: "1",
@@ -63,15 +58,12 @@ describe.skipIf(Boolean(skip))(
           BROKER_NAMESPACE: namespace,
         },
       });
-      database = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 2 });
     }, 120_000);
 
     afterAll(async () => {
       upstream.stop();
       await platform?.stop();
       await cluster?.stop();
-      await database?.close();
-      await scratch?.drop();
     });
 
     /** A sender as the providers are: a 503 is delivered again until it is acknowledged. */
@@ -98,7 +90,7 @@ describe.skipIf(Boolean(skip))(
       expect(before.filter((answer) => answer.status !== 200)).toEqual([]);
       await platform.until("the workers to hold every run so far", () => (upstream.held === BEFORE ? true : undefined));
       // The partition was checked: its marker names the holder its recovery started from.
-      const broker = await createBroker({ redisUrl: cluster.url, database, namespace });
+      const broker = await createBroker({ redisUrl: cluster.url, database: platform.database, namespace });
       const markedHolder = async () => {
         const value = (await broker.kvGet(partitionScope(partition), "run-recovery", "broker-data").catch(() => null))
           ?.value;
@@ -123,7 +115,7 @@ describe.skipIf(Boolean(skip))(
 
       const acknowledged = [...before, ...whileBehind, ...after].map((answer) => answer.body.run_id as string);
       expect(new Set(acknowledged).size).toBe(BEFORE + WHILE_BEHIND + AFTER);
-      const runs = await endedRuns(platform, database, flowId, acknowledged.length);
+      const runs = await endedRuns(platform, flowId, acknowledged.length);
       expect(runs.map((run) => run.id).sort()).toEqual([...acknowledged].sort());
       expect(runs.filter((run) => run.status !== "succeeded").map((run) => run.error)).toEqual([]);
       for (const n of range(0, BEFORE + WHILE_BEHIND + AFTER))

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type DatabaseHandle, openDatabase } from "@platform/db";
-import { createScratchPostgres, testEnv } from "@platform/db/testing";
+import { testEnv } from "@platform/db/testing";
 import {
   CountingUpstream,
   type Delivered,
@@ -37,36 +36,29 @@ for (const deployment of redisDeployments()) {
   describe.skipIf(Boolean(skip))(
     `webhooks while ${deployment.label} loses its data${skip ? ` (skipped: ${skip})` : ""}`,
     () => {
-      let scratch: Awaited<ReturnType<typeof createScratchPostgres>>;
-      let database: DatabaseHandle;
       let redis: LosableRedis;
       let platform: PlatformProcesses;
       const upstream = new CountingUpstream(true);
 
       beforeAll(async () => {
-        scratch = await createScratchPostgres();
         redis = await deployment.own();
         platform = await PlatformProcesses.start({
-          databaseUrl: scratch.url,
           redisUrl: redis.url,
           env: { WORKER_CONCURRENCY: "1", RUN_LEASE_MS: "6000", ...deployment.env },
         });
-        database = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 2 });
       }, 120_000);
 
       afterAll(async () => {
         upstream.stop();
         await platform?.stop();
         await redis?.stop();
-        await database?.close();
-        await scratch?.drop();
       });
 
       /** The runs of the flow a worker holds, by id, with their holder. */
       const heldRuns = async (flowId: string) =>
         new Map(
           (
-            await database.db
+            await platform.database.db
               .selectFrom("runs")
               .select(["id", "held_by"])
               .where("flow_id", "=", flowId)
@@ -138,7 +130,7 @@ for (const deployment of redisDeployments()) {
 
         const acknowledged = [...before, ...acknowledgedAfter].map((answer) => answer.body.run_id as string);
         expect(new Set(acknowledged).size).toBe(FIRST + AFTER);
-        const runs = await endedRuns(platform, database, flowId, acknowledged.length);
+        const runs = await endedRuns(platform, flowId, acknowledged.length);
         // Only acknowledged webhooks left a run; the refused ones left nothing.
         expect(runs.map((run) => run.id).sort()).toEqual([...acknowledged].sort());
         expect(runs.filter((run) => run.status !== "succeeded").map((run) => run.error)).toEqual([]);
