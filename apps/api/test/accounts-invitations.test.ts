@@ -110,7 +110,10 @@ for (const { backend, skip } of databaseBackends()) {
 
       const short = await acceptInvitation(api, { token, password: "short" });
       expect(short.status).toBe(400);
-      expect(await readBody(short)).toEqual({ error: "invalid input: password: must be at least 10 characters" });
+      expect(await readBody(short)).toEqual({
+        error: "invalid input: password: must be at least 10 characters",
+        problems: [{ path: "password", message: "must be at least 10 characters" }],
+      });
 
       const accepted = await acceptInvitation(api, { token, password: PASSWORD, display_name: "Nina" });
       expect(accepted.status).toBe(200);

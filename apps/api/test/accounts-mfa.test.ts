@@ -284,7 +284,7 @@ for (const { backend, skip } of databaseBackends()) {
           Array.from({ length: 5000 }, () => "x".repeat(100)),
         );
         expect(piled.status).toBe(400);
-        expect(Object.keys(await readBody(piled))).toEqual(["error"]);
+        expect(Object.keys(await readBody(piled))).toEqual(["error", "problems"]);
 
         // The longest id WebAuthn allows registers and signs in.
         const longest = new SoftwareAuthenticator(ORIGIN, randomBytes(1023));

@@ -69,7 +69,10 @@ for (const { backend, redis, label, skip } of runModes()) {
 
         const short = await reset(token, "short");
         expect(short.status).toBe(400);
-        expect(await readBody(short)).toEqual({ error: "invalid input: password: must be at least 10 characters" });
+        expect(await readBody(short)).toEqual({
+          error: "invalid input: password: must be at least 10 characters",
+          problems: [{ path: "password", message: "must be at least 10 characters" }],
+        });
 
         const done = await reset(token, NEW_PASSWORD);
         expect(done.status).toBe(200);

@@ -83,8 +83,9 @@ for (const { backend, skip } of databaseBackends()) {
           const response = await api.request("/accounts/signup", { method: "POST", json });
           expect(response.status).toBe(400);
           const body = await readBody(response);
-          expect(Object.keys(body)).toEqual(["error"]);
+          expect(Object.keys(body)).toEqual(["error", "problems"]);
           expect(body.error).toContain(field);
+          expect(body.problems.map((problem: { path: string }) => problem.path)).toEqual([field]);
         }
         const badJson = await api.request("/accounts/signup", {
           method: "POST",
@@ -126,7 +127,7 @@ for (const { backend, skip } of databaseBackends()) {
         ]) {
           const response = await api.request("/accounts/auth-with-password", { method: "POST", json });
           expect(response.status).toBe(400);
-          expect(Object.keys(await readBody(response))).toEqual(["error"]);
+          expect(Object.keys(await readBody(response))).toEqual(["error", "problems"]);
         }
       });
 
@@ -162,8 +163,9 @@ for (const { backend, skip } of databaseBackends()) {
           const response = await api.request(path, { method, json, headers: bearer(auth.auth_token) });
           expect(response.status, `${path} ${field}`).toBe(400);
           const body = await readBody(response);
-          expect(Object.keys(body)).toEqual(["error"]);
+          expect(Object.keys(body)).toEqual(["error", "problems"]);
           expect(body.error).toContain(`${field}: must be at most`);
+          expect(body.problems).toEqual([{ path: field, message: expect.stringMatching(/^must be at most/) }]);
         }
       });
 

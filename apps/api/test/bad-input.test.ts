@@ -78,6 +78,19 @@ function sample(schema: Schema | undefined, depth = 0): unknown {
 }
 
 const HUGE = "x".repeat(100_000);
+
+/** `problems` as a 400 carries them: a non-empty list of `{path, message}`, both text. */
+const isProblemList = (value: unknown) =>
+  Array.isArray(value) &&
+  value.length > 0 &&
+  value.every(
+    (p) =>
+      typeof p === "object" &&
+      p !== null &&
+      Object.keys(p).sort().join() === "message,path" &&
+      typeof p.path === "string" &&
+      typeof p.message === "string",
+  );
 const DEEP = JSON.parse(`${"[".repeat(5000)}${"]".repeat(5000)}`);
 
 /** Odd strings for a path segment, already URL-encoded where they must be. */
@@ -226,45 +239,58 @@ for (const { backend, redis, label: name, skip } of runModes()) {
       await registry?.stop();
     });
 
-    test("text no query could store is a 400 naming the field", async () => {
-      const cases: [string, RequestInit & { json?: unknown }, string][] = [
+    test("text no query could store is a 400 naming the field, in its text and as a problem", async () => {
+      const cases: [string, RequestInit & { json?: unknown }, string, string, string][] = [
         [
           "/accounts/auth-with-password",
           { method: "POST", json: { email: "a\u0000@x.com", password: "x" } },
           "invalid input: email: must not contain NUL characters",
+          "email",
+          "must not contain NUL characters",
         ],
         [
           "/accounts/auth-with-password",
           { method: "POST", json: { email: "a@x.com", password: "\ud800" } },
           "invalid input: password: must be valid Unicode text",
+          "password",
+          "must be valid Unicode text",
         ],
         [
           "/accounts/api-keys",
           { method: "POST", json: { name: "k", allowed_paths: ["/a", { "b\u0000": 1 }] } },
           "invalid input: allowed_paths.1: a field name must not contain NUL characters",
+          "allowed_paths.1",
+          "a field name must not contain NUL characters",
         ],
         [
           "/accounts/api-keys",
           { method: "POST", json: { name: DEEP } },
           `invalid input: name${".0".repeat(63)}: nests deeper than 64 levels`,
+          `name${".0".repeat(63)}`,
+          "nests deeper than 64 levels",
         ],
         [
           "/accounts/api-keys/%00",
           { method: "DELETE", headers: bearer(token) },
           "invalid input: id: must not contain NUL characters",
+          "id",
+          "must not contain NUL characters",
         ],
       ];
-      for (const [path, init, error] of cases) {
+      for (const [path, init, error, field, message] of cases) {
         const response = await api.request(path, init);
         expect({ path, status: response.status, body: await response.json() }).toEqual({
           path,
           status: 400,
-          body: { error },
+          body: { error, problems: [{ path: field, message }] },
         });
       }
       const notUuid = await api.request("/accounts/api-keys/not-a-uuid", { method: "DELETE", headers: bearer(token) });
       expect(notUuid.status).toBe(400);
-      expect(await notUuid.json()).toEqual({ error: "invalid input: id: must be a UUID" });
+      expect(await notUuid.json()).toEqual({
+        error: "invalid input: id: must be a UUID",
+        problems: [{ path: "id", message: "must be a UUID" }],
+      });
     });
 
     test("bytes that are not UTF-8 and numbers beyond a double are 400s, never stored changed", async () => {
@@ -284,6 +310,7 @@ for (const { backend, redis, label: name, skip } of runModes()) {
           400,
           {
             error: "invalid input: n: must be a number a double can hold",
+            problems: [{ path: "n", message: "must be a number a double can hold" }],
           },
         ],
         ["/storage/kv/b", { method: "PUT", headers: auth, body: latin1 }, 400, { error: "validation_error" }],
@@ -311,9 +338,10 @@ for (const { backend, redis, label: name, skip } of runModes()) {
         headers: auth,
         body: '{"key":"k","value":"v","n":-1e400}',
       });
-      expect(((await huge.json()) as { error: { message: string } }).error.message).toBe(
-        "invalid input: n: must be a number a double can hold",
-      );
+      expect(((await huge.json()) as { error: unknown }).error).toMatchObject({
+        message: "invalid input: n: must be a number a double can hold",
+        data: { problems: [{ path: "n", message: "must be a number a double can hold" }] },
+      });
 
       const flow = "0194e0d0-0000-7000-8000-000000000000";
       const byHand = await api.request(`/flows/${flow}/runs`, { method: "POST", headers: auth, body: latin1 });
@@ -332,7 +360,10 @@ for (const { backend, redis, label: name, skip } of runModes()) {
       });
       expect({ status: misspelt.status, body: await misspelt.json() }).toEqual({
         status: 400,
-        body: { error: 'invalid input: body: Unrecognized key: "dta"' },
+        body: {
+          error: 'invalid input: body: Unrecognized key: "dta"',
+          problems: [{ path: "", message: 'Unrecognized key: "dta"' }],
+        },
       });
       const trpc = await api.request("/trpc/runs.sendEvent", {
         method: "POST",
@@ -386,10 +417,21 @@ for (const { backend, redis, label: name, skip } of runModes()) {
             return;
           }
           const metrics = template.startsWith("/monitoring");
+          const { problems: named, ...rest } = body as { problems?: unknown };
           const shaped = metrics
-            ? typeof (body as { message?: unknown }).message === "string" && (body as { data?: unknown }).data === null
-            : typeof (body as { error?: unknown }).error === "string" && Object.keys(body as object).length === 1;
+            ? typeof (rest as { message?: unknown }).message === "string" && (rest as { data?: unknown }).data === null
+            : typeof (rest as { error?: unknown }).error === "string" && Object.keys(rest).length === 1;
           if (!shaped) problems.push(`${c.label}: ${response.status} ${text.slice(0, 200)}`);
+          // Only invalid input names its problems, each a field's path and what is wrong with it.
+          if (named !== undefined && !(response.status === 400 && isProblemList(named))) {
+            problems.push(`${c.label}: ${response.status} with problems ${text.slice(0, 200)}`);
+          }
+          // And every refusal whose text lists fields carries them as data too.
+          const said =
+            (rest as { error?: unknown; message?: unknown }).error ?? (rest as { message?: unknown }).message;
+          if (named === undefined && typeof said === "string" && said.startsWith("invalid input: ")) {
+            problems.push(`${c.label}: ${response.status} without problems ${text.slice(0, 200)}`);
+          }
           if (/\bat \S+ \(|node_modules|\.ts:\d+/.test(text))
             problems.push(`${c.label}: a stack in ${text.slice(0, 200)}`);
         };

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "kysely";
 import { type Caller, call, newCaller, runUntil, startRun } from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
+import { invalidInput } from "./invalid-input.ts";
 
 /**
  * Schedule and manual triggers (issue 19): a schedule's ticks each start one run with
@@ -109,30 +110,30 @@ for (const { label, backend, redis, skip } of runModes()) {
     });
 
     test("a bad expression or zone, or a webhook field on a schedule, is a 400 naming it", async () => {
-      const cases: [unknown, string][] = [
+      const cases: [unknown, [path: string, message: string]][] = [
         [
           { type: "schedule", cron: "61 * * * *" },
-          "trigger.cron: is not a cron expression: Invalid value for minute: 61",
+          ["trigger.cron", "is not a cron expression: Invalid value for minute: 61"],
         ],
-        [{ type: "schedule" }, "trigger.cron: is required with a schedule trigger"],
+        [{ type: "schedule" }, ["trigger.cron", "is required with a schedule trigger"]],
         [
           { type: "schedule", cron: "* * * * *", timezone: "Mars/Base" },
-          'trigger.timezone: must be an IANA time zone such as Europe/Berlin or UTC (not "Mars/Base")',
+          ["trigger.timezone", 'must be an IANA time zone such as Europe/Berlin or UTC (not "Mars/Base")'],
         ],
         [
           { type: "schedule", cron: "* * * * *", access: "api_key" },
-          "trigger.access: is not used with a schedule trigger",
+          ["trigger.access", "is not used with a schedule trigger"],
         ],
-        [{ type: "manual", cron: "* * * * *" }, "trigger.cron: is not used with a manual trigger"],
-        [{ cron: "* * * * *" }, "trigger.cron: is not used with a webhook trigger"],
-        [{ type: "cron" }, 'trigger.type: must be "webhook", "schedule" or "manual"'],
+        [{ type: "manual", cron: "* * * * *" }, ["trigger.cron", "is not used with a manual trigger"]],
+        [{ cron: "* * * * *" }, ["trigger.cron", "is not used with a webhook trigger"]],
+        [{ type: "cron" }, ["trigger.type", 'must be "webhook", "schedule" or "manual"']],
       ];
-      for (const [trigger, error] of cases) {
+      for (const [trigger, problem] of cases) {
         const answer = await call(api, owner, "POST", "/flows", { name: "bad", trigger, steps: [step] });
         expect({ trigger, status: answer.status, body: answer.body }).toEqual({
           trigger,
           status: 400,
-          body: { error: `invalid input: ${error}` },
+          body: invalidInput(problem),
         });
       }
     });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { bearer, readBody, signUp } from "./accounts-helpers.ts";
 import { createNode, type FlowsClient, flowsClient, minimalFlow, stripeFlow } from "./flows-helpers.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
+import { problemsAsText } from "./invalid-input.ts";
 
 /**
  * Everything a run could only discover late is a 400 when the flow is saved, naming the
@@ -20,6 +21,12 @@ const withStep = (step: Record<string, unknown>) => ({
 });
 const withTrigger = (trigger: unknown) => ({ ...minimalFlow(), trigger });
 const transform = (name: string, payload: Record<string, unknown> = {}) => ({ name, subject: "transform", payload });
+
+/** A refusal as the cases compare it: its text, and its problems read back as that text. */
+const refusalOf = (body: { error: string; problems?: { path: string; message: string }[] }) => ({
+  error: body.error,
+  problems: problemsAsText(body),
+});
 
 /** [what is wrong, the body, the whole error text]. */
 const CASES: [string, unknown, string][] = [
@@ -253,10 +260,14 @@ for (const { backend, redis, label, skip } of runModes()) {
       const answers: { what: string; status: number; body: unknown }[] = [];
       for (const [what, body] of CASES) {
         const response = await flows.create(body);
-        answers.push({ what, status: response.status, body: await readBody(response) });
+        answers.push({ what, status: response.status, body: refusalOf(await readBody(response)) });
       }
       expect(answers).toEqual(
-        CASES.map(([what, , error]) => ({ what, status: 400, body: { error: `invalid input: ${error}` } })),
+        CASES.map(([what, , error]) => ({
+          what,
+          status: 400,
+          body: { error: `invalid input: ${error}`, problems: `invalid input: ${error}` },
+        })),
       );
       expect(await readBody(await flows.list())).toEqual({ data: [] });
     });
@@ -271,13 +282,47 @@ for (const { backend, redis, label, skip } of runModes()) {
       );
       for (const [what, body, error] of updateCases) {
         const response = await flows.update(data.id, body);
-        expect({ what, status: response.status, body: await readBody(response) }).toEqual({
+        expect({ what, status: response.status, body: refusalOf(await readBody(response)) }).toEqual({
           what,
           status: 400,
-          body: { error: `invalid input: ${error}` },
+          body: { error: `invalid input: ${error}`, problems: `invalid input: ${error}` },
         });
       }
       expect(await readBody(await flows.get(data.id))).toEqual({ data });
+    });
+
+    test("a refusal carries each problem as data with its field's path, over REST and tRPC alike", async () => {
+      const body = {
+        name: "x",
+        steps: [transform("a", { url: "{{ steps.b.x }}" }), transform("a")],
+      };
+      const saving = [
+        { path: "steps.1.name", message: 'duplicate step name "a" (also steps.0.name)' },
+        { path: "steps.0.payload.url", message: '{{steps.b.x}} refers to no step of this flow ("b")' },
+      ];
+      const rest = await flows.create(body);
+      expect({ status: rest.status, body: await readBody(rest) }).toEqual({
+        status: 400,
+        body: {
+          error:
+            'invalid input: steps.1.name: duplicate step name "a" (also steps.0.name); steps.0.payload.url: {{steps.b.x}} refers to no step of this flow ("b")',
+          problems: saving,
+        },
+      });
+      const trpc = await api.request("/trpc/flows.create", { method: "POST", headers: owner, json: body });
+      expect(trpc.status).toBe(400);
+      expect(((await readBody(trpc)) as { error: { data: unknown } }).error.data).toMatchObject({
+        domainCode: "validation_error",
+        problems: saving,
+      });
+      // A template that does not parse is refused by the body's own rules, named the same way.
+      const unclosed = { ...body, steps: [transform("c", { n: "{{ trigger.id" })] };
+      const parsed = [{ path: "steps.0.payload.n", message: "unclosed template reference" }];
+      expect((await readBody(await flows.create(unclosed))).problems).toEqual(parsed);
+      const overTrpc = await api.request("/trpc/flows.create", { method: "POST", headers: owner, json: unclosed });
+      expect(((await readBody(overTrpc)) as { error: { data: { problems: unknown } } }).error.data.problems).toEqual(
+        parsed,
+      );
     });
 
     test("a reference to a step that may not have ended is refused, naming both steps, however deep the lists", async () => {
@@ -336,8 +381,11 @@ for (const { backend, redis, label, skip } of runModes()) {
       const node = await createNode(api, owner, { subject: "transform", payload: { body: "{{steps.fetch.body}}" } });
       const early = await flows.create({ name: "x", steps: [{ name: "use", node }, transform("fetch")] });
       expect(early.status).toBe(400);
+      // The problem is the node reference's; its message names the node's field.
+      const message = `${node} payload.body: {{steps.fetch.body}} refers to step "fetch", which runs later; ${LATER}`;
       expect(await readBody(early)).toEqual({
-        error: `invalid input: steps.0.node: ${node} payload.body: {{steps.fetch.body}} refers to step "fetch", which runs later; ${LATER}`,
+        error: `invalid input: steps.0.node: ${message}`,
+        problems: [{ path: "steps.0.node", message }],
       });
       const inOrder = await flows.created({ name: "x", steps: [transform("fetch"), { name: "use", node }] });
       expect(inOrder.steps[1]).toEqual({ name: "use", node });
@@ -361,7 +409,7 @@ for (const { backend, redis, label, skip } of runModes()) {
         expect({ path, status: response.status, body: await readBody(response) }).toEqual({
           path,
           status: 400,
-          body: { error: "invalid input: id: must be a UUID" },
+          body: { error: "invalid input: id: must be a UUID", problems: [{ path: "id", message: "must be a UUID" }] },
         });
       }
       const missing = await flows.get("00000000-0000-4000-8000-000000000001");

@@ -14,6 +14,7 @@ import {
   stripeFlow,
 } from "./flows-helpers.ts";
 import { runModes, startPeerApi, startTestApi, type TestApi } from "./harness.ts";
+import { invalidInput } from "./invalid-input.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Set for this suite, so the webhook URLs prove they come from WEBHOOK_BASE_URL. */
@@ -374,19 +375,22 @@ for (const { backend, redis, label, skip } of runModes()) {
       // The kept secret must suit the service the update names.
       const toStripe = await flows.update(data.id, stripeFlow({ trigger: withoutSecret }));
       expect(toStripe.status).toBe(400);
-      expect(await readBody(toStripe)).toEqual({
-        error:
-          "invalid input: trigger.signing_secret: the stored secret would have to be a Stripe endpoint secret: whsec_ followed by letters and digits; send a new one",
-      });
+      // One problem, though its text holds "; ": read as data, it is not split.
+      expect(await readBody(toStripe)).toEqual(
+        invalidInput([
+          "trigger.signing_secret",
+          "the stored secret would have to be a Stripe endpoint secret: whsec_ followed by letters and digits; send a new one",
+        ]),
+      );
       expect(await secretOf()).toBe("gh-secret");
 
       expect((await flows.update(data.id, stripeFlow({ trigger: { access: "public" } }))).status).toBe(200);
       expect(await secretOf()).toBeNull();
       const noSecret = await flows.update(data.id, stripeFlow({ trigger: withoutSecret }));
       expect(noSecret.status).toBe(400);
-      expect(await readBody(noSecret)).toEqual({
-        error: "invalid input: trigger.signing_secret: is required when access is signature",
-      });
+      expect(await readBody(noSecret)).toEqual(
+        invalidInput(["trigger.signing_secret", "is required when access is signature"]),
+      );
       expect((await readBody(await flows.get(data.id))).data.revision).toBe(4);
     });
 
@@ -508,9 +512,9 @@ for (const { backend, redis, label, skip } of runModes()) {
       expect(await readBody(await theirs.list())).toEqual({ data: [] });
       const borrowed = await theirs.create({ name: "borrow", steps: [{ name: "x", node }] });
       expect(borrowed.status).toBe(400);
-      expect(await readBody(borrowed)).toEqual({
-        error: `invalid input: steps.0.node: no node template ${node} in this account`,
-      });
+      expect(await readBody(borrowed)).toEqual(
+        invalidInput(["steps.0.node", `no node template ${node} in this account`]),
+      );
       expect(await readBody(await flows.get(data.id))).toEqual({ data });
       expect(await readRevision(api.services.db, auth.account.id, data.id, 1)).toBeNull();
     });

@@ -4,6 +4,7 @@ import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
 import { bearer, readBody, signUp } from "./accounts-helpers.ts";
 import { createFlow } from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
+import { invalidInput } from "./invalid-input.ts";
 
 const MISSING = { error: "The requested resource does not exist" };
 
@@ -95,41 +96,47 @@ for (const { backend, redis, label, skip } of runModes()) {
         description: "the shop's API",
       });
 
-      await expectAnswer(patch("shop-v1.eu", { subject: "other" }), 400, {
-        error: "invalid input: subject: cannot be changed",
-      });
-      await expectAnswer(patch("shop-v1.eu", { url: "http://elsewhere" }), 400, {
-        error: "invalid input: url: cannot be changed",
-      });
-      await expectAnswer(patch("shop-v1.eu", { active: "false" }), 400, {
-        error: "invalid input: active: must be true or false",
-      });
+      await expectAnswer(
+        patch("shop-v1.eu", { subject: "other" }),
+        400,
+        invalidInput(["subject", "cannot be changed"]),
+      );
+      await expectAnswer(
+        patch("shop-v1.eu", { url: "http://elsewhere" }),
+        400,
+        invalidInput(["url", "cannot be changed"]),
+      );
+      await expectAnswer(
+        patch("shop-v1.eu", { active: "false" }),
+        400,
+        invalidInput(["active", "must be true or false"]),
+      );
       expect((await readBody(await get("shop-v1.eu"))).body.active).toBe(true);
       await expectAnswer(patch("no-such-gateway", { name: "x" }), 404, MISSING);
     });
 
     test("bad fields are 400s naming the field", async () => {
-      const cases: [unknown, string][] = [
-        [{}, "invalid input: name: is required"],
-        [{ name: "" }, "invalid input: name: must not be empty"],
+      const cases: [unknown, ReturnType<typeof invalidInput>][] = [
+        [{}, invalidInput(["name", "is required"])],
+        [{ name: "" }, invalidInput(["name", "must not be empty"])],
         [
           { name: "x", subject: "a/b" },
-          "invalid input: subject: must be 1-64 letters, digits, _, - or ., not starting with .",
+          invalidInput(["subject", "must be 1-64 letters, digits, _, - or ., not starting with ."]),
         ],
         [
           { name: "x", subject: ".hidden" },
-          "invalid input: subject: must be 1-64 letters, digits, _, - or ., not starting with .",
+          invalidInput(["subject", "must be 1-64 letters, digits, _, - or ., not starting with ."]),
         ],
-        [{ name: "x", timeout: 0 }, "invalid input: timeout: Too small: expected number to be >=1"],
-        [{ name: "x", timeout: "100" }, "invalid input: timeout: must be a number"],
+        [{ name: "x", timeout: 0 }, invalidInput(["timeout", "Too small: expected number to be >=1"])],
+        [{ name: "x", timeout: "100" }, invalidInput(["timeout", "must be a number"])],
         [
           { name: "x", limit: { request: 0, time: 1 } },
-          "invalid input: limit.request: Too small: expected number to be >=1",
+          invalidInput(["limit.request", "Too small: expected number to be >=1"]),
         ],
-        [{ name: "x", limit: { request: 1 } }, "invalid input: limit.time: is required"],
-        [{ name: "x", type: "grpc" }, 'invalid input: type: must be "http"'],
+        [{ name: "x", limit: { request: 1 } }, invalidInput(["limit.time", "is required"])],
+        [{ name: "x", type: "grpc" }, invalidInput(["type", 'must be "http"'])],
       ];
-      for (const [body, error] of cases) await expectAnswer(create(body), 400, { error });
+      for (const [body, answer] of cases) await expectAnswer(create(body), 400, answer);
     });
 
     test("another account neither sees nor takes a gateway: 404 for reads and changes, 409 for its subject", async () => {
@@ -255,15 +262,19 @@ for (const { backend, redis, label, skip } of runModes()) {
       const mine = await createFlow(api, { headers: owner });
       const theirs = await createFlow(api, { headers: other });
       expect((await create({ name: "checks", subject: "checks-gw" })).status).toBe(200);
-      const noFlow = { error: "invalid input: flow_id: the account has no flow with this id" };
+      const noFlow = invalidInput(["flow_id", "the account has no flow with this id"]);
       await expectAnswer(map("checks-gw", { method: "GET", path: "/x", flow_id: theirs }), 400, noFlow);
       await expectAnswer(map("checks-gw", { method: "GET", path: "/x", flow_id: crypto.randomUUID() }), 400, noFlow);
-      await expectAnswer(map("checks-gw", { method: "GET", path: "/x", flow_id: "flow-1" }), 400, {
-        error: "invalid input: flow_id: must be a UUID",
-      });
-      await expectAnswer(map("checks-gw", { method: "get", path: "/x", flow_id: mine }), 400, {
-        error: "invalid input: method: must be one of GET, POST, PUT, DELETE, PATCH, OPTIONS, HEAD",
-      });
+      await expectAnswer(
+        map("checks-gw", { method: "GET", path: "/x", flow_id: "flow-1" }),
+        400,
+        invalidInput(["flow_id", "must be a UUID"]),
+      );
+      await expectAnswer(
+        map("checks-gw", { method: "get", path: "/x", flow_id: mine }),
+        400,
+        invalidInput(["method", "must be one of GET, POST, PUT, DELETE, PATCH, OPTIONS, HEAD"]),
+      );
       const paths: [string, string][] = [
         ["orders", "must start with /"],
         ["/orders/", "must not end with / or hold an empty segment"],
@@ -275,20 +286,24 @@ for (const { backend, redis, label, skip } of runModes()) {
         [`/${"a".repeat(1000)}`, "must be at most 1000 characters"],
       ];
       for (const [path, problem] of paths) {
-        await expectAnswer(map("checks-gw", { method: "GET", path, flow_id: mine }), 400, {
-          error: `invalid input: path: ${problem}`,
-        });
+        await expectAnswer(
+          map("checks-gw", { method: "GET", path, flow_id: mine }),
+          400,
+          invalidInput(["path", problem]),
+        );
       }
       await expectAnswer(map("checks-gw", { method: "GET", path: "/x", flow_id: mine }, other), 404, MISSING);
-      await expectAnswer(unmap("checks-gw", { method: "GET" }), 400, {
-        error: "invalid input: path: is required",
-      });
-      await expectAnswer(unmap("checks-gw", { method: "TRACE", path: "/x" }), 400, {
-        error: "invalid input: method: must be one of GET, POST, PUT, DELETE, PATCH, OPTIONS, HEAD",
-      });
-      await expectAnswer(unmap("checks-gw", { method: "GET", path: "x" }), 400, {
-        error: "invalid input: path: must start with /",
-      });
+      await expectAnswer(unmap("checks-gw", { method: "GET" }), 400, invalidInput(["path", "is required"]));
+      await expectAnswer(
+        unmap("checks-gw", { method: "TRACE", path: "/x" }),
+        400,
+        invalidInput(["method", "must be one of GET, POST, PUT, DELETE, PATCH, OPTIONS, HEAD"]),
+      );
+      await expectAnswer(
+        unmap("checks-gw", { method: "GET", path: "x" }),
+        400,
+        invalidInput(["path", "must start with /"]),
+      );
     });
 
     test("no credential is 401", async () => {

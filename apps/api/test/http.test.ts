@@ -77,8 +77,34 @@ for (const { backend, skip } of databaseBackends()) {
       const metrics = document.paths["/monitoring/metrics/current"].post;
       expect(metrics.security).toEqual([]);
       expect(metrics.responses["400"].content["application/json"].schema).toEqual({
-        $ref: "#/components/schemas/MetricsError",
+        $ref: "#/components/schemas/MetricsValidationError",
       });
+      // A 400 may carry its problems as data; no other error declares them.
+      const problems = { type: "array", items: { $ref: "#/components/schemas/Problem" } };
+      expect(document.components.schemas.ValidationError).toMatchObject({
+        required: ["error"],
+        properties: { error: { type: "string" }, problems },
+      });
+      expect(document.components.schemas.MetricsValidationError).toMatchObject({
+        required: ["message", "data"],
+        properties: { problems },
+      });
+      expect(document.components.schemas.Problem).toMatchObject({
+        required: ["path", "message"],
+        properties: { path: { type: "string" }, message: { type: "string" } },
+      });
+      expect(document.components.schemas.Error.properties.problems).toBeUndefined();
+      const invalidRefs = new Set<string>();
+      for (const item of Object.values(document.paths)) {
+        for (const operation of Object.values(item as object)) {
+          const schema = operation?.responses?.["400"]?.content?.["application/json"]?.schema;
+          if (schema) invalidRefs.add(schema.$ref);
+        }
+      }
+      expect([...invalidRefs].sort()).toEqual([
+        "#/components/schemas/MetricsValidationError",
+        "#/components/schemas/ValidationError",
+      ]);
       expect(document.paths["/hub/mcp/registry"].get.operationId).toBe("listMcpRegistryServers");
     });
 
@@ -128,6 +154,9 @@ for (const { backend, skip } of databaseBackends()) {
       const metrics = await api.request("/monitoring/metrics/current", { method: "POST", json: { metrics: [] } });
       expect(metrics.status).toBe(400);
       expect(await metrics.json()).toEqual({ message: "metrics are required", data: null });
+      const notAList = await api.request("/monitoring/metrics/current", { method: "POST", json: { metrics: "x" } });
+      expect(notAList.status).toBe(400);
+      expect(await notAList.json()).toMatchObject({ data: null, problems: [{ path: "metrics" }] });
 
       const badJson = await api.request("/monitoring/metrics/current", {
         method: "POST",

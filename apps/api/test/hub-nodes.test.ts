@@ -4,6 +4,7 @@ import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
 import { bearer, readBody, signUp } from "./accounts-helpers.ts";
 
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
+import { invalidInput, problemsAsText } from "./invalid-input.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Every built-in subject, with the payload fields it requires. */
@@ -22,7 +23,7 @@ const BUILT_IN_SUBJECTS: Record<string, Record<string, unknown>> = {
 };
 const DEFAULT_OPTIONS = { timeout: 30_000, attempts: 3, backoff_ms: 1_000 };
 const COLLECTION_RULE = "must be 1-128 characters: tokens of letters, digits, _ or - joined by dots";
-const NOT_A_UUID = { error: "invalid input: id: must be a UUID" };
+const NOT_A_UUID = invalidInput(["id", "must be a UUID"]);
 const NOT_FOUND = { error: "node not found" };
 
 /** A node template as a client would write one. */
@@ -105,9 +106,7 @@ for (const { backend, redis, label, skip } of runModes()) {
         expect((await created("subjects", { subject, payload })).data.subject).toBe(subject);
       }
       const missing = await create({ collection: "c", data: template({ subject: "flow.call", payload: {} }) });
-      expect(await readBody(missing)).toEqual({
-        error: "invalid input: data.payload.flow_id: is required by flow.call",
-      });
+      expect(await readBody(missing)).toEqual(invalidInput(["data.payload.flow_id", "is required by flow.call"]));
     });
 
     test("malformed data is 400 with an error naming each field", async () => {
@@ -161,7 +160,11 @@ for (const { backend, redis, label, skip } of runModes()) {
       for (const [body, problems] of cases) {
         const response = await create(body);
         expect(response.status).toBe(400);
-        expect(await readBody(response)).toEqual({ error: `invalid input: ${problems}` });
+        const answer = await readBody(response);
+        expect({ error: answer.error, problems: problemsAsText(answer) }).toEqual({
+          error: `invalid input: ${problems}`,
+          problems: `invalid input: ${problems}`,
+        });
       }
       expect(await readBody(await list("?collection=c"))).toEqual({ data: [] });
     });
@@ -191,7 +194,7 @@ for (const { backend, redis, label, skip } of runModes()) {
 
       const bad = await list("?collection=crm%20contacts", headers);
       expect(bad.status).toBe(400);
-      expect(await readBody(bad)).toEqual({ error: `invalid input: collection: ${COLLECTION_RULE}` });
+      expect(await readBody(bad)).toEqual(invalidInput(["collection", COLLECTION_RULE]));
     });
 
     test("a node is read by its id as it is listed", async () => {
@@ -249,12 +252,10 @@ for (const { backend, redis, label, skip } of runModes()) {
 
       const invalid = await update(id, { data: template({ payload: { url: "{{trigger.id" } }) });
       expect(invalid.status).toBe(400);
-      expect(await readBody(invalid)).toEqual({
-        error: "invalid input: data.payload.url: unclosed template reference",
-      });
+      expect(await readBody(invalid)).toEqual(invalidInput(["data.payload.url", "unclosed template reference"]));
       const badMove = await update(id, { collection: "no/slashes", data: template() });
       expect(badMove.status).toBe(400);
-      expect(await readBody(badMove)).toEqual({ error: `invalid input: collection: ${COLLECTION_RULE}` });
+      expect(await readBody(badMove)).toEqual(invalidInput(["collection", COLLECTION_RULE]));
       expect((await readBody(await get(id))).collection).toBe("published");
     });
 
@@ -353,6 +354,9 @@ for (const { backend, redis, label, skip } of runModes()) {
       expect((malformed as TRPCClientError<AppRouter>).message).toBe(
         "invalid input: data.payload.ms: {{steps}} needs a step name: {{steps.<name>}}",
       );
+      expect((malformed as TRPCClientError<AppRouter>).data?.problems).toEqual([
+        { path: "data.payload.ms", message: "{{steps}} needs a step name: {{steps.<name>}}" },
+      ]);
     });
   });
 }

@@ -1,14 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { bearer, readBody, signUp } from "./accounts-helpers.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
+import { invalidInput } from "./invalid-input.ts";
 import { expectedEntry, getRegistry, readAllPages, reference } from "./registry-helpers.ts";
 import { OFFICIAL, type StandInRegistry, startStandInRegistry } from "./registry-upstream.ts";
 
-const BAD_LIMIT = { error: "invalid input: limit: must be a whole number from 1 to 100" };
-const BAD_SINCE = {
-  error: "invalid input: updated_since: must be an RFC 3339 date-time with an offset, e.g. 2025-05-16T19:15:30Z",
-};
-const BAD_CURSOR = { error: "invalid input: cursor: is not a next_cursor of this query" };
+const BAD_LIMIT = invalidInput(["limit", "must be a whole number from 1 to 100"]);
+const BAD_SINCE = invalidInput([
+  "updated_since",
+  "must be an RFC 3339 date-time with an offset, e.g. 2025-05-16T19:15:30Z",
+]);
+const BAD_CURSOR = invalidInput(["cursor", "is not a next_cursor of this query"]);
 
 for (const { backend, redis, label, skip } of runModes()) {
   describe.skipIf(Boolean(skip))(`MCP registry mirror on ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {

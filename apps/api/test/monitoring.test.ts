@@ -92,17 +92,31 @@ for (const { backend, redis, label: name, skip } of adapterVariants()) {
     });
 
     test("which account: missing, not an id, unknown, or a bad credential are refused in the spec's shape", async () => {
-      const cases: [unknown, Record<string, string>, number, string][] = [
-        [{ metrics: ["kv.keys"] }, {}, 400, "account is required without a credential"],
-        [{ metrics: ["kv.keys"], account: "acme" }, {}, 400, "invalid input: account: must be an account id (a UUID)"],
-        [{ metrics: ["kv.keys"], account: crypto.randomUUID() }, {}, 404, "account not found"],
-        [{ metrics: ["kv.keys"] }, { authorization: "Bearer not-a-token" }, 401, "invalid credential"],
+      // A 400 names the field as a problem too, beside the spec's two fields.
+      const account = (message: string) => [{ path: "account", message }];
+      const cases: [unknown, Record<string, string>, number, string, unknown][] = [
+        [
+          { metrics: ["kv.keys"] },
+          {},
+          400,
+          "account is required without a credential",
+          account("is required without a credential"),
+        ],
+        [
+          { metrics: ["kv.keys"], account: "acme" },
+          {},
+          400,
+          "invalid input: account: must be an account id (a UUID)",
+          account("must be an account id (a UUID)"),
+        ],
+        [{ metrics: ["kv.keys"], account: crypto.randomUUID() }, {}, 404, "account not found", undefined],
+        [{ metrics: ["kv.keys"] }, { authorization: "Bearer not-a-token" }, 401, "invalid credential", undefined],
       ];
-      for (const [body, headers, status, message] of cases) {
+      for (const [body, headers, status, message, problems] of cases) {
         const response = await current(body, headers);
         expect({ status: response.status, body: await readBody(response) }).toEqual({
           status,
-          body: { message, data: null },
+          body: problems ? { message, data: null, problems } : { message, data: null },
         });
       }
     });

@@ -150,13 +150,14 @@ for (const { label, backend, redis, skip } of runModes()) {
 
     test("a value of another JSON type or a field the settings do not have is a 400 naming it, never read as days", async () => {
       const wholeDays = "invalid input: run_retention_days: must be a whole number of days, or null";
+      const problems = [{ path: "run_retention_days", message: "must be a whole number of days, or null" }];
       // The REST adapter would have read `true` as 1 day, `"7"` and `[7]` as 7.
       for (const value of [true, false, "7", [7], "", 7.5, {}]) {
         const answered = await call(api, usual, "PUT", "/accounts/settings", { run_retention_days: value });
         expect({ value, status: answered.status, body: answered.body }).toEqual({
           value,
           status: 400,
-          body: { error: wholeDays },
+          body: { error: wholeDays, problems },
         });
       }
       expect(

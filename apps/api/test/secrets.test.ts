@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AppRouter } from "@platform/core";
 import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
 import { bearer, readBody, signUp } from "./accounts-helpers.ts";
-
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
+import { invalidInput } from "./invalid-input.ts";
 
-const KEY_RULE = "invalid input: key: must be 1-128 letters, digits, _ or - (case-sensitive)";
+const KEY_RULE = invalidInput(["key", "must be 1-128 letters, digits, _ or - (case-sensitive)"]);
 
 for (const { backend, redis, label, skip } of runModes()) {
   describe.skipIf(Boolean(skip))(`secrets on ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {
@@ -93,16 +93,16 @@ for (const { backend, redis, label, skip } of runModes()) {
       for (const key of bad) {
         for (const response of [await put(key, { value: "v" }), await get(key), await remove(key)]) {
           expect(response.status).toBe(400);
-          expect(await readBody(response)).toEqual({ error: KEY_RULE });
+          expect(await readBody(response)).toEqual(KEY_RULE);
         }
       }
       // The guard every procedure goes through refuses a NUL before the key rule is read.
       const nul = await get("nul%00");
       expect(nul.status).toBe(400);
-      expect(await readBody(nul)).toEqual({ error: "invalid input: key: must not contain NUL characters" });
+      expect(await readBody(nul)).toEqual(invalidInput(["key", "must not contain NUL characters"]));
       const badEncoding = await get("a%ZZ");
       expect(badEncoding.status).toBe(400);
-      expect(await readBody(badEncoding)).toEqual({ error: "invalid input: key: is not valid URL encoding" });
+      expect(await readBody(badEncoding)).toEqual(invalidInput(["key", "is not valid URL encoding"]));
       // The longest key allowed works.
       expect((await put("k".repeat(128), { value: "v" })).status).toBe(200);
       expect(await readBody(await get("k".repeat(128)))).toEqual({ key: "k".repeat(128), value: "v" });
@@ -110,18 +110,18 @@ for (const { backend, redis, label, skip } of runModes()) {
 
     test("values are non-empty strings of at most 65,536 bytes", async () => {
       const cases: [unknown, string][] = [
-        [{}, "invalid input: value: is required"],
-        [{ value: 42 }, "invalid input: value: must be a string"],
-        [{ value: { nested: "x" } }, "invalid input: value: must be a string"],
-        [{ value: "" }, "invalid input: value: must not be empty"],
-        [{ value: "x".repeat(65_537) }, "invalid input: value: must be at most 65536 bytes"],
+        [{}, "is required"],
+        [{ value: 42 }, "must be a string"],
+        [{ value: { nested: "x" } }, "must be a string"],
+        [{ value: "" }, "must not be empty"],
+        [{ value: "x".repeat(65_537) }, "must be at most 65536 bytes"],
         // 32,769 characters, but 65,538 bytes in UTF-8.
-        [{ value: "é".repeat(32_769) }, "invalid input: value: must be at most 65536 bytes"],
+        [{ value: "é".repeat(32_769) }, "must be at most 65536 bytes"],
       ];
-      for (const [body, error] of cases) {
+      for (const [body, message] of cases) {
         const response = await put("sized", body);
         expect(response.status).toBe(400);
-        expect(await readBody(response)).toEqual({ error });
+        expect(await readBody(response)).toEqual(invalidInput(["value", message]));
       }
       expect(await readBody(await get("sized"))).toEqual({ error: "resource not found" });
       const largest = "é".repeat(32_768);

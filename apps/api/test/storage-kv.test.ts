@@ -273,38 +273,49 @@ for (const { label: name, backend, redis, skip } of adapterVariants()) {
       await putBucket("strict");
       // A URL over 16 KiB is refused by the HTTP server itself (431); 8,000 characters reach the schema.
       const long = "x".repeat(8000);
-      const cases: [string, string, string, unknown][] = [
-        ["PUT", `/storage/kv/${long}`, "an 8,000-character bucket", { description: "" }],
-        ["PUT", `/storage/kv/${"b".repeat(65)}`, "a 65-character bucket", { description: "" }],
-        ["PUT", "/storage/kv/-dash", "a bucket starting with a dash", { description: "" }],
-        ["PUT", "/storage/kv/a%2Fb", "a / in a bucket", { description: "" }],
-        ["GET", "/storage/kv/a%00b", "a NUL in a bucket", undefined],
-        ["PUT", "/storage/kv/strict", "a description that is not text", { description: ["x"] }],
-        ["PUT", "/storage/kv/strict", "a 1,025-character description", { description: "d".repeat(1025) }],
-        ["PUT", `/storage/kv/strict/keys/${long}`, "an 8,000-character key", { value: 1 }],
-        ["PUT", `/storage/kv/strict/keys/${"k".repeat(256)}`, "a 256-character key", { value: 1 }],
-        ["PUT", "/storage/kv/strict/keys/a%20b", "a space in a key", { value: 1 }],
-        ["PUT", "/storage/kv/strict/keys/%C3%A4", "a non-ASCII key", { value: 1 }],
-        ["PUT", "/storage/kv/strict/keys/k", "no value", {}],
-        ["PUT", "/storage/kv/strict/keys/k", "ttl_s as a string", { value: 1, ttl_s: "5" }],
-        ["PUT", "/storage/kv/strict/keys/k", "ttl_s of 0", { value: 1, ttl_s: 0 }],
-        ["PUT", "/storage/kv/strict/keys/k", "a fractional ttl_s", { value: 1, ttl_s: 1.5 }],
-        ["PUT", "/storage/kv/strict/keys/k", "ttl_s as null", { value: 1, ttl_s: null }],
-        ["PUT", "/storage/kv/strict/keys/k", "revision as a string", { value: 1, revision: "1" }],
-        ["PUT", "/storage/kv/strict/keys/k", "a negative revision", { value: 1, revision: -1 }],
-        ["PUT", "/storage/kv/strict/keys/k", "revision as a boolean", { value: 1, revision: true }],
-        ["GET", "/storage/kv/strict/keys?limit=0", "limit 0", undefined],
-        ["GET", "/storage/kv/strict/keys?limit=1001", "limit over 1,000", undefined],
-        ["GET", "/storage/kv/strict/keys?prefix=a%20b", "a space in a prefix", undefined],
-        ["GET", `/storage/kv/strict/keys?prefix=${"p".repeat(256)}`, "a 256-character prefix", undefined],
-        ["GET", `/storage/kv/strict/keys?cursor=${long}`, "an 8,000-character cursor", undefined],
-        ["DELETE", "/storage/kv/strict/keys/a%00b", "a NUL in a key", undefined],
+      // Each names the field at fault, though the body answers only the spec's code text.
+      const cases: [string, string, string, unknown, string][] = [
+        ["PUT", `/storage/kv/${long}`, "an 8,000-character bucket", { description: "" }, "bucket"],
+        ["PUT", `/storage/kv/${"b".repeat(65)}`, "a 65-character bucket", { description: "" }, "bucket"],
+        ["PUT", "/storage/kv/-dash", "a bucket starting with a dash", { description: "" }, "bucket"],
+        ["PUT", "/storage/kv/a%2Fb", "a / in a bucket", { description: "" }, "bucket"],
+        ["GET", "/storage/kv/a%00b", "a NUL in a bucket", undefined, "bucket"],
+        ["PUT", "/storage/kv/strict", "a description that is not text", { description: ["x"] }, "description"],
+        [
+          "PUT",
+          "/storage/kv/strict",
+          "a 1,025-character description",
+          { description: "d".repeat(1025) },
+          "description",
+        ],
+        ["PUT", `/storage/kv/strict/keys/${long}`, "an 8,000-character key", { value: 1 }, "key"],
+        ["PUT", `/storage/kv/strict/keys/${"k".repeat(256)}`, "a 256-character key", { value: 1 }, "key"],
+        ["PUT", "/storage/kv/strict/keys/a%20b", "a space in a key", { value: 1 }, "key"],
+        ["PUT", "/storage/kv/strict/keys/%C3%A4", "a non-ASCII key", { value: 1 }, "key"],
+        ["PUT", "/storage/kv/strict/keys/k", "no value", {}, "value"],
+        ["PUT", "/storage/kv/strict/keys/k", "ttl_s as a string", { value: 1, ttl_s: "5" }, "ttl_s"],
+        ["PUT", "/storage/kv/strict/keys/k", "ttl_s of 0", { value: 1, ttl_s: 0 }, "ttl_s"],
+        ["PUT", "/storage/kv/strict/keys/k", "a fractional ttl_s", { value: 1, ttl_s: 1.5 }, "ttl_s"],
+        ["PUT", "/storage/kv/strict/keys/k", "ttl_s as null", { value: 1, ttl_s: null }, "ttl_s"],
+        ["PUT", "/storage/kv/strict/keys/k", "revision as a string", { value: 1, revision: "1" }, "revision"],
+        ["PUT", "/storage/kv/strict/keys/k", "a negative revision", { value: 1, revision: -1 }, "revision"],
+        ["PUT", "/storage/kv/strict/keys/k", "revision as a boolean", { value: 1, revision: true }, "revision"],
+        ["GET", "/storage/kv/strict/keys?limit=0", "limit 0", undefined, "limit"],
+        ["GET", "/storage/kv/strict/keys?limit=1001", "limit over 1,000", undefined, "limit"],
+        ["GET", "/storage/kv/strict/keys?prefix=a%20b", "a space in a prefix", undefined, "prefix"],
+        ["GET", `/storage/kv/strict/keys?prefix=${"p".repeat(256)}`, "a 256-character prefix", undefined, "prefix"],
+        ["GET", `/storage/kv/strict/keys?cursor=${long}`, "an 8,000-character cursor", undefined, "cursor"],
+        ["DELETE", "/storage/kv/strict/keys/a%00b", "a NUL in a key", undefined, "key"],
       ];
-      for (const [method, path, label, json] of cases) {
+      for (const [method, path, label, json, field] of cases) {
         const answer = await call(api, owner, method, path, json);
-        expect({ label, status: answer.status, body: answer.body }).toEqual({
+        // One field may break more than one rule: each is named once here.
+        const fields = [...new Set((answer.body.problems ?? []).map((problem: { path: string }) => problem.path))];
+        expect({ label, status: answer.status, error: answer.body.error, fields }).toEqual({
           label,
-          ...storageError(400, "validation_error"),
+          status: 400,
+          error: "validation_error",
+          fields: [field],
         });
       }
 

@@ -340,10 +340,13 @@ for (const { label: name, backend, redis, skip } of adapterVariants()) {
       ];
       for (const [method, path, label, json] of cases) {
         const answer = await call(api, owner, method, path, json);
-        expect({ label, ...answer, headers: undefined }).toEqual({
+        // The spec's code text, and the problems that name the fields at fault.
+        const named = Array.isArray(answer.body.problems) && answer.body.problems.length > 0;
+        expect({ label, status: answer.status, error: answer.body.error, named }).toEqual({
           label,
-          ...storageError(400, "validation_error"),
-          headers: undefined,
+          status: 400,
+          error: "validation_error",
+          named: true,
         });
       }
       const oversized = { big: "x".repeat(1024 * 1024) };

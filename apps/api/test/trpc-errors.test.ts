@@ -123,7 +123,7 @@ for (const { backend, redis, label, skip } of runModes()) {
       expect(Number(headerOf(failure, "retry-after"))).toBeGreaterThanOrEqual(1);
     });
 
-    test("invalid input: BAD_REQUEST with one readable message naming the field, as REST says it", async () => {
+    test("invalid input: BAD_REQUEST with one readable message naming the field, and its problems as data, as REST says them", async () => {
       const input = { email: "not an email", password: PASSWORD, account_name: "acme" };
       const failure = await failureOf(clientWith().accounts.signup.mutate(input));
       expect(seen(failure)).toEqual({
@@ -133,8 +133,38 @@ for (const { backend, redis, label, skip } of runModes()) {
         httpStatus: 400,
         domainCode: "validation_error",
       });
+      const problems = [{ path: "email", message: "must be an email address" }];
+      expect(failure.data?.problems).toEqual(problems);
       const rest = await api.request("/accounts/signup", { method: "POST", json: input });
-      expect(await readBody(rest)).toEqual({ error: "invalid input: email: must be an email address" });
+      expect(await readBody(rest)).toEqual({ error: "invalid input: email: must be an email address", problems });
+
+      // A service's own refusal travels the same way: a mapping to a flow the account does not have.
+      const owner = await signUp(api, "trpc-problems");
+      const gateway = { name: "g" };
+      const created = await readBody(
+        await api.request("/gateway", { method: "POST", headers: bearer(owner.auth.auth_token), json: gateway }),
+      );
+      const mapping = { method: "GET" as const, path: "/x", flow_id: crypto.randomUUID() };
+      const noFlow = [{ path: "flow_id", message: "the account has no flow with this id" }];
+      const refused = await failureOf(
+        clientWith(bearer(owner.auth.auth_token)).gateway.mappings.create.mutate({
+          gateway_topic: created.metadata.subject,
+          ...mapping,
+        }),
+      );
+      expect([refused.message, refused.data?.problems]).toEqual([
+        "invalid input: flow_id: the account has no flow with this id",
+        noFlow,
+      ]);
+      const overRest = await api.request(`/gateway/${created.metadata.subject}/mapping`, {
+        method: "POST",
+        headers: bearer(owner.auth.auth_token),
+        json: mapping,
+      });
+      expect({ status: overRest.status, body: await readBody(overRest) }).toEqual({
+        status: 400,
+        body: { error: "invalid input: flow_id: the account has no flow with this id", problems: noFlow },
+      });
     });
 
     test("an unknown procedure: NOT_FOUND", async () => {

@@ -9,6 +9,7 @@ import {
   type DomainErrorOptions,
   ERRORS,
   type ErrorCode,
+  invalidInput,
   toHttpFailure,
 } from "./errors.ts";
 import { createLogger } from "./logger.ts";
@@ -81,6 +82,31 @@ describe("the error table", () => {
     });
   });
 
+  test("invalid input carries its problems as data beside the text that lists them, in every area's shape", () => {
+    const problems = [
+      { path: "steps.2.payload.url", message: "must be a URL" },
+      { path: "", message: 'Unrecognized key: "x"' },
+    ];
+    const error = invalidInput(problems);
+    expect(error.message).toBe('invalid input: steps.2.payload.url: must be a URL; body: Unrecognized key: "x"');
+    expect(toHttpFailure(error, "flows")).toEqual({
+      status: 400,
+      body: { error: error.message, problems },
+      headers: {},
+    });
+    // Storage answers the spec's code text, and names the fields all the same.
+    expect(toHttpFailure(error, "storage").body).toEqual({ error: "validation_error", problems });
+    expect(toHttpFailure(error, "monitoring").body).toEqual({ message: error.message, data: null, problems });
+    // A webhook's fields read `body.<field>` in the text; the problem names the field itself.
+    const field = invalidInput({ path: "note", message: "must be valid UTF-8" }, { within: "body" });
+    expect(toHttpFailure(field, "ingress").body).toEqual({
+      error: "invalid input: body.note: must be valid UTF-8",
+      problems: [{ path: "note", message: "must be valid UTF-8" }],
+    });
+    // A refusal that names no field answers as it always has.
+    expect(failureOf("validation_error", "accounts", "invalid code").body).toEqual({ error: "invalid code" });
+  });
+
   test("rate limiting carries Retry-After in whole seconds", () => {
     expect(failureOf("rate_limited", "accounts", "too many attempts", { retryAfterSeconds: 2.2 })).toMatchObject({
       status: 429,
@@ -107,6 +133,8 @@ describe("describeError", () => {
     const failure = describeError(error, "accounts.signup");
     expect(failure.status).toBe(400);
     expect((failure.body as { error: string }).error).toMatch(/^invalid input: email: .+; password: .+$/);
+    expect(failure.problems?.map(({ path }) => path)).toEqual(["email", "password"]);
+    expect((failure.body as { problems: unknown }).problems).toEqual(failure.problems);
   });
 
   test("an unexpected throw is a 500 with nothing of the cause", () => {

@@ -1,4 +1,5 @@
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server/rpc";
+import type { ZodError } from "zod";
 import type { Logger } from "./logger.ts";
 
 /**
@@ -29,6 +30,46 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
+/**
+ * One thing wrong with a request's input: `path` names the field as a dotted path in the
+ * request's own terms (`steps.2.payload.url`, `trigger.cron`, a path or query parameter's
+ * name), empty for the input as a whole; `message` says what is wrong with it.
+ */
+export interface Problem {
+  path: string;
+  message: string;
+}
+
+const INVALID_INPUT = "invalid input: ";
+
+/**
+ * How a problem reads in an error's text: `steps.2.payload.url: must be a URL`. The whole
+ * input reads `body`; `within` names what the path is inside (`body` for a webhook's fields).
+ */
+export function problemText({ path, message }: Problem, within?: string): string {
+  const where = within === undefined ? path || "body" : path ? `${within}.${path}` : within;
+  return `${where}: ${message}`;
+}
+
+/**
+ * The 400 for input with these problems: its text lists them (`invalid input: a.b: …; c: …`,
+ * which clients have read since before `problems`), and its answer carries them as data.
+ */
+export function invalidInput(
+  problems: Problem | readonly Problem[],
+  options: Omit<DomainErrorOptions, "problems"> & { within?: string } = {},
+): DomainError {
+  const list = Array.isArray(problems) ? (problems as readonly Problem[]) : [problems as Problem];
+  const { within, ...rest } = options;
+  const text = list.map((problem) => problemText(problem, within)).join("; ");
+  return new DomainError("validation_error", `${INVALID_INPUT}${text}`, { ...rest, problems: list });
+}
+
+/** A zod failure's issues as problems, each at its dotted path. */
+export function problemsOfZodError(error: ZodError): Problem[] {
+  return error.issues.map((issue) => ({ path: issue.path.map(String).join("."), message: issue.message }));
+}
+
 export interface DomainErrorOptions {
   /** Seconds a rate-limited (or refused) caller should wait; sent as `Retry-After`. */
   retryAfterSeconds?: number;
@@ -42,12 +83,19 @@ export interface DomainErrorOptions {
    * fixed text instead of the message.
    */
   details?: Record<string, unknown>;
+  /**
+   * What is wrong with the input, field by field (a `validation_error`): answered as
+   * `problems` beside `error`, over REST and in tRPC's error `data`. `invalidInput` builds
+   * the error and its text from them.
+   */
+  problems?: readonly Problem[];
 }
 
 export class DomainError extends Error {
   readonly retryAfterSeconds?: number;
   readonly headers?: Record<string, string>;
   readonly details?: Record<string, unknown>;
+  readonly problems?: readonly Problem[];
 
   constructor(
     readonly code: ErrorCode,
@@ -66,6 +114,7 @@ export class DomainError extends Error {
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.headers = options.headers;
     this.details = options.details;
+    if (options.problems?.length) this.problems = options.problems;
   }
 }
 
@@ -130,7 +179,8 @@ const SPEC_TEXTS: Partial<Record<Area, Partial<Record<ErrorCode, string>>>> = {
 
 export interface HttpFailure {
   status: number;
-  body: ({ error: string } & Record<string, unknown>) | { message: string; data: null };
+  /** The area's error shape; a `validation_error` that names its problems carries them as `problems`. */
+  body: ({ error: string } & Record<string, unknown>) | { message: string; data: null; problems?: readonly Problem[] };
   headers: Record<string, string>;
 }
 
@@ -142,9 +192,13 @@ export function toHttpFailure(error: DomainError, area: Area): HttpFailure {
   if (error.retryAfterSeconds !== undefined) {
     headers["retry-after"] = String(Math.max(1, Math.ceil(error.retryAfterSeconds)));
   }
+  const problems = error.problems ? { problems: error.problems } : {};
   return {
     status: ERRORS[error.code].status,
-    body: area === "monitoring" ? { message: text, data: null } : { ...error.details, error: text },
+    body:
+      area === "monitoring"
+        ? { message: text, data: null, ...problems }
+        : { ...error.details, error: text, ...problems },
     headers,
   };
 }

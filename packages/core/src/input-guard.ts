@@ -1,3 +1,5 @@
+import type { Problem } from "./errors.ts";
+
 /**
  * What no input may hold, whatever enters it (a REST or tRPC request, a webhook or gateway
  * body, the trigger data of a run): checked where it enters, before it reaches anything
@@ -23,28 +25,23 @@ export function unsafeTextReason(text: string): string | undefined {
 }
 
 /**
- * The first problem found in an input, as `<field>: <reason>`, or undefined. Field names
- * are dotted paths (`data.payload.url`, `items.3`), as validation errors name them, under
- * `within` when given (`body.data.id` for a webhook's body); the whole input is `body`, or
- * `within`. The path is only spelled out for a problem: the walk of an acceptable input
- * allocates none.
+ * The first problem found in an input, or undefined. Its path is dotted (`data.payload.url`,
+ * `items.3`), as validation errors name fields, and empty for the input as a whole. The path
+ * is only spelled out for a problem: the walk of an acceptable input allocates none.
  */
-export function findUnsafeInput(input: unknown, within?: string): string | undefined {
+export function findUnsafeInput(input: unknown): Problem | undefined {
   const path: (string | number)[] = [];
-  const fieldName = (at: readonly (string | number)[]) => {
-    if (at.length === 0) return within ?? "body";
-    return within === undefined ? at.join(".") : `${within}.${at.join(".")}`;
-  };
-  const walk = (value: unknown): string | undefined => {
+  const at = (message: string): Problem => ({ path: path.join("."), message });
+  const walk = (value: unknown): Problem | undefined => {
     if (typeof value === "string") {
       const reason = unsafeTextReason(value);
-      return reason && `${fieldName(path)}: ${reason}`;
+      return reason === undefined ? undefined : at(reason);
     }
     if (typeof value === "number") {
-      return Number.isFinite(value) ? undefined : `${fieldName(path)}: must be a number a double can hold`;
+      return Number.isFinite(value) ? undefined : at("must be a number a double can hold");
     }
     if (value === null || typeof value !== "object") return undefined;
-    if (path.length >= MAX_INPUT_DEPTH) return `${fieldName(path)}: nests deeper than ${MAX_INPUT_DEPTH} levels`;
+    if (path.length >= MAX_INPUT_DEPTH) return at(`nests deeper than ${MAX_INPUT_DEPTH} levels`);
     if (Array.isArray(value)) {
       for (let index = 0; index < value.length; index++) {
         path.push(index);
@@ -56,7 +53,7 @@ export function findUnsafeInput(input: unknown, within?: string): string | undef
     }
     for (const key of Object.keys(value)) {
       const keyReason = unsafeTextReason(key);
-      if (keyReason) return `${fieldName(path)}: a field name ${keyReason}`;
+      if (keyReason) return at(`a field name ${keyReason}`);
       path.push(key);
       const found = walk((value as Record<string, unknown>)[key]);
       path.pop();

@@ -14,6 +14,26 @@ const metricsErrorSchema = {
   properties: { message: { type: "string" }, data: { type: "null" } },
 } as const;
 
+/** What a 400 for invalid input carries beside its text: each problem, where and what. */
+const problemSchema = {
+  type: "object",
+  required: ["path", "message"],
+  properties: {
+    path: {
+      type: "string",
+      description:
+        "The field, as a dotted path in the request's terms (`steps.2.payload.url`, a path or query parameter's name); empty for the input as a whole.",
+    },
+    message: { type: "string", description: "What is wrong with it." },
+  },
+} as const;
+const problems = {
+  type: "array",
+  description:
+    "What is wrong with the input, field by field (the same problems `error` lists as text). Absent when the refusal names no field.",
+  items: { $ref: "#/components/schemas/Problem" },
+} as const;
+
 const description = `Workflow and integration platform API (spec version ${SPEC_VERSION}).
 
 Errors answer \`{"error": string}\`; the metrics endpoint answers \`{"message": string, "data": null}\`.
@@ -164,13 +184,25 @@ export function buildOpenApiDocument(config: Pick<CoreConfig, "publicUrl" | "web
       ...byHand.components?.schemas,
       Error: { ...errorSchema, required: [...errorSchema.required] },
       MetricsError: { ...metricsErrorSchema, required: [...metricsErrorSchema.required] },
+      ValidationError: {
+        ...errorSchema,
+        required: [...errorSchema.required],
+        properties: { ...errorSchema.properties, problems },
+      },
+      MetricsValidationError: {
+        ...metricsErrorSchema,
+        required: [...metricsErrorSchema.required],
+        properties: { ...metricsErrorSchema.properties, problems },
+      },
+      Problem: { ...problemSchema, required: [...problemSchema.required] },
     },
   };
   const ownErrors = errorDescriptions();
   for (const [path, item] of Object.entries(document.paths ?? {})) {
-    const errorRef = {
-      $ref: path.startsWith("/monitoring") ? "#/components/schemas/MetricsError" : "#/components/schemas/Error",
-    };
+    const metrics = path.startsWith("/monitoring");
+    const errorRef = { $ref: `#/components/schemas/${metrics ? "MetricsError" : "Error"}` };
+    // A 400 is invalid input, which may name its problems.
+    const invalidRef = { $ref: `#/components/schemas/${metrics ? "MetricsValidationError" : "ValidationError"}` };
     for (const [method, operation] of Object.entries(
       item as Record<
         string,
@@ -185,7 +217,7 @@ export function buildOpenApiDocument(config: Pick<CoreConfig, "publicUrl" | "web
         if (Number(status) >= 400) {
           operation.responses[status] = {
             description: ownErrors.get(`${method.toUpperCase()} ${path}`)?.[status] ?? response.description,
-            content: { "application/json": { schema: errorRef } },
+            content: { "application/json": { schema: status === "400" ? invalidRef : errorRef } },
           };
         }
       }

@@ -3,7 +3,17 @@ import { type TRPC_ERROR_CODE_KEY, TRPC_ERROR_CODES_BY_KEY } from "@trpc/server/
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { ZodError } from "zod";
 import { type Credential, parseCredential, type RequestInfo } from "./caller.ts";
-import { areaOfProcedure, DomainError, ERRORS, type ErrorCode, type HttpFailure, toHttpFailure } from "./errors.ts";
+import {
+  areaOfProcedure,
+  DomainError,
+  ERRORS,
+  type ErrorCode,
+  type HttpFailure,
+  invalidInput,
+  type Problem,
+  problemsOfZodError,
+  toHttpFailure,
+} from "./errors.ts";
 import { findUnsafeInput } from "./input-guard.ts";
 import type { Services } from "./services.ts";
 import { templateBudgetProblem } from "./templates/budget.ts";
@@ -26,14 +36,6 @@ const DOMAIN_CODE_OF: Partial<Record<TRPC_ERROR_CODE_KEY, ErrorCode>> = {
   TIMEOUT: "timeout",
 };
 
-function describeZodError(error: ZodError): string {
-  const problems = error.issues.map((issue) => {
-    const where = issue.path.length ? issue.path.join(".") : "body";
-    return `${where}: ${issue.message}`;
-  });
-  return `invalid input: ${problems.join("; ")}`;
-}
-
 /** tRPC's and trpc-to-openapi's 415 texts (`Unsupported content-type "text/plain`), said plainly. */
 function describeMediaTypeError(message: string): string {
   if (message.startsWith("Missing content-type")) return "missing content type: send application/json";
@@ -45,6 +47,8 @@ export interface DescribedError extends HttpFailure {
   code: ErrorCode;
   /** What the caller may read: the error's own words, or `internal error`; REST bodies may use the spec's text instead. */
   message: string;
+  /** What is wrong with the input, field by field, when the error names it. */
+  problems?: readonly Problem[];
 }
 
 /** Whatever a procedure or the adapter threw, as the domain error it stands for. */
@@ -52,7 +56,7 @@ function asDomainError(error: TRPCError): DomainError {
   const cause = error.cause;
   if (cause instanceof DomainError) return cause;
   if (cause instanceof ZodError && error.code === "BAD_REQUEST") {
-    return new DomainError("validation_error", describeZodError(cause));
+    return invalidInput(problemsOfZodError(cause));
   }
   const code = DOMAIN_CODE_OF[error.code] ?? "internal_error";
   if (error.code === "PARSE_ERROR") return new DomainError(code, "request body is not valid JSON");
@@ -67,6 +71,7 @@ export function describeError(error: TRPCError, procedurePath: string | undefine
   return {
     code: domain.code,
     message: domain.code === "internal_error" ? "internal error" : domain.message,
+    problems: domain.problems,
     ...failure,
   };
 }
@@ -78,11 +83,13 @@ const t = initTRPC
     errorFormatter({ error, path }) {
       const described = describeError(error, path);
       const trpcCode = ERRORS[described.code].trpc;
-      // No stack, no driver message: the readable message, tRPC's code for it and the domain code.
+      // No stack, no driver message: the readable message, tRPC's code for it, the domain code
+      // and, for invalid input, its problems as data (as REST answers them).
+      const problems = described.problems ? { problems: described.problems } : {};
       return {
         message: described.message,
         code: TRPC_ERROR_CODES_BY_KEY[trpcCode],
-        data: { code: trpcCode, httpStatus: described.status, path, domainCode: described.code },
+        data: { code: trpcCode, httpStatus: described.status, path, domainCode: described.code, ...problems },
       };
     },
   });
@@ -92,7 +99,7 @@ export const router = t.router;
 /** Input no area could store (NUL, malformed text, absurd nesting) is a 400 before anything else. */
 async function refuseUnsafeInput(getRawInput: () => Promise<unknown>): Promise<void> {
   const problem = findUnsafeInput(await getRawInput());
-  if (problem) throw new DomainError("validation_error", `invalid input: ${problem}`);
+  if (problem) throw invalidInput(problem);
 }
 
 /** The method and path an API key's restrictions are matched against: over tRPC, the procedure's REST ones. */

@@ -1,4 +1,4 @@
-import { type AppRouter, type Context, DomainError, describeError, type Logger } from "@platform/core";
+import { type AppRouter, type Context, DomainError, describeError, invalidInput, type Logger } from "@platform/core";
 import { TRPCError } from "@trpc/server";
 
 /**
@@ -74,7 +74,7 @@ export function createConsoleSession(options: ConsoleSessionOptions): ConsoleSes
       const body = (await request.json().catch(() => undefined)) as { refresh_token?: unknown } | undefined;
       const token = body?.refresh_token;
       if (typeof token !== "string" || !REFRESH_TOKEN.test(token)) {
-        return failure(new DomainError("validation_error", "invalid input: refresh_token: a refresh token"), "");
+        return failure(invalidInput({ path: "refresh_token", message: "a refresh token" }), "");
       }
       return new Response(null, { status: 204, headers: { "set-cookie": keep(token) } });
     },

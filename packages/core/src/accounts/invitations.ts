@@ -2,7 +2,7 @@ import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
 import type { Principal } from "../caller.ts";
 import { isUniqueViolation } from "../database-errors.ts";
-import { DomainError, messageOf } from "../errors.ts";
+import { DomainError, invalidInput, messageOf } from "../errors.ts";
 import { unixSeconds } from "../time.ts";
 import { accountView, defaultDisplayName } from "./accounts.ts";
 import { requireSignedInAdministrator } from "./administration.ts";
@@ -201,10 +201,7 @@ async function createInvitedUser(
   input: { password: string; display_name?: string },
 ): Promise<Member> {
   if (input.password.length < MIN_PASSWORD_LENGTH) {
-    throw new DomainError(
-      "validation_error",
-      `invalid input: password: must be at least ${MIN_PASSWORD_LENGTH} characters`,
-    );
+    throw invalidInput({ path: "password", message: `must be at least ${MIN_PASSWORD_LENGTH} characters` });
   }
   const passwordHash = await hashPassword(input.password);
   const userId = Bun.randomUUIDv7();

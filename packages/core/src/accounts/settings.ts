@@ -1,7 +1,7 @@
 import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
 import type { Principal } from "../caller.ts";
-import { DomainError } from "../errors.ts";
+import { invalidInput } from "../errors.ts";
 import { requireSignedInAdministrator } from "./administration.ts";
 
 /** What an account decides for itself within the deployment's settings. */
@@ -40,10 +40,10 @@ export async function updateSettings(
   requireSignedInAdministrator(principal, "change the account's settings");
   const max = deps.config.runs.retentionDays;
   if (input.run_retention_days !== null && input.run_retention_days > max) {
-    throw new DomainError(
-      "validation_error",
-      `invalid input: run_retention_days: must be at most ${max} (the deployment's RUN_RETENTION_DAYS)`,
-    );
+    throw invalidInput({
+      path: "run_retention_days",
+      message: `must be at most ${max} (the deployment's RUN_RETENTION_DAYS)`,
+    });
   }
   await deps.db
     .updateTable("accounts")

@@ -3,7 +3,7 @@ import type { Database } from "@platform/db";
 import { type Kysely, type Selectable, sql, type Transaction } from "kysely";
 import type { Principal } from "../caller.ts";
 import type { CoreConfig } from "../config.ts";
-import { DomainError } from "../errors.ts";
+import { DomainError, invalidInput } from "../errors.ts";
 import type { AccountLimits, AccountPlan } from "../limits/account-limits.ts";
 import { openSealed, type Sealer } from "../sealing.ts";
 import { requireSecretReads, secretReferences } from "../secrets/references.ts";
@@ -13,8 +13,9 @@ import { signingSecretProblem } from "../webhooks/schemas.ts";
 import { insertRevision } from "./revisions.ts";
 import { countProblem, intervalProblem, lockSchedules, shortestInterval } from "./schedule-limits.ts";
 import { fireTimes, nextFireTime } from "./schedules.ts";
-import type { Flow, FlowInput, TriggerInput } from "./schemas.ts";
+import type { Flow, FlowInput } from "./schemas.ts";
 import { resolveSteps } from "./steps.ts";
+import type { TriggerInput } from "./trigger-schemas.ts";
 import { flowSecretSealingContext, webhookCacheKey } from "./webhook-flows.ts";
 
 /**
@@ -256,18 +257,15 @@ function secretToStore(deps: FlowsDeps, flowId: string, trigger: TriggerInput, s
   const context = flowSecretSealingContext(flowId);
   if (signingSecret !== null) return deps.sealer.seal(signingSecret, context);
   if (stored === null) {
-    throw new DomainError(
-      "validation_error",
-      "invalid input: trigger.signing_secret: is required when access is signature",
-    );
+    throw invalidInput({ path: "trigger.signing_secret", message: "is required when access is signature" });
   }
   const plaintext = openSealed(deps.sealer, stored, context, `signing secret of flow ${flowId}`);
   const problem = settings.service ? signingSecretProblem(settings.service, plaintext) : null;
   if (problem) {
-    throw new DomainError(
-      "validation_error",
-      `invalid input: trigger.signing_secret: the stored secret ${problem.replace(/^must/, "would have to")}; send a new one`,
-    );
+    throw invalidInput({
+      path: "trigger.signing_secret",
+      message: `the stored secret ${problem.replace(/^must/, "would have to")}; send a new one`,
+    });
   }
   return stored;
 }

@@ -1,6 +1,6 @@
 import type { Database, ScheduleSettings } from "@platform/db";
 import { type Kysely, sql } from "kysely";
-import { DomainError } from "../errors.ts";
+import { DomainError, invalidInput } from "../errors.ts";
 import type { AccountPlan } from "../limits/account-limits.ts";
 import { fireTimes } from "./schedules.ts";
 
@@ -39,9 +39,11 @@ export function intervalProblem({ plan, limits }: AccountPlan, interval: number 
   const limit = limits.schedule_interval_seconds;
   if (interval === null || interval >= limit) return null;
   const seconds = (n: number) => `${n.toLocaleString("en")} s`;
-  return new DomainError(
-    "validation_error",
-    `invalid input: trigger.cron: ticks as close as ${seconds(interval)} apart, closer than the ${seconds(limit)} the ${plan} plan allows (schedule_interval_seconds)`,
+  return invalidInput(
+    {
+      path: "trigger.cron",
+      message: `ticks as close as ${seconds(interval)} apart, closer than the ${seconds(limit)} the ${plan} plan allows (schedule_interval_seconds)`,
+    },
     { details: { limit: { name: "schedule_interval_seconds", limit, used: interval, plan } } },
   );
 }

@@ -1,6 +1,6 @@
 import type { Database, StepInput, StoredStep } from "@platform/db";
 import type { Kysely } from "kysely";
-import { DomainError } from "../errors.ts";
+import { DomainError, invalidInput, type Problem } from "../errors.ts";
 import { getNodes, type Node } from "../hub/nodes/nodes.ts";
 import { respondPayloadProblems } from "../runs/tenant-answers.ts";
 import { type FieldPath, inspectPayload, templateBudgetProblem } from "../templates/index.ts";
@@ -90,19 +90,23 @@ function sightProblem(sight: Sight, target: string, reader: string): string | nu
  * Problems across steps: duplicate names, `{{steps.<name>}}` naming a step it cannot see (step-scope.ts),
  * `item`/`index` outside a for-each and `error` outside a handler, too many steps.
  */
-export function crossStepProblems(steps: CheckedStep[]): string[] {
-  const problems: string[] = [];
+export function crossStepProblems(steps: CheckedStep[]): Problem[] {
+  const problems: Problem[] = [];
   if (steps.length > MAX_FLOW_STEPS) {
-    problems.push(`steps: a flow holds at most ${MAX_FLOW_STEPS} steps in all its lists (this one ${steps.length})`);
+    problems.push({
+      path: "steps",
+      message: `a flow holds at most ${MAX_FLOW_STEPS} steps in all its lists (this one ${steps.length})`,
+    });
   }
   const first = new Map<string, CheckedStep>();
   for (const step of steps) {
     const seen = first.get(step.name);
     if (seen === undefined) first.set(step.name, step);
     else
-      problems.push(
-        `${fieldText([...step.path, "name"])}: duplicate step name "${step.name}" (also ${fieldText([...seen.path, "name"])})`,
-      );
+      problems.push({
+        path: fieldText([...step.path, "name"]),
+        message: `duplicate step name "${step.name}" (also ${fieldText([...seen.path, "name"])})`,
+      });
   }
   const referenceProblem = (name: string, reader: CheckedStep) => {
     const target = first.get(name);
@@ -118,10 +122,13 @@ export function crossStepProblems(steps: CheckedStep[]): string[] {
           why = "is only in scope inside a for_each";
         } else if (reference.root === "error" && !step.handler) why = "is only in scope inside catch and on_failure";
         if (!why) continue;
-        const where = node
-          ? `${fieldText(origin)}: ${node} payload.${fieldText(field)}`
-          : fieldText([...origin, ...field]);
-        problems.push(`${where}: {{${reference.expression}}} ${why}`);
+        const message = `{{${reference.expression}}} ${why}`;
+        // In a node's payload, the problem is the node reference's, naming the field of the node.
+        problems.push(
+          node
+            ? { path: fieldText(origin), message: `${node} payload.${fieldText(field)}: ${message}` }
+            : { path: fieldText([...origin, ...field]), message },
+        );
       }
     }
   }
@@ -130,7 +137,7 @@ export function crossStepProblems(steps: CheckedStep[]): string[] {
 
 interface Resolution {
   nodes: Map<string, Node>;
-  problems: string[];
+  problems: Problem[];
   checked: CheckedStep[];
 }
 
@@ -155,7 +162,10 @@ function resolveList(list: StepInput[], at: FieldPath, context: ListContext, res
       const node = resolution.nodes.get(nodeIdOf(step.node));
       const guards = step.if === undefined ? [] : [{ origin: [...path, "if"], value: step.if }];
       if (!node) {
-        resolution.problems.push(`${fieldText([...path, "node"])}: no node template ${step.node} in this account`);
+        resolution.problems.push({
+          path: fieldText([...path, "node"]),
+          message: `no node template ${step.node} in this account`,
+        });
         entry.fields = guards.length > 0 ? guards : [{ origin: [...path, "node"], value: null }];
         resolved = {
           name: step.name,
@@ -169,9 +179,10 @@ function resolveList(list: StepInput[], at: FieldPath, context: ListContext, res
         // A node saved before the allow list of answer headers grew is checked again where it is copied.
         if (subject === "respond") {
           for (const { field, message } of respondPayloadProblems(payload)) {
-            resolution.problems.push(
-              `${fieldText([...path, "node"])}: ${node.subject} payload.${fieldText(field)}: ${message}`,
-            );
+            resolution.problems.push({
+              path: fieldText([...path, "node"]),
+              message: `${node.subject} payload.${fieldText(field)}: ${message}`,
+            });
           }
         }
         resolved = { name: step.name, subject, payload, options: { ...options } };
@@ -256,7 +267,7 @@ export async function resolveSteps(
   const copied = templateBudgetProblem(resolution.checked.flatMap((step) => step.fields.map(({ value }) => value)));
   if (copied) throw new DomainError("payload_too_large", `the flow, with the node templates it copies, ${copied}`);
   const problems = [...resolution.problems, ...crossStepProblems(resolution.checked)];
-  if (problems.length > 0) throw new DomainError("validation_error", `invalid input: ${problems.join("; ")}`);
+  if (problems.length > 0) throw invalidInput(problems);
   return {
     steps: resolved,
     onFailure: resolvedOnFailure,

@@ -1,4 +1,4 @@
-import { answerError, DomainError, isDomainError, jsonAnswer } from "../errors.ts";
+import { answerError, DomainError, invalidInput, isDomainError, jsonAnswer } from "../errors.ts";
 import { findUnsafeInput } from "../input-guard.ts";
 import { outcomeResponse } from "../runs/http.ts";
 import type { Services } from "../services.ts";
@@ -125,7 +125,7 @@ export async function handleGatewayRequest(
     const query = queryOf(url.searchParams);
     // The body was checked as it was parsed; what the URL carries decoded (`%00`) is checked here.
     const problem = findUnsafeInput({ query, params: routed.params });
-    if (problem) throw new DomainError("validation_error", `invalid input: ${problem}`);
+    if (problem) throw invalidInput(problem);
     // The platform's fields win over body fields of the same name.
     const trigger = {
       ...fields,

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { DomainError } from "../errors.ts";
+import { DomainError, invalidInput } from "../errors.ts";
 import { announceGatewayChange, findLiveGateway, type GatewayDeps } from "./gateways.ts";
 import { routeOf } from "./routes.ts";
 import type { HttpMethod, Mapping } from "./schemas.ts";
@@ -28,7 +28,7 @@ export async function createMapping(
     .where("id", "=", input.flow_id)
     .where("deleted_at", "is", null)
     .executeTakeFirst();
-  if (!flow) throw new DomainError("validation_error", "invalid input: flow_id: the account has no flow with this id");
+  if (!flow) throw invalidInput({ path: "flow_id", message: "the account has no flow with this id" });
   const created = await deps.db
     .insertInto("gateway_mappings")
     .values({

@@ -14,7 +14,11 @@ export async function accountOfMetricsRequest(
 ): Promise<string> {
   if (principal) return principal.accountId;
   if (services.config.metricsRequireAuth) throw new DomainError("unauthorized", "missing credential");
-  if (!account) throw new DomainError("validation_error", "account is required without a credential");
+  if (!account) {
+    throw new DomainError("validation_error", "account is required without a credential", {
+      problems: [{ path: "account", message: "is required without a credential" }],
+    });
+  }
   const found = await services.db.selectFrom("accounts").select("id").where("id", "=", account).executeTakeFirst();
   if (!found) throw new DomainError("not_found", "account not found");
   return found.id;

@@ -1,5 +1,5 @@
 import { type Credential, parseCredential, type RequestInfo } from "../caller.ts";
-import { answerError, DomainError, jsonAnswer } from "../errors.ts";
+import { answerError, DomainError, invalidInput, jsonAnswer } from "../errors.ts";
 import { findUnsafeInput } from "../input-guard.ts";
 import { readUtf8Text } from "../request-body.ts";
 import { UUID } from "../schemas.ts";
@@ -74,10 +74,10 @@ async function readTrigger(request: Request): Promise<Record<string, unknown>> {
     throw new DomainError("validation_error", "request body is not valid JSON");
   }
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
-    throw new DomainError("validation_error", "invalid input: body: must be a JSON object (the trigger data)");
+    throw invalidInput({ path: "", message: "must be a JSON object (the trigger data)" });
   }
   const problem = findUnsafeInput(body);
-  if (problem) throw new DomainError("validation_error", `invalid input: ${problem}`);
+  if (problem) throw invalidInput(problem);
   return body as Record<string, unknown>;
 }
 
@@ -85,7 +85,7 @@ function readWait(url: URL): boolean {
   const wait = url.searchParams.get("wait");
   if (wait === null || wait === "false" || wait === "0") return false;
   if (wait === "true" || wait === "1") return true;
-  throw new DomainError("validation_error", "invalid input: wait: must be true or false");
+  throw invalidInput({ path: "wait", message: "must be true or false" });
 }
 
 /**
@@ -105,7 +105,7 @@ export async function startRunByHand(
     const trigger = await readTrigger(request);
     const credential: Credential = parseCredential(request.headers);
     const principal = await services.authenticate(credential, { method: "POST", path: info.path });
-    if (!UUID.test(flowId)) throw new DomainError("validation_error", "invalid input: id: must be a UUID");
+    if (!UUID.test(flowId)) throw invalidInput({ path: "id", message: "must be a UUID" });
     const wait = readWait(url);
     const start = { accountId: principal.accountId, flowId, trigger };
     if (!wait) {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { DomainError } from "../errors.ts";
+import { DomainError, invalidInput } from "../errors.ts";
 import { findUnsafeInput, MAX_INPUT_DEPTH } from "../input-guard.ts";
 import { assertMultipartText, parseUrlencoded } from "./form-text.ts";
 import { isJsonMediaType, mediaTypeOf } from "./media-type.ts";
@@ -90,10 +90,10 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Refuses a body holding what no run can store (see input-guard.ts), naming its field under `body`. */
+/** Refuses a body holding what no run can store (see input-guard.ts), naming its field (`body.<field>` in the text). */
 function assertStorable(value: unknown): void {
-  const problem = findUnsafeInput(value, "body");
-  if (problem) throw invalid(`invalid input: ${problem}`);
+  const problem = findUnsafeInput(value);
+  if (problem) throw invalidInput(problem, { within: "body" });
 }
 
 /** Groups form entries by name (see parseWebhookBody); built with fromEntries so `__proto__` stays a plain field. */

@@ -1,4 +1,4 @@
-import { DomainError } from "../errors.ts";
+import { type DomainError, invalidInput } from "../errors.ts";
 
 /**
  * The text of form bodies, as sent or not at all. The web platform's form parsers
@@ -19,9 +19,9 @@ const SPACE = 0x20;
 const PERCENT = 0x25;
 
 const fieldNameProblem = () =>
-  new DomainError("validation_error", "invalid input: body: a field name must be valid UTF-8");
+  invalidInput({ path: "", message: "a field name must be valid UTF-8" }, { within: "body" });
 const valueProblem = (name: string, what = "") =>
-  new DomainError("validation_error", `invalid input: body.${name}: ${what}must be valid UTF-8`);
+  invalidInput({ path: name, message: `${what}must be valid UTF-8` }, { within: "body" });
 
 function decode(bytes: Uint8Array, problem: () => DomainError): string {
   try {

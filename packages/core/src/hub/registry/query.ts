@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Database } from "@platform/db";
 import { type Kysely, type RawBuilder, sql } from "kysely";
-import { DomainError } from "../../errors.ts";
+import { invalidInput } from "../../errors.ts";
 import type { RegistryPage, RegistryQuery } from "./schemas.ts";
 
 /** A query in the mirror's terms: lower-case words, the bounds, and a fingerprint its cursors carry. */
@@ -34,7 +34,7 @@ export function planQuery(query: RegistryQuery): QueryPlan {
   return { terms, phrase: words.join(" "), since, latestOnly, fingerprint };
 }
 
-const BAD_CURSOR = "invalid input: cursor: is not a next_cursor of this query";
+const badCursor = () => invalidInput({ path: "cursor", message: "is not a next_cursor of this query" });
 
 export function encodeCursor(plan: QueryPlan, at: Position): string {
   return Buffer.from(JSON.stringify([plan.fingerprint, at.tier, at.name, at.version])).toString("base64url");
@@ -46,16 +46,16 @@ export function decodeCursor(plan: QueryPlan, cursor: string): Position {
   try {
     fields = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
   } catch {
-    throw new DomainError("validation_error", BAD_CURSOR);
+    throw badCursor();
   }
-  if (!Array.isArray(fields) || fields.length !== 4) throw new DomainError("validation_error", BAD_CURSOR);
+  if (!Array.isArray(fields) || fields.length !== 4) throw badCursor();
   const [fingerprint, tier, name, version] = fields;
   const searching = plan.terms.length > 0;
   const tierFits = searching ? Number.isInteger(tier) && tier >= 0 && tier <= 3 : tier === null;
   if (fingerprint !== plan.fingerprint || !tierFits || typeof name !== "string" || typeof version !== "string") {
-    throw new DomainError("validation_error", BAD_CURSOR);
+    throw badCursor();
   }
-  if (name.includes("\u0000") || version.includes("\u0000")) throw new DomainError("validation_error", BAD_CURSOR);
+  if (name.includes("\u0000") || version.includes("\u0000")) throw badCursor();
   return { tier: searching ? tier : null, name, version };
 }
 

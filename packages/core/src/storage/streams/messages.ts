@@ -1,5 +1,5 @@
 import { type NumberedEntry, QuotaExceeded } from "../../broker/port.ts";
-import { DomainError } from "../../errors.ts";
+import { invalidInput } from "../../errors.ts";
 import { quotaError } from "../../limits/account-limits.ts";
 import type { StorageDeps } from "../deps.ts";
 import { boundedJson } from "../limits.ts";
@@ -59,7 +59,7 @@ export async function publish(
   input: PublishInput,
 ): Promise<number> {
   if (input.stream !== name) {
-    throw new DomainError("validation_error", "invalid input: stream: must be the stream named in the path");
+    throw invalidInput({ path: "stream", message: "must be the stream named in the path" });
   }
   const bodyJson = boundedJson("body", input.body);
   const [stream, { plan, limits }] = await Promise.all([findStream(deps, accountId, name), deps.limits.of(accountId)]);
