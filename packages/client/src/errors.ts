@@ -1,9 +1,21 @@
 import { TRPCClientError } from "@trpc/client";
 import type { AppRouter } from "./app-router.ts";
 
+/** What a failed call's error carries beside its code: the server's error formatter's `data`. */
+type ServerErrorData = NonNullable<TRPCClientError<AppRouter>["data"]>;
+
+/**
+ * One thing wrong with a call's input: `path` names the field as a dotted path in the
+ * input's terms (`steps.2.payload.url`; empty for the input as a whole), `message` what is
+ * wrong with it. A 400 for invalid input lists them; its `message` says the same as text.
+ */
+export type Problem = NonNullable<ServerErrorData["problems"]>[number];
+
 /**
  * What every failed call rejects with: the HTTP status, the server's error message (e.g.
- * `resource not found`, `invalid input: key: …`) and the request id the server logged it under. A request that got no answer has status 0 and code `network_error`.
+ * `resource not found`, `invalid input: key: …`), for invalid input its problems field by
+ * field, and the request id the server logged it under. A request that got no answer has
+ * status 0 and code `network_error`.
  * It is a `TRPCClientError`, so tRPC's own helpers keep working.
  */
 export class PlatformError extends TRPCClientError<AppRouter> {
@@ -13,6 +25,8 @@ export class PlatformError extends TRPCClientError<AppRouter> {
   readonly code: string;
   /** The `X-Request-Id` of the failed request, to find it in the server's log; null without an answer. */
   readonly requestId: string | null;
+  /** For invalid input (400), what is wrong with it, field by field; empty when the server named no field. */
+  readonly problems: readonly Problem[];
 
   constructor(
     message: string,
@@ -20,6 +34,7 @@ export class PlatformError extends TRPCClientError<AppRouter> {
       status: number;
       code: string;
       requestId: string | null;
+      problems?: readonly Problem[];
       cause?: Error;
       original?: TRPCClientError<AppRouter>;
     },
@@ -36,12 +51,23 @@ export class PlatformError extends TRPCClientError<AppRouter> {
     this.status = details.status;
     this.code = details.code;
     this.requestId = details.requestId;
+    this.problems = details.problems ?? [];
   }
 }
 
 interface ErrorData {
   httpStatus?: number;
   domainCode?: string;
+  problems?: unknown;
+}
+
+/** The problems an error body or tRPC error data carries, if they are what the server sends. */
+function problemsIn(value: unknown): Problem[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter(
+    (item): item is Problem =>
+      typeof item === "object" && item !== null && typeof item.path === "string" && typeof item.message === "string",
+  );
 }
 
 const CODES_BY_STATUS: Record<number, string> = {
@@ -69,11 +95,14 @@ function bodyText(body: { error?: unknown; message?: unknown } | undefined): str
 
 /** A PlatformError from a REST response that failed (sign-in, refresh). */
 export async function errorFromResponse(response: Response): Promise<PlatformError> {
-  const body = (await response.json().catch(() => undefined)) as { error?: unknown; message?: unknown } | undefined;
+  const body = (await response.json().catch(() => undefined)) as
+    | { error?: unknown; message?: unknown; problems?: unknown }
+    | undefined;
   return new PlatformError(bodyText(body) ?? `request failed with status ${response.status}`, {
     status: response.status,
     code: codeFor(response.status),
     requestId: response.headers.get("x-request-id"),
+    problems: problemsIn(body?.problems),
   });
 }
 
@@ -114,6 +143,7 @@ export function toPlatformError(error: unknown): PlatformError {
     status,
     code: data?.domainCode ?? codeFor(status),
     requestId: response?.headers.get("x-request-id") ?? null,
+    problems: problemsIn(data?.problems),
     original,
   });
 }

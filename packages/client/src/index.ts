@@ -15,7 +15,7 @@ export {
   WEBHOOK_SERVICES,
   type WebhookService,
 } from "./enums.ts";
-export { PlatformError } from "./errors.ts";
+export { PlatformError, type Problem } from "./errors.ts";
 export type { RouterInputs, RouterOutputs } from "./router-io.ts";
 export type { Fetch, PlatformTokens, TokenSource, TotpSource } from "./session.ts";
 

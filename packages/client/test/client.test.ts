@@ -197,14 +197,22 @@ describe("the TypeScript client against the real server", () => {
     const invalid = await failure(client.secrets.put.mutate({ key: "no spaces allowed", value: "x" }));
     expect([invalid.status, invalid.code]).toEqual([400, "validation_error"]);
     expect(invalid.message).toStartWith("invalid input: key: ");
+    // What is wrong, as data: the field and what to fix, as the message says it.
+    expect(invalid.problems).toEqual([{ path: "key", message: invalid.message.slice("invalid input: key: ".length) }]);
+    expect(missing.problems).toEqual([]);
     // Over tRPC, storage says what is wrong where REST answers only the spec's code text.
     const storage = await failure(client.storage.kv.put.mutate({ bucket: "no spaces allowed", description: "x" }));
     expect([storage.status, storage.code]).toEqual([400, "validation_error"]);
     expect(storage.message).toStartWith("invalid input: bucket: ");
+    expect(storage.problems.map(({ path }) => path)).toEqual(["bucket"]);
 
     const wrongPassword = createPlatformClient({ url: api.url, email: owner.email, password: "not the password" });
     const refused = await failure(wrongPassword.secrets.list.query());
     expect([refused.status, refused.code, refused.message]).toEqual([401, "unauthorized", "invalid email or password"]);
+    // Sign-in goes over REST: its refusals name their problems the same way.
+    const notAnEmail = createPlatformClient({ url: api.url, email: "nul\u0000@example.com", password: "x" });
+    const malformed = await failure(notAnEmail.secrets.list.query());
+    expect([malformed.status, malformed.problems.map(({ path }) => path)]).toEqual([400, ["email"]]);
     expect(refused.requestId).toMatch(/^[0-9a-f-]{36}$/);
 
     const nowhere = createPlatformClient({ url: `http://127.0.0.1:${await freeLoopbackPort()}`, apiKey: "wfk_x" });
