@@ -3,25 +3,25 @@ import { PlatformError } from "@platform/client";
 /** An API failure as a person can act on it: what went wrong, and which fields to fix. */
 export interface Problem {
   message: string;
-  /** Field name → what is wrong with it (from `invalid input: field: message; ...`). */
+  /** Field path (`name`, `limit.time`, `steps.2.payload.url`) → what is wrong with it, from the answer's `problems`. */
   fields: Record<string, string>;
   status: number;
 }
-
-const INVALID_INPUT = "invalid input: ";
 
 export function problemOf(error: unknown): Problem {
   if (!(error instanceof PlatformError)) {
     return { message: error instanceof Error ? error.message : String(error), fields: {}, status: 0 };
   }
+  return { message: messageFor(error), fields: fieldsOf(error.problems), status: error.status };
+}
+
+/** The problems that name a field, by field; two about one field read as one. The input as a whole (path "") is no field. */
+export function fieldsOf(problems: PlatformError["problems"]): Record<string, string> {
   const fields: Record<string, string> = {};
-  if (error.status === 400 && error.message.startsWith(INVALID_INPUT)) {
-    for (const part of error.message.slice(INVALID_INPUT.length).split("; ")) {
-      const colon = part.indexOf(": ");
-      if (colon > 0) fields[part.slice(0, colon)] = part.slice(colon + 2);
-    }
+  for (const { path, message } of problems) {
+    if (path) fields[path] = fields[path] ? `${fields[path]}; ${message}` : message;
   }
-  return { message: messageFor(error), fields, status: error.status };
+  return fields;
 }
 
 function messageFor(error: PlatformError): string {
