@@ -35,3 +35,28 @@ describe("problemOf: an API failure as the console shows it", () => {
     expect(problemOf(new Error("boom"))).toEqual({ message: "boom", fields: {}, status: 0 });
   });
 });
+
+describe("problemOf: what each kind of failure tells the person to do", () => {
+  const failed = (status: number, message: string) =>
+    new PlatformError(message, { status, code: "error", requestId: status === 0 ? null : "req-7" });
+
+  test("no answer, a missing permission, too many attempts, a server failure", () => {
+    expect(problemOf(failed(0, "network error: fetch failed")).message).toBe(
+      "The platform cannot be reached. Check your connection and try again.",
+    );
+    expect(problemOf(failed(403, "missing permission secrets:write")).message).toBe(
+      "Not allowed: missing permission secrets:write. Ask an owner or admin of the account for this permission.",
+    );
+    expect(problemOf(failed(429, "rate limit exceeded")).message).toBe(
+      "Too many attempts: rate limit exceeded. Wait a moment and try again.",
+    );
+    // A server failure gives the request id to quote when asking for help.
+    expect(problemOf(failed(500, "internal error")).message).toBe(
+      "The platform failed (internal error); request req-7.",
+    );
+  });
+
+  test("anything else thrown is shown by its message", () => {
+    expect(problemOf("plain text")).toEqual({ message: "plain text", fields: {}, status: 0 });
+  });
+});
