@@ -99,45 +99,42 @@ export const passwordLoginInput = z.object({
   password: z.string().min(1).max(MAX_PASSWORD_LENGTH, atMost(MAX_PASSWORD_LENGTH)),
 });
 
-/** A WebAuthn assertion (`AuthenticationResponseJSON`), as `@simplewebauthn/browser` returns it. */
-export const passkeyAssertion = z
-  .object({
+/** A WebAuthn credential as `@simplewebauthn/browser` returns it: what every ceremony's answer carries around its `response`. */
+const publicKeyCredential = <Response extends z.ZodType>(response: Response) =>
+  z.object({
     id: base64url.min(1),
     rawId: base64url.min(1),
     type: z.literal("public-key"),
-    response: z.object({
-      clientDataJSON: base64url,
-      authenticatorData: base64url,
-      signature: base64url,
-      userHandle: base64url.optional(),
-    }),
+    response,
     authenticatorAttachment: z.enum(["platform", "cross-platform"]).optional(),
     clientExtensionResults: z.record(z.string(), z.unknown()).default({}),
-  })
-  .meta({ id: "PasskeyAssertion" });
+  });
+
+/** A WebAuthn assertion (`AuthenticationResponseJSON`), as `@simplewebauthn/browser` returns it. */
+export const passkeyAssertion = publicKeyCredential(
+  z.object({
+    clientDataJSON: base64url,
+    authenticatorData: base64url,
+    signature: base64url,
+    userHandle: base64url.optional(),
+  }),
+).meta({ id: "PasskeyAssertion" });
 
 /** A WebAuthn attestation (`RegistrationResponseJSON`), as `@simplewebauthn/browser` returns it. */
-export const passkeyAttestation = z
-  .object({
-    id: base64url.min(1),
-    rawId: base64url.min(1),
-    type: z.literal("public-key"),
-    response: z.object({
-      clientDataJSON: base64url,
-      attestationObject: base64url,
-      authenticatorData: base64url.optional(),
-      transports: z
-        .array(z.string().max(32))
-        .max(10)
-        .optional()
-        .meta({ description: "Stored with the passkey and offered back at sign-in: `usb`, `nfc`, `internal`, ..." }),
-      publicKeyAlgorithm: z.number().int().optional(),
-      publicKey: base64url.optional(),
-    }),
-    authenticatorAttachment: z.enum(["platform", "cross-platform"]).optional(),
-    clientExtensionResults: z.record(z.string(), z.unknown()).default({}),
-  })
-  .meta({ id: "PasskeyAttestation" });
+export const passkeyAttestation = publicKeyCredential(
+  z.object({
+    clientDataJSON: base64url,
+    attestationObject: base64url,
+    authenticatorData: base64url.optional(),
+    transports: z
+      .array(z.string().max(32))
+      .max(10)
+      .optional()
+      .meta({ description: "Stored with the passkey and offered back at sign-in: `usb`, `nfc`, `internal`, ..." }),
+    publicKeyAlgorithm: z.number().int().optional(),
+    publicKey: base64url.optional(),
+  }),
+).meta({ id: "PasskeyAttestation" });
 
 export const mfaLoginInput = z
   .object({
