@@ -182,11 +182,37 @@ async function revisionQuotaOf(deps: FlowsDeps, accountId: string): Promise<{ li
   return { limit: limits.flow_revision_bytes, plan };
 }
 
+/** What a save (create or update) checks and resolves before its transaction. */
+async function prepareSave(deps: FlowsDeps, principal: Principal, input: FlowInput) {
+  const { steps, onFailure } = await stepsToSave(deps, principal, input);
+  const schedule = await checkSchedule(deps, principal.accountId, input);
+  const revisionQuota = await revisionQuotaOf(deps, principal.accountId);
+  return { steps, onFailure, schedule, revisionQuota };
+}
+
+/** Writes the saved definition as revision `revision` of flow `id`, within the account's quota. */
+function writeRevision(
+  trx: Transaction<Database>,
+  accountId: string,
+  id: string,
+  revision: number,
+  input: FlowInput,
+  save: Awaited<ReturnType<typeof prepareSave>>,
+): Promise<void> {
+  const { steps, onFailure, revisionQuota } = save;
+  const { concurrency, throttle } = input;
+  return insertRevision(
+    trx,
+    accountId,
+    { flowId: id, revision, trigger: input.trigger.settings, steps, onFailure, concurrency, throttle },
+    revisionQuota,
+  );
+}
+
 export async function createFlow(deps: FlowsDeps, principal: Principal, input: FlowInput): Promise<Flow> {
   const accountId = principal.accountId;
-  const { steps, onFailure } = await stepsToSave(deps, principal, input);
-  const schedule = await checkSchedule(deps, accountId, input);
-  const revisionQuota = await revisionQuotaOf(deps, accountId);
+  const save = await prepareSave(deps, principal, input);
+  const { schedule } = save;
   const id = Bun.randomUUIDv7();
   const secret = input.trigger.signingSecret;
   const row = await deps.db.transaction().execute(async (trx) => {
@@ -203,20 +229,7 @@ export async function createFlow(deps: FlowsDeps, principal: Principal, input: F
       })
       .returningAll()
       .executeTakeFirstOrThrow();
-    await insertRevision(
-      trx,
-      accountId,
-      {
-        flowId: id,
-        revision: 1,
-        trigger: input.trigger.settings,
-        steps,
-        onFailure,
-        concurrency: input.concurrency,
-        throttle: input.throttle,
-      },
-      revisionQuota,
-    );
+    await writeRevision(trx, accountId, id, 1, input, save);
     return created;
   });
   return toFlow(row, deps.config);
@@ -291,9 +304,8 @@ async function lockFlow(trx: Transaction<Database>, accountId: string, id: strin
  */
 export async function updateFlow(deps: FlowsDeps, principal: Principal, id: string, input: FlowInput): Promise<Flow> {
   const accountId = principal.accountId;
-  const { steps, onFailure } = await stepsToSave(deps, principal, input);
-  const schedule = await checkSchedule(deps, accountId, input);
-  const revisionQuota = await revisionQuotaOf(deps, accountId);
+  const save = await prepareSave(deps, principal, input);
+  const { schedule } = save;
   const row = await deps.db.transaction().execute(async (trx) => {
     const current = await lockFlow(trx, accountId, id);
     await checkScheduleCount(trx, accountId, current, schedule);
@@ -309,20 +321,7 @@ export async function updateFlow(deps: FlowsDeps, principal: Principal, id: stri
       .where("id", "=", id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    await insertRevision(
-      trx,
-      accountId,
-      {
-        flowId: id,
-        revision,
-        trigger: input.trigger.settings,
-        steps,
-        onFailure,
-        concurrency: input.concurrency,
-        throttle: input.throttle,
-      },
-      revisionQuota,
-    );
+    await writeRevision(trx, accountId, id, revision, input, save);
     return updated;
   });
   await deps.storageDefinitions.changed(...webhookCacheKey(row.webhook_id));
