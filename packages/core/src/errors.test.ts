@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { Writable } from "node:stream";
 import { TRPCError } from "@trpc/server";
 import { z } from "zod";
+import { capturedLogger } from "./captured-logger.ts";
 import {
   type Area,
   answerError,
@@ -12,7 +12,6 @@ import {
   invalidInput,
   toHttpFailure,
 } from "./errors.ts";
-import { createLogger } from "./logger.ts";
 import { describeError } from "./trpc.ts";
 
 const failureOf = (code: ErrorCode, area: Area, message: string, options?: DomainErrorOptions) =>
@@ -161,19 +160,8 @@ describe("describeError", () => {
 });
 
 describe("answerError, the plain routes' one way to answer an error", () => {
-  function capturedLogger() {
-    const lines: string[] = [];
-    const destination = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
-    return { logger: createLogger({ level: "info", name: "test", destination }), logged: () => lines.join("") };
-  }
-
   test("a refusal is answered as the table says, with its headers, and not logged", async () => {
-    const { logger, logged } = capturedLogger();
+    const { logger, text: logged } = capturedLogger();
     const answer = answerError(new DomainError("rate_limited", "slow down", { retryAfterSeconds: 1.5 }), {
       area: "ingress",
       logger,
@@ -186,7 +174,7 @@ describe("answerError, the plain routes' one way to answer an error", () => {
   });
 
   test("a fault is a 500 that says nothing of its cause, which goes to the log with the request id", async () => {
-    const { logger, logged } = capturedLogger();
+    const { logger, text: logged } = capturedLogger();
     const answer = answerError(new Error("connection to 10.0.0.5 refused"), { area: "runs", logger, requestId: "r-1" });
     expect(answer.status).toBe(500);
     expect(await answer.json()).toEqual({ error: "internal error" });
@@ -195,7 +183,7 @@ describe("answerError, the plain routes' one way to answer an error", () => {
   });
 
   test("an error's cause travels with it to the log, stack included", async () => {
-    const { logger, logged } = capturedLogger();
+    const { logger, text: logged } = capturedLogger();
     const cause = new Error("no listed key opens this value");
     answerError(new DomainError("internal_error", "secret x could not be opened", { cause }), {
       area: "secrets",

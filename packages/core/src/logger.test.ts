@@ -1,21 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { Writable } from "node:stream";
 import { openDatabase } from "@platform/db";
 import { databaseBackends, testEnv } from "@platform/db/testing";
 import { sql } from "kysely";
-import { createLogger } from "./logger.ts";
-
-/** A logger whose lines the test can read. */
-function capturedLogger() {
-  const lines: string[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  return { logger: createLogger({ level: "info", name: "test", destination }), text: () => lines.join("") };
-}
+import { capturedLogger } from "./captured-logger.ts";
 
 for (const { backend, skip } of databaseBackends()) {
   describe.skipIf(Boolean(skip))(`logged database errors on ${backend}${skip ? ` (skipped: ${skip})` : ""}`, () => {
