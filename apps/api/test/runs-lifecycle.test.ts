@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { PLATFORM_SCOPE } from "@platform/core";
+import { eventually } from "@platform/core/testing";
 import { type Caller, call, createFlow, newCaller, runUntil, startRun } from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
 
@@ -262,6 +263,55 @@ for (const { label, backend, redis, skip } of runModes()) {
         status: 404,
         body: { error: "flow not found" },
       });
+    });
+
+    test("a webhook whose run was recorded but never queued (its process stopped) runs when the sender delivers it again", async () => {
+      const created = await call(api, owner, "POST", "/flows", {
+        name: "redelivered",
+        trigger: { type: "webhook", delivery_id_field: "id" },
+        steps: [{ name: "echo", subject: "transform", payload: { n: "{{trigger.body.n}}" } }],
+      });
+      expect(created.status).toBe(200);
+      const flow = created.body.data;
+      if (redis) {
+        // The run queue's recovery of this new Redis namespace is over: only the retry can queue the run below.
+        const recovered = async () =>
+          (await api.services.broker.kvGet(PLATFORM_SCOPE, "run-recovery", "broker-data"))?.value.startsWith(
+            "recovered ",
+          ) === true;
+        await eventually(recovered, 30_000);
+      }
+      // What a process that stopped between recording the delivery's run and queueing it left, a minute ago.
+      const runId = Bun.randomUUIDv7();
+      await api.services.db
+        .insertInto("runs")
+        .values({
+          id: runId,
+          account_id: owner.accountId,
+          flow_id: flow.id,
+          revision: 1,
+          status: "queued",
+          trigger: JSON.stringify({ body: { id: "evt_1", n: 1 } }),
+          delivery_id: "evt_1",
+          created_at: new Date(Date.now() - 60_000),
+        })
+        .execute();
+      await api.services.db
+        .insertInto("run_deliveries")
+        .values({ flow_id: flow.id, delivery_id: "evt_1", run_id: runId })
+        .execute();
+
+      const redelivered = await api.request(`/webhooks/${flow.webhook.id}`, {
+        method: "POST",
+        json: { id: "evt_1", n: 2 },
+      });
+      expect({ status: redelivered.status, body: await redelivered.json() }).toEqual({
+        status: 200,
+        body: { message: "accepted", run_id: runId },
+      });
+      // The run the first delivery recorded runs, with its data; the repeat started none.
+      expect(await runUntil(api, owner, runId)).toMatchObject({ status: "succeeded", output: { n: 1 } });
+      expect((await call(api, owner, "GET", `/flows/${flow.id}/runs`)).body.data).toHaveLength(1);
     });
 
     test("over tRPC, runs.start accepts or waits like the REST route", async () => {

@@ -8,6 +8,7 @@ import { createBroker } from "../broker/index.ts";
 import { type Broker, laneTurnOf, PLATFORM_SCOPE } from "../broker/port.ts";
 import { runWakerJob } from "../engine/housekeeping.ts";
 import { createRunQueue, RUN_STREAM, type RunQueue } from "../engine/run-queue.ts";
+import { createRunStore } from "../engine/store.ts";
 import { insertAccountWithFlow } from "../engine/test-fixtures.ts";
 import { isDomainError } from "../errors.ts";
 import { createLogger } from "../logger.ts";
@@ -149,6 +150,113 @@ for (const { backend, skip } of databaseBackends()) {
       const retry = newRun({ deliveryId: run.deliveryId });
       expect(await inserter.insert(runRow(retry))).toEqual({ runId: retry.id, duplicate: false });
       expect(await queuedIds()).toContain(retry.id);
+    });
+
+    /**
+     * A start whose process stops between its commit and its append: its row and delivery claim
+     * are committed, and nothing queues it (the queue it would append to never answers).
+     */
+    async function startThatStops(run: NewRun): Promise<void> {
+      const { promise: reached, resolve } = Promise.withResolvers<void>();
+      const stops: RunQueue = {
+        ...runQueue,
+        append: () => {
+          resolve();
+          return new Promise<void>(() => {});
+        },
+      };
+      void createRunInserter({ database, runQueue: stops, metrics, logger }).insert(runRow(run));
+      await reached;
+    }
+    const acceptedAMinuteAgo = (id: string) =>
+      sql`update runs set created_at = created_at - interval '1 minute' where id = ${id}`.execute(database.db);
+    const entriesOf = async (id: string) => (await queuedEntries(broker)).filter((entry) => entry.run === id);
+
+    test("a run whose start stopped before queueing it is queued by the sender's retry, once; one a worker took, or the waker has, is not", async () => {
+      const run = newRun({ deliveryId: `evt_${crypto.randomUUID()}` });
+      await startThatStops(run);
+      await acceptedAMinuteAgo(run.id);
+      expect(await rowOf(run.id)).toMatchObject({ status: "queued", wake_at: null });
+      expect(await entriesOf(run.id)).toEqual([]);
+
+      const retry = newRun({ deliveryId: run.deliveryId });
+      expect(await inserter.insert(runRow(retry))).toEqual({ runId: run.id, duplicate: true });
+      // Queued by its id (the worker reads the row), and the waker's from now on.
+      expect(await entriesOf(run.id)).toEqual([{ run: run.id }]);
+      expect(((await rowOf(run.id))?.wake_at?.getTime() ?? 0) - Date.now()).toBeGreaterThan(60_000);
+
+      // Retried again: the run has its entry, and the waker behind it; nothing more is queued.
+      const again = newRun({ deliveryId: run.deliveryId });
+      expect(await inserter.insert(runRow(again))).toEqual({ runId: run.id, duplicate: true });
+      expect(await entriesOf(run.id)).toEqual([{ run: run.id }]);
+      expect(await rowOf(retry.id)).toBeUndefined();
+
+      // A run a worker has taken, and one the waker has, are not queued again.
+      const taken = newRun({ deliveryId: `evt_${crypto.randomUUID()}` });
+      await startThatStops(taken);
+      await acceptedAMinuteAgo(taken.id);
+      expect(await createRunStore(database, 30_000).claim(taken.id, "1-0", 1)).not.toBeNull();
+      const woken = newRun({ deliveryId: `schedule:${new Date().toISOString()}` });
+      await startRunsInTransaction(
+        { db: database.db, runQueue: createRunQueue(brokerDown, 1), metrics },
+        (_trx, insert) => insert([woken]),
+      ).catch(() => undefined);
+      await acceptedAMinuteAgo(woken.id);
+      const wakeAt = (await rowOf(woken.id))?.wake_at;
+
+      for (const other of [taken, woken]) {
+        expect(await inserter.insert(runRow(newRun({ deliveryId: other.deliveryId })))).toEqual({
+          runId: other.id,
+          duplicate: true,
+        });
+        expect(await entriesOf(other.id)).toEqual([]);
+      }
+      expect((await rowOf(taken.id))?.wake_at).toBeNull();
+      expect((await rowOf(woken.id))?.wake_at).toEqual(wakeAt as Date);
+    });
+
+    test("a retry racing its first start adds no entry; should that start have stopped, the waker queues the run", async () => {
+      const run = newRun({ deliveryId: `evt_${crypto.randomUUID()}` });
+      await startThatStops(run);
+      const racing = newRun({ deliveryId: run.deliveryId });
+      expect(await inserter.insert(runRow(racing))).toEqual({ runId: run.id, duplicate: true });
+      expect(await entriesOf(run.id)).toEqual([]);
+
+      // Two minutes on, its start having queued nothing: the waker does.
+      await sql`update runs set wake_at = wake_at - interval '2 minutes' where id = ${run.id}`.execute(database.db);
+      await runWakerJob({ db: database.db, runQueue }).run({ signal: new AbortController().signal, logger });
+      expect(await entriesOf(run.id)).toEqual([{ run: run.id }]);
+    });
+
+    test("a start whose append fails after a retry was answered with its run keeps the run, for the waker", async () => {
+      const down = createRunQueue(brokerDown, 1);
+      const { promise: reached, resolve: reach } = Promise.withResolvers<void>();
+      const { promise: opened, resolve: open } = Promise.withResolvers<void>();
+      // The append to the broker that is down goes out only once the retry has been answered.
+      const late: RunQueue = {
+        ...down,
+        append: async (queued, entry) => {
+          reach();
+          await opened;
+          return down.append(queued, entry);
+        },
+      };
+      const run = newRun({ deliveryId: `evt_${crypto.randomUUID()}` });
+      const first = createRunInserter({ database, runQueue: late, metrics, logger })
+        .insert(runRow(run))
+        .catch((error: unknown) => error);
+      await reached;
+      const retry = newRun({ deliveryId: run.deliveryId });
+      expect(await inserter.insert(runRow(retry))).toEqual({ runId: run.id, duplicate: true });
+      open();
+      expect(await first).toBeInstanceOf(Error);
+
+      // The retry was told the run is accepted: it stays, with its delivery claim, and the waker queues it.
+      expect((await rowOf(run.id))?.status).toBe("queued");
+      expect(await claimOf(run.deliveryId as string)).toBe(run.id);
+      await sql`update runs set wake_at = wake_at - interval '2 minutes' where id = ${run.id}`.execute(database.db);
+      await runWakerJob({ db: database.db, runQueue }).run({ signal: new AbortController().signal, logger });
+      expect(await entriesOf(run.id)).toEqual([{ run: run.id }]);
     });
 
     test("runs inserted in a transaction that rolls back leave no row, no entry and no delivery claim", async () => {

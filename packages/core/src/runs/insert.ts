@@ -2,7 +2,7 @@ import type { Database, DatabaseHandle } from "@platform/db";
 import { type Kysely, sql, type Transaction } from "kysely";
 import { PLATFORM_SCOPE } from "../broker/port.ts";
 import { isRowFault } from "../database-errors.ts";
-import { REQUEUE_AFTER, type RunQueue } from "../engine/run-queue.ts";
+import { type QueuedRun, REQUEUE_AFTER, type RunQueue } from "../engine/run-queue.ts";
 import { DomainError } from "../errors.ts";
 import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import type { Logger } from "../logger.ts";
@@ -24,7 +24,8 @@ import type { MetricsRecorder } from "../monitoring/recorder.ts";
  *    names one.
  * 2. A start with a delivery id claims it in `run_deliveries` in the same statement, and its
  *    run is inserted only if the claim was its own: one delivery id (a webhook's event id, a
- *    schedule's tick, a calling step) starts at most one run of a flow.
+ *    schedule's tick, a calling step) starts at most one run of a flow. A repeated start is
+ *    answered with the run the first one started (see 5).
  * 3. Only once the INSERT has committed is each run appended to the run queue (its account's
  *    lane in its flow's partition), with the run as accepted when its trigger data is small
  *    (`entryOf`): no worker reads a run that was not committed, and a transaction that
@@ -37,6 +38,21 @@ import type { MetricsRecorder } from "../monitoring/recorder.ts";
  *      row carries `wake_at` REQUEUE_AFTER ahead, so the waker queues it should the append
  *      fail or its process die first (and, as for every woken run, again each REQUEUE_AFTER
  *      until a worker's claim clears it).
+ * 5. A start someone waits for carries no `wake_at` (every run would enter the waker's
+ *    index and its first write take it out again, and every run waiting REQUEUE_AFTER in a
+ *    backlog would be queued again), so a process that dies between its commit and its
+ *    append leaves a run `queued` with no entry, and its delivery id claimed. The sender's
+ *    retry (a webhook's redelivery, a `flow.call` step begun again) is the one that can
+ *    tell, so a repeated start (`takeOver`) looks at the run it is answered with: one no
+ *    worker has taken and that waits for nothing of its own (`queued`, no `held_by`,
+ *    `wake_at` or `queue_reason`) is handed to the waker (`wake_at` REQUEUE_AFTER ahead)
+ *    and, once STRANDED_AFTER old, appended again before the answer. Handed to the waker,
+ *    it is never withdrawn (step 4 deletes only rows without `wake_at`): the first start may
+ *    still be appending, and its append may yet fail, but the retry was told the run is
+ *    accepted. A second entry for a run is harmless, as the recovery's are: one delivery
+ *    holds a run at a time (a worker's claim takes it only while no other entry's delivery
+ *    does), and an ended run is never claimed again. A run gets at most one entry from its
+ *    retries: the first sets `wake_at`, which the later ones find.
  */
 
 export const newRunId = () => Bun.randomUUIDv7();
@@ -46,6 +62,17 @@ export const newRunId = () => Bun.randomUUIDv7();
  * runs it without reading the row first; larger trigger data stays in the row only.
  */
 export const MAX_ENTRY_TRIGGER_BYTES = 8 * 1024;
+
+/**
+ * How long after its acceptance (by the database's clock) a run no worker has taken is
+ * appended again by a repeated start (step 5). A start appends its run within milliseconds of its commit
+ * (one broker call, sent with its tick's others), so a retry racing the first start (two
+ * deliveries of one event at once) finds it younger and adds no entry: the waker stands
+ * behind it should its start die. Older, its start is taken to have died: a run appended and
+ * merely waiting in a backlog gets one more entry, which costs one claim that finds nothing.
+ * The run queue's recovery waits as long for starts between their INSERT and their append.
+ */
+const STRANDED_AFTER = "5 seconds";
 
 /** A run to create, as a start describes it. */
 export interface NewRun {
@@ -170,7 +197,8 @@ type Written = { written: true; revision: number } | StartedRun | { failure: unk
  * WAL flushes) few under load, and an idle inserter writes at once. A run whose append fails
  * is withdrawn (step 4) and the append's error thrown; a flow that is not the account's (or
  * deleted) throws `not_found`, a row PostgreSQL refuses for its values `validation_error`
- * (400); a delivery id that started a run already answers that run.
+ * (400); a delivery id that started a run already answers that run, queued again first
+ * should its start have stopped before queueing it (step 5).
  */
 export function createRunInserter(deps: {
   database: DatabaseHandle;
@@ -207,12 +235,34 @@ export function createRunInserter(deps: {
   }
 
   async function withdrawRows(ids: string[]): Promise<boolean[]> {
-    // The delivery ids they claimed go with them: the sender's retry must start a run.
+    // The delivery ids they claimed go with them: the sender's retry must start a run. A run
+    // a repeated start took over meanwhile (step 5: its `wake_at` set) stays, the waker's.
     await sql`
-      with gone as (delete from runs where id = any(${ids}::uuid[]) returning id, flow_id, delivery_id)
+      with gone as (
+        delete from runs where id = any(${ids}::uuid[]) and wake_at is null returning id, flow_id, delivery_id)
       delete from run_deliveries d using gone
       where d.flow_id = gone.flow_id and d.delivery_id = gone.delivery_id and d.run_id = gone.id`.execute(db);
     return ids.map(() => true);
+  }
+
+  /**
+   * Step 5, for a start answered with `runId`: a run no worker has taken and that waits for
+   * nothing of its own is handed to the waker, and appended again when STRANDED_AFTER old.
+   * Throws the append's error (the run is the waker's by then).
+   */
+  async function takeOver(runId: string): Promise<void> {
+    const { rows } = await sql<QueuedRun & { stranded: boolean }>`
+      update runs set wake_at = now() + ${REQUEUE_AFTER}::interval
+      where id = ${runId} and status = 'queued' and held_by is null and wake_at is null and queue_reason is null
+      returning id, flow_id as "flowId", account_id as "accountId",
+        created_at < now() - ${STRANDED_AFTER}::interval as stranded`.execute(db);
+    const stranded = rows.filter((row) => row.stranded);
+    if (stranded.length === 0) return;
+    deps.logger.warn(
+      { runs: stranded.map((row) => row.id) },
+      "a repeated start found its run untaken past STRANDED_AFTER (its start may have stopped before queueing it): queued again",
+    );
+    await deps.runQueue.requeue(stranded);
   }
 
   const write = groupCommit<RunRow, Written>(writeRows, {
@@ -240,7 +290,10 @@ export function createRunInserter(deps: {
         throw error;
       });
       if ("failure" in written) throw written.failure;
-      if (!("written" in written)) return written;
+      if (!("written" in written)) {
+        await takeOver(written.runId);
+        return written;
+      }
       try {
         await queueInserted(deps, [{ run: row.run, revision: written.revision }]);
       } catch (error) {
