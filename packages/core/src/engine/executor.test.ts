@@ -110,6 +110,13 @@ describe("the run executor", () => {
   const noSecrets = async () => ({});
   const OUTPUT_MAX_BYTES = 64 * 1024;
   const live = () => new AbortController().signal;
+  /** What `execute` is given: the store, the step functions with `overrides`, no secrets. */
+  const depsWith = (overrides: Partial<StepFunctions> = {}) => ({
+    store,
+    functions: functions(overrides),
+    secrets: noSecrets,
+    outputMaxBytes: OUTPUT_MAX_BYTES,
+  });
 
   test("a step failing twice is tried again after a growing, jittered backoff, and succeeds", async () => {
     let calls = 0;
@@ -122,12 +129,7 @@ describe("the run executor", () => {
     const run = await store.claim(runId, "e1", 1);
     if (!run) throw new Error("not claimed");
     const steps = [step("call", "http.request", { attempts: 3, backoff_ms: 40 })];
-    const end = await execute(
-      { store, functions: functions({ "http.request": flaky }), secrets: noSecrets, outputMaxBytes: OUTPUT_MAX_BYTES },
-      run,
-      steps,
-      live(),
-    );
+    const end = await execute(depsWith({ "http.request": flaky }), run, steps, live());
     expect(end).toMatchObject({ kind: "finished", status: "succeeded", output: { ok: { from: 5 } } });
 
     const row = await readRun(runId);
@@ -150,7 +152,7 @@ describe("the run executor", () => {
     const run = await store.claim(runId, "e-cyclic", 1);
     if (!run) throw new Error("not claimed");
     const end = await execute(
-      { store, functions: functions({ "http.request": cyclic }), secrets: noSecrets, outputMaxBytes: OUTPUT_MAX_BYTES },
+      depsWith({ "http.request": cyclic }),
       run,
       [step("loop", "http.request", { attempts: 3, backoff_ms: 1 })],
       live(),
@@ -174,12 +176,7 @@ describe("the run executor", () => {
       step("slow", "http.request", { timeout: 50, attempts: 2, backoff_ms: 1 }),
       step("never", "transform"),
     ];
-    const end = await execute(
-      { store, functions: functions({ "http.request": hangs }), secrets: noSecrets, outputMaxBytes: OUTPUT_MAX_BYTES },
-      run,
-      steps,
-      live(),
-    );
+    const end = await execute(depsWith({ "http.request": hangs }), run, steps, live());
     expect(end).toMatchObject({
       kind: "finished",
       status: "failed",
@@ -202,12 +199,7 @@ describe("the run executor", () => {
     const run = await store.claim(runId, "e3", 1);
     if (!run) throw new Error("not claimed");
     const end = await execute(
-      {
-        store,
-        functions: functions({ "http.request": refuses }),
-        secrets: noSecrets,
-        outputMaxBytes: OUTPUT_MAX_BYTES,
-      },
+      depsWith({ "http.request": refuses }),
       run,
       [step("call", "http.request", { attempts: 5 })],
       live(),
@@ -222,12 +214,7 @@ describe("the run executor", () => {
       calls++;
       throw new Error("not yet");
     };
-    const deps = {
-      store,
-      functions: functions({ "http.request": fails }),
-      secrets: noSecrets,
-      outputMaxBytes: OUTPUT_MAX_BYTES,
-    };
+    const deps = depsWith({ "http.request": fails });
     const runId = await queuedRun();
     const steps = [step("call", "http.request", { attempts: 3, backoff_ms: 60_000 })];
     const first = await store.claim(runId, "e4", 1);
@@ -255,7 +242,7 @@ describe("the run executor", () => {
     const again = await store.claim(runId, "e6", 2);
     expect(again?.holder).toBe("e6/2");
     // The first delivery's worker comes back: its writes are refused and it stops.
-    const stale = { store, functions: functions({}), secrets: noSecrets, outputMaxBytes: OUTPUT_MAX_BYTES };
+    const stale = depsWith();
     if (!held) throw new Error("not claimed");
     await expect(execute(stale, held, [step("t", "transform")], live())).rejects.toBeInstanceOf(RunTakenOver);
   });
@@ -268,7 +255,7 @@ describe("the run executor", () => {
 
   test("a run taken from its queueing entry, without reading its row, is claimed by its first write and runs to its end", async () => {
     const runId = await queuedRun({ n: 7 });
-    const deps = { store, functions: functions({}), secrets: noSecrets, outputMaxBytes: OUTPUT_MAX_BYTES };
+    const deps = depsWith();
     const end = await execute(deps, fresh(runId, "e20", { n: 7 }), [step("shape", "transform")], live());
     expect(end).toMatchObject({ kind: "finished", status: "succeeded", output: { from: 7 } });
     const row = await readRun(runId);
@@ -285,12 +272,7 @@ describe("the run executor", () => {
       seen = await readRun(runId);
       return payload;
     };
-    const deps = {
-      store,
-      functions: functions({ "kv.put": effect }),
-      secrets: noSecrets,
-      outputMaxBytes: OUTPUT_MAX_BYTES,
-    };
+    const deps = depsWith({ "kv.put": effect });
     const before = Date.now();
     await execute(deps, fresh(runId, "e21"), [step("put", "kv.put")], live(), (at) => claims.push(at));
     expect(seen).toMatchObject({ held_by: "e21/1", status: "running" });
@@ -303,7 +285,7 @@ describe("the run executor", () => {
   test("a run another delivery claimed first is not written by one taken from its entry", async () => {
     const runId = await queuedRun();
     expect((await store.claim(runId, "e22", 1))?.holder).toBe("e22/1");
-    const deps = { store, functions: functions({}), secrets: noSecrets, outputMaxBytes: OUTPUT_MAX_BYTES };
+    const deps = depsWith();
     await expect(execute(deps, fresh(runId, "e23"), [step("shape", "transform")], live())).rejects.toBeInstanceOf(
       RunClaimedElsewhere,
     );
@@ -323,12 +305,7 @@ describe("the run executor", () => {
       }
       return payload;
     };
-    const deps = {
-      store,
-      functions: functions({ "kv.put": effect }),
-      secrets: noSecrets,
-      outputMaxBytes: OUTPUT_MAX_BYTES,
-    };
+    const deps = depsWith({ "kv.put": effect });
     const steps = [step("first", "kv.put"), step("second", "kv.put"), step("third", "kv.put")];
     const runId = await queuedRun({ n: 1 });
     const first = await store.claim(runId, "e8", 1);
