@@ -1,8 +1,9 @@
 import { WEBHOOK_SERVICES, type WebhookService } from "@platform/client";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useNavigate, useParams } from "@tanstack/react-router";
+import { useMutation, useQuery, useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
+import { getRouteApi, useNavigate } from "@tanstack/react-router";
 import { useEffect, useMemo, useState } from "react";
 import { api } from "../api/client.ts";
+import { flowQueries } from "../api/queries.ts";
 import { Field, FormProblem, TextField } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 import { StepGraph } from "../ui/step-graph.tsx";
@@ -22,24 +23,16 @@ function useSettled<T>(value: T, ms: number): T {
   return settled;
 }
 
-export function FlowEditorPage() {
-  const { flowId } = useParams({ strict: false }) as { flowId?: string };
-  const saved = useQuery({
-    queryKey: ["flow", flowId],
-    queryFn: () => api.flows.get.query({ id: flowId as string }),
-    enabled: Boolean(flowId),
-  });
-  if (flowId && !saved.data) {
-    return saved.error ? <div role="alert">{problemOf(saved.error).message}</div> : <p>Loading…</p>;
-  }
-  const flow = saved.data?.data;
-  return (
-    <FlowEditor
-      key={flow ? `${flow.id}:${flow.revision}` : "new"}
-      initial={flow ? formOf(flow) : emptyForm}
-      saved={flow}
-    />
-  );
+export function NewFlowPage() {
+  return <FlowEditor initial={emptyForm} />;
+}
+
+const editRoute = getRouteApi("/signed-in/console/flows/$flowId/edit");
+
+export function EditFlowPage() {
+  const { flowId } = editRoute.useParams();
+  const flow = useSuspenseQuery(flowQueries.one(flowId)).data.data;
+  return <FlowEditor key={`${flow.id}:${flow.revision}`} initial={formOf(flow)} saved={flow} />;
 }
 
 function FlowEditor({ initial, saved }: { initial: FlowForm; saved?: SavedFlow }) {
@@ -53,8 +46,7 @@ function FlowEditor({ initial, saved }: { initial: FlowForm; saved?: SavedFlow }
   const draft = useMemo(() => draftOf(form, steps, saved), [form, steps, saved]);
   const settled = useSettled(draft, 300);
   const check = useQuery({
-    queryKey: ["flow-check", settled],
-    queryFn: () => api.flows.validate.mutate(settled),
+    ...flowQueries.check(settled),
     enabled: "steps" in parsed,
     placeholderData: (previous) => previous,
   });
@@ -66,8 +58,8 @@ function FlowEditor({ initial, saved }: { initial: FlowForm; saved?: SavedFlow }
   const save = useMutation({
     mutationFn: () => (saved ? api.flows.update.mutate({ ...draft, id: saved.id }) : api.flows.create.mutate(draft)),
     onSuccess: async ({ data }) => {
-      await queryClient.invalidateQueries({ queryKey: ["flows"] });
-      queryClient.setQueryData(["flow", data.id], { data });
+      await queryClient.invalidateQueries({ queryKey: flowQueries.list().queryKey });
+      queryClient.setQueryData(flowQueries.one(data.id).queryKey, { data });
       await navigate({ to: "/console/flows/$flowId", params: { flowId: data.id } });
     },
   });

@@ -1,7 +1,8 @@
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Link, useParams } from "@tanstack/react-router";
+import { useMutation, useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
+import { getRouteApi, Link } from "@tanstack/react-router";
 import { useState } from "react";
 import { api } from "../api/client.ts";
+import { flowQueries } from "../api/queries.ts";
 import { CopyButton } from "../ui/copy-button.tsx";
 import { Notice } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
@@ -9,28 +10,32 @@ import { FilteredRuns } from "../ui/runs-table.tsx";
 import { StepGraph } from "../ui/step-graph.tsx";
 import { draftOf, formOf } from "./flow-draft.ts";
 
+const route = getRouteApi("/signed-in/console/flows/$flowId");
+
 export function FlowPage() {
-  const { flowId } = useParams({ from: "/signed-in/console/flows/$flowId" });
+  const { flowId } = route.useParams();
+  const search = route.useSearch();
+  const navigate = route.useNavigate();
   const queryClient = useQueryClient();
-  const flow = useQuery({ queryKey: ["flow", flowId], queryFn: () => api.flows.get.query({ id: flowId }) });
+  const flow = flowQueries.one(flowId);
+  const current = useSuspenseQuery(flow).data.data;
   const [testBody, setTestBody] = useState('{\n  "hello": "world"\n}');
 
   const setActive = useMutation({
-    mutationFn: async (active: boolean) => {
-      const current = flow.data?.data;
-      if (!current) throw new Error("the flow is not loaded");
+    mutationFn: (active: boolean) => {
       // The flow as saved, but for `active`: what the editor would send unchanged.
       const draft = draftOf({ ...formOf(current), active }, current.steps, current);
       return api.flows.update.mutate({ ...draft, id: current.id });
     },
-    onSuccess: (answer) => queryClient.setQueryData(["flow", flowId], answer),
+    onSuccess: async (answer) => {
+      queryClient.setQueryData(flow.queryKey, answer);
+      await queryClient.invalidateQueries({ queryKey: flowQueries.list().queryKey });
+    },
   });
   const sendTest = useMutation({
     mutationFn: () => api.runs.start.mutate({ flow_id: flowId, trigger: JSON.parse(testBody) }),
   });
 
-  if (!flow.data) return flow.error ? <div role="alert">{problemOf(flow.error).message}</div> : <p>Loading…</p>;
-  const current = flow.data.data;
   const failure = setActive.error ?? sendTest.error;
   return (
     <section>
@@ -85,7 +90,11 @@ export function FlowPage() {
         )}
       </details>
       <h2>Runs</h2>
-      <FilteredRuns flowId={flowId} />
+      <FilteredRuns
+        flowId={flowId}
+        search={search}
+        onSearch={(next) => navigate({ to: ".", search: next, replace: true })}
+      />
     </section>
   );
 }

@@ -1,10 +1,10 @@
-import { useQuery } from "@tanstack/react-query";
+import { useSuspenseQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
-import { api } from "../api/client.ts";
-import { problemOf } from "../ui/problem.ts";
+import { flowQueries } from "../api/queries.ts";
+import { RowsTable } from "../ui/list-page.tsx";
 
 export function FlowsPage() {
-  const flows = useQuery({ queryKey: ["flows"], queryFn: () => api.flows.list.query() });
+  const flows = useSuspenseQuery(flowQueries.list()).data.data;
   return (
     <section>
       <div className="page-head">
@@ -13,33 +13,26 @@ export function FlowsPage() {
           New flow
         </Link>
       </div>
-      {flows.error && <div role="alert">{problemOf(flows.error).message}</div>}
-      {flows.data && flows.data.data.length === 0 && <p>No flows yet.</p>}
-      {flows.data && flows.data.data.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Trigger</th>
-              <th scope="col">Active</th>
-              <th scope="col">Revision</th>
-            </tr>
-          </thead>
-          <tbody>
-            {flows.data.data.map((flow) => (
-              <tr key={flow.id}>
-                <td>
-                  <Link to="/console/flows/$flowId" params={{ flowId: flow.id }}>
-                    {flow.name}
-                  </Link>
-                </td>
-                <td>{flow.trigger.type}</td>
-                <td>{flow.active ? "yes" : "no"}</td>
-                <td>{flow.revision}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+      {flows.length === 0 ? (
+        <p>No flows yet.</p>
+      ) : (
+        <RowsTable
+          rows={flows}
+          rowKey={(flow) => flow.id}
+          columns={[
+            {
+              header: "Name",
+              cell: (flow) => (
+                <Link to="/console/flows/$flowId" params={{ flowId: flow.id }}>
+                  {flow.name}
+                </Link>
+              ),
+            },
+            { header: "Trigger", cell: (flow) => flow.trigger.type },
+            { header: "Active", cell: (flow) => (flow.active ? "yes" : "no") },
+            { header: "Revision", cell: (flow) => flow.revision },
+          ]}
+        />
       )}
     </section>
   );

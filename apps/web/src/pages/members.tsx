@@ -1,102 +1,74 @@
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import type { RouterInputs } from "@platform/client";
+import { useSuspenseQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { api } from "../api/client.ts";
+import { memberQueries } from "../api/queries.ts";
+import { ActionForm } from "../ui/action-form.tsx";
 import { CopyButton } from "../ui/copy-button.tsx";
-import { DeleteButton, Field, FormProblem, Notice, TextField } from "../ui/form.tsx";
+import { EmailField } from "../ui/credential-fields.tsx";
+import { Field, Notice } from "../ui/form.tsx";
+import { ListPage, useListChange } from "../ui/list-page.tsx";
 import { problemOf } from "../ui/problem.ts";
 
+type Role = RouterInputs["accounts"]["users"]["create"]["role"];
+const ROLES = ["member", "admin"] as const satisfies readonly Role[];
+
 export function MembersPage() {
-  const queryClient = useQueryClient();
-  const users = useQuery({ queryKey: ["users"], queryFn: () => api.accounts.users.list.query() });
+  const list = memberQueries.list();
+  const users = useSuspenseQuery(list).data.data;
   const [email, setEmail] = useState("");
-  const [role, setRole] = useState<"member" | "admin">("member");
-  const inviteUser = useMutation({
-    mutationFn: () => api.accounts.users.create.mutate({ email, role }),
-    onSuccess: async () => {
-      setEmail("");
-      await queryClient.invalidateQueries({ queryKey: ["users"] });
-    },
-  });
-  const remove = useMutation({
-    mutationFn: (who: string) => api.accounts.users.remove.mutate({ email: who }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ["users"] }),
-  });
-  const problem = inviteUser.error ? problemOf(inviteUser.error) : null;
-  const invitation = inviteUser.data?.data.invitation;
+  const [role, setRole] = useState<Role>("member");
+  const invite = useListChange(
+    list,
+    () => api.accounts.users.create.mutate({ email, role }),
+    () => setEmail(""),
+  );
+  const problem = invite.error ? problemOf(invite.error) : null;
+  const invitation = invite.data?.data.invitation;
   return (
-    <section>
-      <h1>Members</h1>
-      <form
+    <ListPage
+      title="Members"
+      list={list}
+      rows={users}
+      rowKey={(user) => user.email}
+      columns={[
+        { header: "Email", cell: (user) => user.email },
+        { header: "Name", cell: (user) => user.display_name },
+        { header: "Role", cell: (user) => user.role },
+        { header: "Status", cell: (user) => (user.status === "invited" ? "invited (pending)" : "active") },
+      ]}
+      remove={{
+        what: (user) => user.email,
+        verb: (user) => (user.status === "invited" ? "Revoke" : "Remove"),
+        removable: (user) => user.role !== "owner",
+        run: (user) => api.accounts.users.remove.mutate({ email: user.email }),
+      }}
+      empty="No members yet."
+    >
+      <ActionForm
         className="inline-form"
-        onSubmit={(event) => {
-          event.preventDefault();
-          inviteUser.mutate();
-        }}
+        onSubmit={invite.mutate}
+        pending={invite.isPending}
+        problem={problem}
+        submitLabel="Invite"
       >
-        <FormProblem problem={problem} />
-        <TextField
-          label="Email"
-          error={problem?.fields.email}
-          name="email"
-          type="email"
-          value={email}
-          onChange={setEmail}
-          required
-        />
+        <EmailField own={false} error={problem?.fields.email} value={email} onChange={setEmail} />
         <Field label="Role" error={problem?.fields.role}>
           {(input) => (
-            <select {...input} value={role} onChange={(e) => setRole(e.target.value as "member" | "admin")}>
-              <option value="member">member</option>
-              <option value="admin">admin</option>
+            <select {...input} value={role} onChange={(e) => setRole(ROLES.find((r) => r === e.target.value) ?? role)}>
+              {ROLES.map((r) => (
+                <option key={r}>{r}</option>
+              ))}
             </select>
           )}
         </Field>
-        <button type="submit" disabled={inviteUser.isPending}>
-          Invite
-        </button>
-      </form>
+      </ActionForm>
       {invitation && (
         <Notice>
           Invitation ready; mailed when the platform has SMTP. The link works until{" "}
           {new Date(invitation.expires * 1000).toLocaleString()}: <CopyButton text={invitation.url} label="Copy link" />
         </Notice>
       )}
-      {remove.error && <div role="alert">{problemOf(remove.error).message}</div>}
-      {users.error && <div role="alert">{problemOf(users.error).message}</div>}
-      {users.data && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Email</th>
-              <th scope="col">Name</th>
-              <th scope="col">Role</th>
-              <th scope="col">Status</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {users.data.data.map((user) => (
-              <tr key={user.email}>
-                <td>{user.email}</td>
-                <td>{user.display_name}</td>
-                <td>{user.role}</td>
-                <td>{user.status === "invited" ? "invited (pending)" : "active"}</td>
-                <td>
-                  {user.role !== "owner" && (
-                    <DeleteButton
-                      what={user.email}
-                      verb={user.status === "invited" ? "Revoke" : "Remove"}
-                      onClick={() => remove.mutate(user.email)}
-                    />
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-    </section>
+    </ListPage>
   );
 }

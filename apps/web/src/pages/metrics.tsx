@@ -1,6 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { api } from "../api/client.ts";
+import { flowQueries, runQueries } from "../api/queries.ts";
 import { ActivityChart } from "../ui/activity-chart.tsx";
 import { activitySeriesOf, totalOf } from "../ui/activity-series.ts";
 import { problemOf } from "../ui/problem.ts";
@@ -9,10 +9,9 @@ import { problemOf } from "../ui/problem.ts";
 export function MetricsPage() {
   const [span, setSpan] = useState<"hour" | "day">("hour");
   const [flowId, setFlowId] = useState("");
-  const flows = useQuery({ queryKey: ["flows"], queryFn: () => api.flows.list.query() });
+  const flows = useQuery(flowQueries.list());
   const activity = useQuery({
-    queryKey: ["activity", span, flowId],
-    queryFn: () => api.runs.activity.query({ window: span, ...(flowId ? { flow_id: flowId } : {}) }),
+    ...runQueries.activity(span, flowId),
     refetchInterval: 5000,
     placeholderData: (previous) => previous,
   });

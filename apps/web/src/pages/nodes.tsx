@@ -1,9 +1,11 @@
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useSuspenseQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { api } from "../api/client.ts";
-import { DeleteButton, TextField } from "../ui/form.tsx";
+import { nodeQueries } from "../api/queries.ts";
+import { TextField } from "../ui/form.tsx";
 import { JsonCreateForm } from "../ui/json-create-form.tsx";
 import { typedJson } from "../ui/json-field.ts";
+import { ListPage, useListChange } from "../ui/list-page.tsx";
 import { problemOf } from "../ui/problem.ts";
 
 const EXAMPLE = {
@@ -16,21 +18,30 @@ const EXAMPLE = {
 
 /** Node templates: steps written once and referenced by flows as `nodes.<id>`. */
 export function NodesPage() {
-  const queryClient = useQueryClient();
-  const nodes = useQuery({ queryKey: ["nodes"], queryFn: () => api.hub.nodes.list.query({}) });
+  const list = nodeQueries.list();
+  const nodes = useSuspenseQuery(list).data.data;
   const [collection, setCollection] = useState("default");
-  const create = useMutation({
-    mutationFn: (data: unknown) => api.hub.nodes.create.mutate({ collection, data: typedJson(data) }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ["nodes"] }),
-  });
-  const remove = useMutation({
-    mutationFn: (id: string) => api.hub.nodes.delete.mutate({ id }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ["nodes"] }),
-  });
+  const create = useListChange(list, (data: unknown) =>
+    api.hub.nodes.create.mutate({ collection, data: typedJson(data) }),
+  );
   const problem = create.error ? problemOf(create.error) : null;
   return (
-    <section>
-      <h1>Node templates</h1>
+    <ListPage
+      title="Node templates"
+      list={list}
+      rows={nodes}
+      rowKey={(node) => node.id}
+      columns={[
+        { header: "Name", cell: (node) => node.data.name },
+        { header: "Reference", cell: (node) => <code>nodes.{node.id}</code> },
+        { header: "Subject", cell: (node) => node.data.subject },
+      ]}
+      remove={{
+        what: (node) => `template ${node.data.name}`,
+        run: (node) => api.hub.nodes.delete.mutate({ id: node.id }),
+      }}
+      empty="No templates yet."
+    >
       <JsonCreateForm
         label="Template (JSON)"
         initial={EXAMPLE}
@@ -41,35 +52,6 @@ export function NodesPage() {
       >
         <TextField label="Collection" error={problem?.fields.collection} value={collection} onChange={setCollection} />
       </JsonCreateForm>
-      {remove.error && <div role="alert">{problemOf(remove.error).message}</div>}
-      {nodes.data && nodes.data.data.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Reference</th>
-              <th scope="col">Subject</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {nodes.data.data.map((node) => (
-              <tr key={node.id}>
-                <td>{node.data.name}</td>
-                <td>
-                  <code>nodes.{node.id}</code>
-                </td>
-                <td>{node.data.subject}</td>
-                <td>
-                  <DeleteButton what={`template ${node.data.name}`} onClick={() => remove.mutate(node.id)} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-    </section>
+    </ListPage>
   );
 }

@@ -1,6 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { api } from "../api/client.ts";
+import { registryQueries } from "../api/queries.ts";
+import { ActionForm } from "../ui/action-form.tsx";
 import { TextField } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 
@@ -9,24 +10,16 @@ export function RegistryPage() {
   const [search, setSearch] = useState("");
   const [asked, setAsked] = useState("");
   const results = useQuery({
-    queryKey: ["registry", asked],
-    queryFn: () => api.hub.registry.list.query({ ...(asked ? { search: asked } : {}), limit: 30 }),
+    ...registryQueries.search(asked),
     placeholderData: (previous) => previous,
   });
   return (
     <section>
       <h1>MCP registry</h1>
       <search>
-        <form
-          className="inline-form"
-          onSubmit={(event) => {
-            event.preventDefault();
-            setAsked(search);
-          }}
-        >
+        <ActionForm className="inline-form" onSubmit={() => setAsked(search)} submitLabel="Search">
           <TextField label="Search tool servers" type="search" value={search} onChange={setSearch} />
-          <button type="submit">Search</button>
-        </form>
+        </ActionForm>
       </search>
       {results.error && <div role="alert">{problemOf(results.error).message}</div>}
       {results.data?.servers.length === 0 && <p>No tool server matches “{asked}”.</p>}

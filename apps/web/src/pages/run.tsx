@@ -1,7 +1,8 @@
 import { isFinalRunStatus, type RouterOutputs } from "@platform/client";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Link, useNavigate, useParams } from "@tanstack/react-router";
+import { useMutation, useQuery, useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { api } from "../api/client.ts";
+import { flowQueries, runQueries } from "../api/queries.ts";
 import { JsonView } from "../ui/json-view.tsx";
 import { problemOf } from "../ui/problem.ts";
 
@@ -56,21 +57,21 @@ function Timeline({ run, now }: { run: Run; now: number }) {
   );
 }
 
+const route = getRouteApi("/signed-in/console/runs/$runId");
+
 export function RunPage() {
-  const { runId } = useParams({ from: "/signed-in/console/runs/$runId" });
+  const { runId } = route.useParams();
   const queryClient = useQueryClient();
   const navigate = useNavigate();
-  const run = useQuery({
-    queryKey: ["run", runId],
-    queryFn: () => api.runs.get.query({ id: runId }),
+  const query = runQueries.one(runId);
+  const run = useSuspenseQuery({
+    ...query,
     // A run under way is followed until it ends.
-    refetchInterval: (query) => (query.state.data && isFinalRunStatus(query.state.data.status) ? false : 1000),
+    refetchInterval: (q) => (q.state.data && isFinalRunStatus(q.state.data.status) ? false : 1000),
   });
-  const flowId = run.data?.flow_id;
+  const current = run.data;
   const flow = useQuery({
-    queryKey: ["flow", flowId],
-    queryFn: () => api.flows.get.query({ id: flowId as string }),
-    enabled: Boolean(flowId),
+    ...flowQueries.one(current.flow_id),
     // A deleted flow's runs are still readable: its name is then unknown, not an error.
     retry: false,
   });
@@ -80,11 +81,9 @@ export function RunPage() {
   });
   const cancel = useMutation({
     mutationFn: () => api.runs.cancel.mutate({ id: runId }),
-    onSuccess: (answer) => queryClient.setQueryData(["run", runId], answer),
+    onSuccess: (answer) => queryClient.setQueryData(query.queryKey, answer),
   });
 
-  if (!run.data) return run.error ? <div role="alert">{problemOf(run.error).message}</div> : <p>Loading…</p>;
-  const current = run.data;
   const failure = replay.error ?? cancel.error;
   return (
     <section>

@@ -1,43 +1,51 @@
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useSuspenseQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { api } from "../api/client.ts";
-import { DeleteButton, FormProblem, Notice, TextField } from "../ui/form.tsx";
+import { secretQueries } from "../api/queries.ts";
+import { ActionForm } from "../ui/action-form.tsx";
+import { Notice, TextField } from "../ui/form.tsx";
+import { ListPage, useListChange } from "../ui/list-page.tsx";
 import { problemOf } from "../ui/problem.ts";
 
 /** The account's secrets by key: a value is written here and never shown again. */
 export function SecretsPage() {
-  const queryClient = useQueryClient();
-  const secrets = useQuery({ queryKey: ["secrets"], queryFn: () => api.secrets.list.query() });
+  const list = secretQueries.list();
+  const secrets = useSuspenseQuery(list).data.data;
   const [key, setKey] = useState("");
   const [value, setValue] = useState("");
   const [saved, setSaved] = useState("");
-  const put = useMutation({
-    mutationFn: () => api.secrets.put.mutate({ key, value }),
-    onSuccess: async () => {
+  const put = useListChange(
+    list,
+    () => api.secrets.put.mutate({ key, value }),
+    () => {
       setSaved(key);
       setKey("");
       // The value leaves the page once it is saved.
       setValue("");
-      await queryClient.invalidateQueries({ queryKey: ["secrets"] });
     },
-  });
-  const remove = useMutation({
-    mutationFn: (secretKey: string) => api.secrets.delete.mutate({ key: secretKey }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ["secrets"] }),
-  });
+  );
   const problem = put.error ? problemOf(put.error) : null;
   return (
-    <section>
-      <h1>Secrets</h1>
+    <ListPage
+      title="Secrets"
+      list={list}
+      rows={secrets}
+      rowKey={(secret) => secret.key}
+      columns={[{ header: "Key", cell: (secret) => <code>{secret.key}</code> }]}
+      remove={{
+        what: (secret) => `secret ${secret.key}`,
+        run: (secret) => api.secrets.delete.mutate({ key: secret.key }),
+      }}
+      empty="No secrets yet."
+    >
       <p className="hint">Flows read them as {"{{secrets.<key>}}"}. Values are sealed at rest and never shown again.</p>
-      <form
+      <ActionForm
         className="inline-form"
-        onSubmit={(event) => {
-          event.preventDefault();
-          put.mutate();
-        }}
+        onSubmit={put.mutate}
+        pending={put.isPending}
+        problem={problem}
+        submitLabel="Save secret"
       >
-        <FormProblem problem={problem} />
         <TextField label="Key" error={problem?.fields.key} name="key" value={key} onChange={setKey} required />
         <TextField
           label="Value"
@@ -49,38 +57,8 @@ export function SecretsPage() {
           onChange={setValue}
           required
         />
-        <button type="submit" disabled={put.isPending}>
-          Save secret
-        </button>
-      </form>
+      </ActionForm>
       {saved && <Notice>Secret “{saved}” saved.</Notice>}
-      {remove.error && <div role="alert">{problemOf(remove.error).message}</div>}
-      {secrets.error && <div role="alert">{problemOf(secrets.error).message}</div>}
-      {secrets.data && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Key</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {secrets.data.data.map((secret) => (
-              <tr key={secret.key}>
-                <td>
-                  <code>{secret.key}</code>
-                </td>
-                <td>
-                  <DeleteButton what={`secret ${secret.key}`} onClick={() => remove.mutate(secret.key)} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {secrets.data?.data.length === 0 && <p>No secrets yet.</p>}
-    </section>
+    </ListPage>
   );
 }

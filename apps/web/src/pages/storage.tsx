@@ -1,41 +1,38 @@
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { api } from "../api/client.ts";
-import { Field, FormProblem, TextField } from "../ui/form.tsx";
-import { parseJson } from "../ui/json-field.ts";
+import { storageQueries } from "../api/queries.ts";
+import { ActionForm } from "../ui/action-form.tsx";
+import { Field, TextField } from "../ui/form.tsx";
+import { parseJson, typedJson } from "../ui/json-field.ts";
 import { JsonView } from "../ui/json-view.tsx";
+import { useListChange } from "../ui/list-page.tsx";
 import { problemOf } from "../ui/problem.ts";
 
 /** A stream's messages, newest page first: read, and publish to. */
 function StreamBrowser({ name }: { name: string }) {
-  const queryClient = useQueryClient();
-  const messages = useQuery({
-    queryKey: ["stream", name],
-    queryFn: () => api.storage.streams.list.query({ name, limit: 50 }),
-    refetchInterval: 2000,
-  });
+  const list = storageQueries.stream(name);
+  const messages = useQuery({ ...list, refetchInterval: 2000 });
   const [subject, setSubject] = useState("orders.created");
   const [body, setBody] = useState('{"hello": "world"}');
   const parsed = parseJson(body);
-  const publish = useMutation({
-    mutationFn: () =>
-      api.storage.streams.publish.mutate({
-        name,
-        stream: name,
-        subject,
-        body: ("value" in parsed ? parsed.value : {}) as Record<string, unknown>,
-      }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ["stream", name] }),
-  });
+  const publish = useListChange(list, () =>
+    api.storage.streams.publish.mutate({
+      name,
+      stream: name,
+      subject,
+      body: typedJson("value" in parsed ? parsed.value : {}),
+    }),
+  );
   const problem = publish.error ? problemOf(publish.error) : messages.error ? problemOf(messages.error) : null;
   return (
     <div>
-      <FormProblem problem={problem} />
-      <form
-        onSubmit={(event) => {
-          event.preventDefault();
-          publish.mutate();
-        }}
+      <ActionForm
+        onSubmit={publish.mutate}
+        pending={publish.isPending}
+        disabled={"error" in parsed}
+        problem={problem}
+        submitLabel="Publish"
       >
         <TextField label="Subject" error={problem?.fields.subject} value={subject} onChange={setSubject} required />
         <Field
@@ -44,10 +41,7 @@ function StreamBrowser({ name }: { name: string }) {
         >
           {(input) => <textarea {...input} rows={3} value={body} onChange={(e) => setBody(e.target.value)} />}
         </Field>
-        <button type="submit" disabled={publish.isPending || "error" in parsed}>
-          Publish
-        </button>
-      </form>
+      </ActionForm>
       <h3>Messages</h3>
       {messages.data?.data.length === 0 && <p>No messages.</p>}
       <ol className="messages">
@@ -64,31 +58,26 @@ function StreamBrowser({ name }: { name: string }) {
 
 /** A bucket's keys; a key's value opens on demand. */
 function BucketBrowser({ bucket }: { bucket: string }) {
-  const queryClient = useQueryClient();
-  const keys = useQuery({ queryKey: ["bucket", bucket], queryFn: () => api.storage.kv.keys.list.query({ bucket }) });
+  const list = storageQueries.bucket(bucket);
+  const keys = useQuery(list);
   const [open, setOpen] = useState<string | null>(null);
-  const value = useQuery({
-    queryKey: ["bucket", bucket, open],
-    queryFn: () => api.storage.kv.keys.get.query({ bucket, key: open as string }),
-    enabled: open !== null,
-  });
+  const value = useQuery({ ...storageQueries.value(bucket, open ?? ""), enabled: open !== null });
   const [key, setKey] = useState("");
   const [text, setText] = useState('"value"');
   const parsed = parseJson(text);
-  const put = useMutation({
-    mutationFn: () => api.storage.kv.keys.put.mutate({ bucket, key, value: "value" in parsed ? parsed.value : text }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ["bucket", bucket] }),
-  });
+  const put = useListChange(list, () =>
+    api.storage.kv.keys.put.mutate({ bucket, key, value: "value" in parsed ? parsed.value : text }),
+  );
   const problem = put.error ? problemOf(put.error) : keys.error ? problemOf(keys.error) : null;
   return (
     <div>
-      <FormProblem problem={problem} />
-      <form
+      <ActionForm
         className="inline-form"
-        onSubmit={(event) => {
-          event.preventDefault();
-          put.mutate();
-        }}
+        onSubmit={put.mutate}
+        pending={put.isPending}
+        disabled={"error" in parsed}
+        problem={problem}
+        submitLabel="Write key"
       >
         <TextField label="Key" error={problem?.fields.key} value={key} onChange={setKey} required />
         <TextField
@@ -97,10 +86,7 @@ function BucketBrowser({ bucket }: { bucket: string }) {
           value={text}
           onChange={setText}
         />
-        <button type="submit" disabled={put.isPending || "error" in parsed}>
-          Write key
-        </button>
-      </form>
+      </ActionForm>
       <h3>Keys</h3>
       {keys.data?.data.length === 0 && <p>No keys.</p>}
       <ul className="keys">
@@ -136,14 +122,17 @@ export function StoragePage() {
   return (
     <section>
       <h1>Storage</h1>
-      <form
+      <ActionForm
         className="inline-form"
-        onSubmit={(event) => {
-          event.preventDefault();
-          setOpened({ kind, name });
-        }}
+        onSubmit={() => setOpened({ kind, name })}
+        problem={problem}
+        submitLabel="Open"
+        after={
+          <button type="button" className="secondary" onClick={() => create.mutate()} disabled={!name}>
+            Create
+          </button>
+        }
       >
-        <FormProblem problem={problem} />
         <Field label="Kind">
           {(input) => (
             <select {...input} value={kind} onChange={(e) => setKind(e.target.value as "stream" | "bucket")}>
@@ -159,11 +148,7 @@ export function StoragePage() {
           onChange={setName}
           required
         />
-        <button type="submit">Open</button>
-        <button type="button" className="secondary" onClick={() => create.mutate()} disabled={!name}>
-          Create
-        </button>
-      </form>
+      </ActionForm>
       {opened && (
         <>
           <h2>

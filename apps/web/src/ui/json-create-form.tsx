@@ -1,5 +1,6 @@
 import { type ReactNode, useState } from "react";
-import { Field, FormProblem } from "./form.tsx";
+import { ActionForm } from "./action-form.tsx";
+import { Field } from "./form.tsx";
 import { parseJson } from "./json-field.ts";
 import type { Problem } from "./problem.ts";
 
@@ -20,13 +21,15 @@ export function JsonCreateForm(props: {
   const parsed = parseJson(text);
   const fieldErrors = Object.entries(props.problem?.fields ?? {});
   return (
-    <form
-      onSubmit={(event) => {
-        event.preventDefault();
+    <ActionForm
+      onSubmit={() => {
         if ("value" in parsed) props.onSubmit(parsed.value);
       }}
+      submitLabel={props.submitLabel}
+      pending={props.pending}
+      disabled={"error" in parsed}
+      problem={props.problem}
     >
-      <FormProblem problem={props.problem} />
       {props.children}
       <Field label={props.label} error={"error" in parsed ? `Not JSON yet: ${parsed.error}` : undefined}>
         {(input) => (
@@ -42,9 +45,6 @@ export function JsonCreateForm(props: {
           ))}
         </ul>
       )}
-      <button type="submit" disabled={props.pending || "error" in parsed}>
-        {props.submitLabel}
-      </button>
-    </form>
+    </ActionForm>
   );
 }

@@ -1,17 +1,14 @@
-import { type RouterOutputs, RUN_STATUSES, type RunStatus } from "@platform/client";
+import { type RouterOutputs, RUN_STATUSES } from "@platform/client";
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { useMemo, useRef, useState } from "react";
+import { useMemo, useRef } from "react";
 import { api } from "../api/client.ts";
+import { flowQueries, runQueries } from "../api/queries.ts";
 import { problemOf } from "./problem.ts";
-import { timeRangeOf } from "./time-range.ts";
+import { type RunFilterSearch, runFilterOf, runFilterSearch } from "./run-filter.ts";
 
-export interface RunFilter {
-  status?: RunStatus;
-  from?: string;
-  to?: string;
-}
+type RunFilter = ReturnType<typeof runFilterOf>;
 
 type RunSummary = RouterOutputs["runs"]["list"]["data"][number];
 
@@ -33,12 +30,12 @@ export function RunsTable({ flowId, filter }: { flowId?: string; filter: RunFilt
   // A flow's runs, or (no flow) the account's.
   const page = (cursor?: string) =>
     flowId ? api.runs.list.query({ id: flowId, ...input, cursor }) : api.runs.listAll.query({ ...input, cursor });
-  const flows = useQuery({ queryKey: ["flows"], queryFn: () => api.flows.list.query(), enabled: !flowId });
+  const flows = useQuery({ ...flowQueries.list(), enabled: !flowId });
   const flowName = (id: string) => flows.data?.data.find((flow) => flow.id === id)?.name ?? id.slice(-12);
   // The newest run listed so far: a poll reads back to it.
   const newestSeen = useRef("");
   const head = useQuery({
-    queryKey: ["runs", flowId, filter, "head"],
+    queryKey: [...runQueries.list(flowId, filter), "head"],
     queryFn: async () => {
       const first = await page();
       const runs = [...first.data];
@@ -59,7 +56,7 @@ export function RunsTable({ flowId, filter }: { flowId?: string; filter: RunFilt
     refetchInterval: LIVE_MS,
   });
   const older = useInfiniteQuery({
-    queryKey: ["runs", flowId, filter, "older"],
+    queryKey: [...runQueries.list(flowId, filter), "older"],
     queryFn: ({ pageParam }) => page(pageParam),
     initialPageParam: head.data?.next_cursor ?? undefined,
     getNextPageParam: (page) => page.next_cursor ?? undefined,
@@ -156,21 +153,30 @@ export function RunsTable({ flowId, filter }: { flowId?: string; filter: RunFilt
   );
 }
 
-/** Status and time filters over a live run list. */
-export function FilteredRuns({ flowId }: { flowId?: string }) {
-  const [status, setStatus] = useState<RunStatus | "">("");
-  const [from, setFrom] = useState("");
-  const [to, setTo] = useState("");
-  const filter: RunFilter = {
-    ...(status ? { status } : {}),
-    ...timeRangeOf(from, to),
-  };
+/**
+ * Status and time filters over a live run list. The filter lives in the page's address
+ * (`search`): each change replaces it there (`onSearch`), and the list follows.
+ */
+export function FilteredRuns({
+  flowId,
+  search,
+  onSearch,
+}: {
+  flowId?: string;
+  search: RunFilterSearch;
+  onSearch: (search: RunFilterSearch) => void;
+}) {
+  const change = (part: RunFilterSearch) => onSearch(runFilterSearch({ ...search, ...part }));
+  const filter = runFilterOf(search);
   return (
     <>
       <div className="filters">
         <label>
           Status{" "}
-          <select value={status} onChange={(e) => setStatus(RUN_STATUSES.find((s) => s === e.target.value) ?? "")}>
+          <select
+            value={search.status ?? ""}
+            onChange={(e) => change({ status: RUN_STATUSES.find((s) => s === e.target.value) })}
+          >
             <option value="">any</option>
             {RUN_STATUSES.map((s) => (
               <option key={s}>{s}</option>
@@ -178,10 +184,11 @@ export function FilteredRuns({ flowId }: { flowId?: string }) {
           </select>
         </label>
         <label>
-          From <input type="datetime-local" value={from} onChange={(e) => setFrom(e.target.value)} />
+          From{" "}
+          <input type="datetime-local" value={search.from ?? ""} onChange={(e) => change({ from: e.target.value })} />
         </label>
         <label>
-          To <input type="datetime-local" value={to} onChange={(e) => setTo(e.target.value)} />
+          To <input type="datetime-local" value={search.to ?? ""} onChange={(e) => change({ to: e.target.value })} />
         </label>
       </div>
       {/* A new filter is a new list: what was seen under the old one is not kept. */}
