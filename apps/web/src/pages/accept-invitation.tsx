@@ -1,11 +1,12 @@
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { openApi } from "../api/client.ts";
-import { FormProblem, TextField } from "../ui/form.tsx";
+import { ActionForm } from "../ui/action-form.tsx";
+import { PasswordField } from "../ui/credential-fields.tsx";
+import { TextField } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 import { AuthCard, tokenFromHash } from "./auth-card.tsx";
-import { type MfaChallenge, SecondFactor } from "./second-factor.tsx";
-import { useFinishSignIn } from "./sign-in.tsx";
+import { useSignIn } from "./sign-in.tsx";
 
 /**
  * `{APP_URL}/invitations/accept#token=…`. The link does not say whether its email already
@@ -17,8 +18,7 @@ export function AcceptInvitationPage() {
   const [existing, setExisting] = useState(false);
   const [password, setPassword] = useState("");
   const [displayName, setDisplayName] = useState("");
-  const [challenge, setChallenge] = useState<MfaChallenge | null>(null);
-  const finish = useFinishSignIn();
+  const { answered, secondStep } = useSignIn();
   const accept = useMutation({
     mutationFn: () =>
       openApi.accounts.invitations.accept.mutate({
@@ -26,20 +26,11 @@ export function AcceptInvitationPage() {
         password,
         display_name: existing ? undefined : displayName || undefined,
       }),
-    onSuccess: async ({ data }) => {
-      if ("mfa_required" in data) setChallenge({ mfa_token: data.mfa_token, methods: data.methods });
-      else await finish(data);
-    },
+    onSuccess: answered,
   });
   const problem = accept.error ? problemOf(accept.error) : null;
 
-  if (challenge) {
-    return (
-      <AuthCard title="Second factor">
-        <SecondFactor challenge={challenge} onDone={(result) => void finish(result)} />
-      </AuthCard>
-    );
-  }
+  if (secondStep) return secondStep;
   return (
     <AuthCard title="Join the account">
       {!token && <div role="alert">This link has no token. Open the link from the invitation mail again.</div>}
@@ -53,13 +44,13 @@ export function AcceptInvitationPage() {
           <input type="radio" name="existing" checked={existing} onChange={() => setExisting(true)} /> Yes, I have one
         </label>
       </fieldset>
-      <form
-        onSubmit={(event) => {
-          event.preventDefault();
-          accept.mutate();
-        }}
+      <ActionForm
+        onSubmit={accept.mutate}
+        pending={accept.isPending}
+        disabled={!token}
+        problem={problem}
+        submitLabel="Accept invitation"
       >
-        <FormProblem problem={problem} />
         {!existing && (
           <TextField
             label="Your name"
@@ -70,21 +61,14 @@ export function AcceptInvitationPage() {
             onChange={setDisplayName}
           />
         )}
-        <TextField
+        <PasswordField
+          kind={existing ? "current" : "new"}
           label={existing ? "Your password" : "Choose a password"}
           error={problem?.fields.password}
-          hint={existing ? undefined : "At least 10 characters."}
-          name="password"
-          type="password"
-          autoComplete={existing ? "current-password" : "new-password"}
           value={password}
           onChange={setPassword}
-          required
         />
-        <button type="submit" disabled={accept.isPending || !token}>
-          Accept invitation
-        </button>
-      </form>
+      </ActionForm>
     </AuthCard>
   );
 }

@@ -2,7 +2,9 @@ import { useMutation } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import { useState } from "react";
 import { openApi } from "../api/client.ts";
-import { FormProblem, Notice, TextField } from "../ui/form.tsx";
+import { ActionForm } from "../ui/action-form.tsx";
+import { EmailField, PasswordField } from "../ui/credential-fields.tsx";
+import { Notice } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 import { AuthCard, tokenFromHash } from "./auth-card.tsx";
 
@@ -15,27 +17,9 @@ export function ForgotPasswordPage() {
       {ask.isSuccess ? (
         <Notice>If {email} has an account, a link to reset its password is on its way. It works for an hour.</Notice>
       ) : (
-        <form
-          onSubmit={(event) => {
-            event.preventDefault();
-            ask.mutate();
-          }}
-        >
-          <FormProblem problem={problem} />
-          <TextField
-            label="Email"
-            error={problem?.fields.email}
-            name="email"
-            type="email"
-            autoComplete="username"
-            value={email}
-            onChange={setEmail}
-            required
-          />
-          <button type="submit" disabled={ask.isPending}>
-            Send the link
-          </button>
-        </form>
+        <ActionForm onSubmit={ask.mutate} pending={ask.isPending} problem={problem} submitLabel="Send the link">
+          <EmailField error={problem?.fields.email} value={email} onChange={setEmail} />
+        </ActionForm>
       )}
     </AuthCard>
   );
@@ -58,28 +42,21 @@ export function ResetPasswordPage() {
   return (
     <AuthCard title="Choose a new password">
       {!token && <div role="alert">This link has no token. Open the link from the mail again.</div>}
-      <form
-        onSubmit={(event) => {
-          event.preventDefault();
-          reset.mutate();
-        }}
+      <ActionForm
+        onSubmit={reset.mutate}
+        pending={reset.isPending}
+        disabled={!token}
+        problem={problem?.fields.token ? { ...problem, fields: {} } : problem}
+        submitLabel="Set password"
       >
-        <FormProblem problem={problem?.fields.token ? { ...problem, fields: {} } : problem} />
-        <TextField
+        <PasswordField
+          kind="new"
           label="New password"
           error={problem?.fields.password}
-          hint="At least 10 characters."
-          name="password"
-          type="password"
-          autoComplete="new-password"
           value={password}
           onChange={setPassword}
-          required
         />
-        <button type="submit" disabled={reset.isPending || !token}>
-          Set password
-        </button>
-      </form>
+      </ActionForm>
     </AuthCard>
   );
 }

@@ -3,7 +3,9 @@ import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { openApi } from "../api/client.ts";
 import type { SignedIn } from "../api/session.ts";
-import { FormProblem, TextField } from "../ui/form.tsx";
+import { ActionForm } from "../ui/action-form.tsx";
+import { OneTimeCodeField } from "../ui/credential-fields.tsx";
+import { FormProblem } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 
 export interface MfaChallenge {
@@ -37,26 +39,15 @@ export function SecondFactor({ challenge, onDone }: { challenge: MfaChallenge; o
     <div>
       <FormProblem problem={problem} />
       {challenge.methods.includes("totp") && (
-        <form
-          onSubmit={(event) => {
-            event.preventDefault();
-            totp.mutate();
-          }}
-        >
-          <TextField
+        <ActionForm onSubmit={totp.mutate} pending={totp.isPending} submitLabel="Verify">
+          <OneTimeCodeField
             label="Code from your authenticator app"
-            error={problem?.fields.totp_code}
             name="totp_code"
-            inputMode="numeric"
-            autoComplete="one-time-code"
+            error={problem?.fields.totp_code}
             value={code}
             onChange={setCode}
-            required
           />
-          <button type="submit" disabled={totp.isPending}>
-            Verify
-          </button>
-        </form>
+        </ActionForm>
       )}
       {challenge.methods.includes("passkey") && (
         <button type="button" className="secondary" onClick={() => passkey.mutate()} disabled={passkey.isPending}>

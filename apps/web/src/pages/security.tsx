@@ -2,7 +2,9 @@ import { type PublicKeyCredentialCreationOptionsJSON, startRegistration } from "
 import { useMutation } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { api, session } from "../api/client.ts";
-import { FormProblem, Notice, TextField } from "../ui/form.tsx";
+import { ActionForm } from "../ui/action-form.tsx";
+import { OneTimeCodeField } from "../ui/credential-fields.tsx";
+import { FormProblem, Notice } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 import { ConfirmItsYou, needsRecentSignIn } from "../ui/recent-sign-in.tsx";
 
@@ -68,29 +70,19 @@ export function SecurityPage() {
       {totpOn ? (
         <Notice>Sign-in asks for a code from your authenticator app.</Notice>
       ) : setup ? (
-        <form
-          onSubmit={(event) => {
-            event.preventDefault();
-            verifyTotp.mutate();
-          }}
+        <ActionForm
+          onSubmit={verifyTotp.mutate}
+          pending={verifyTotp.isPending}
+          submitLabel="Turn on"
+          intro={
+            <p>
+              Add this key to your authenticator app: <code className="secret-once">{setup.secret}</code> (or open{" "}
+              <a href={setup.otpauth_url}>the otpauth link</a> on your phone), then give the code it shows.
+            </p>
+          }
         >
-          <p>
-            Add this key to your authenticator app: <code className="secret-once">{setup.secret}</code> (or open{" "}
-            <a href={setup.otpauth_url}>the otpauth link</a> on your phone), then give the code it shows.
-          </p>
-          <TextField
-            label="Code"
-            error={problem?.fields.code}
-            inputMode="numeric"
-            autoComplete="one-time-code"
-            value={code}
-            onChange={setCode}
-            required
-          />
-          <button type="submit" disabled={verifyTotp.isPending}>
-            Turn on
-          </button>
-        </form>
+          <OneTimeCodeField label="Code" error={problem?.fields.code} value={code} onChange={setCode} />
+        </ActionForm>
       ) : (
         <button type="button" onClick={() => startSetup()} disabled={setupTotp.isPending}>
           Set up an authenticator app

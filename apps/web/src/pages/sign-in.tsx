@@ -1,45 +1,55 @@
 import { useMutation } from "@tanstack/react-query";
-import { Link, useNavigate, useSearch } from "@tanstack/react-router";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { useState } from "react";
 import { openApi, session } from "../api/client.ts";
 import type { SignedIn } from "../api/session.ts";
-import { FormProblem, TextField } from "../ui/form.tsx";
+import { ActionForm } from "../ui/action-form.tsx";
+import { EmailField, PasswordField } from "../ui/credential-fields.tsx";
 import { problemOf } from "../ui/problem.ts";
 import { AuthCard } from "./auth-card.tsx";
 import { type MfaChallenge, SecondFactor } from "./second-factor.tsx";
 import { signInTarget } from "./sign-in-target.ts";
 
-/** After a sign-in: keep the session, then go where the person was headed. */
-export function useFinishSignIn() {
+const route = getRouteApi("/console/sign-in");
+
+type SignedInAnswer = SignedIn & { refresh_token: string };
+
+/**
+ * Signing in, whichever form began it (sign-in, sign-up, an invitation): `finish` keeps the
+ * session and goes where the person was headed (`redirect`, when `signInTarget` allows it);
+ * `answered` does so, or first asks for the second factor the answer calls for, which
+ * `secondStep` then shows in place of the form.
+ */
+export function useSignIn(redirect?: string) {
   const navigate = useNavigate();
-  const { redirect } = useSearch({ strict: false }) as { redirect?: unknown };
-  return async (result: SignedIn & { refresh_token: string }) => {
+  const [challenge, setChallenge] = useState<MfaChallenge | null>(null);
+  const finish = async (result: SignedInAnswer) => {
     await session.signedIn(result);
     await navigate({ to: signInTarget(redirect) });
   };
+  const answered = async ({ data }: { data: SignedInAnswer | ({ mfa_required: true } & MfaChallenge) }) => {
+    if ("mfa_required" in data) setChallenge({ mfa_token: data.mfa_token, methods: data.methods });
+    else await finish(data);
+  };
+  const secondStep = challenge && (
+    <AuthCard title="Second factor">
+      <SecondFactor challenge={challenge} onDone={(result) => void finish(result)} />
+    </AuthCard>
+  );
+  return { finish, answered, secondStep };
 }
 
 export function SignInPage() {
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
-  const [challenge, setChallenge] = useState<MfaChallenge | null>(null);
-  const finish = useFinishSignIn();
+  const { answered, secondStep } = useSignIn(route.useSearch().redirect);
   const signIn = useMutation({
     mutationFn: () => openApi.accounts.authWithPassword.mutate({ email, password }),
-    onSuccess: async ({ data }) => {
-      if ("mfa_required" in data) setChallenge({ mfa_token: data.mfa_token, methods: data.methods });
-      else await finish(data);
-    },
+    onSuccess: answered,
   });
   const problem = signIn.error ? problemOf(signIn.error) : null;
 
-  if (challenge) {
-    return (
-      <AuthCard title="Second factor">
-        <SecondFactor challenge={challenge} onDone={(result) => void finish(result)} />
-      </AuthCard>
-    );
-  }
+  if (secondStep) return secondStep;
   return (
     <AuthCard
       title="Sign in"
@@ -50,37 +60,10 @@ export function SignInPage() {
         </>
       }
     >
-      <form
-        onSubmit={(event) => {
-          event.preventDefault();
-          signIn.mutate();
-        }}
-      >
-        <FormProblem problem={problem} />
-        <TextField
-          label="Email"
-          error={problem?.fields.email}
-          name="email"
-          type="email"
-          autoComplete="username"
-          value={email}
-          onChange={setEmail}
-          required
-        />
-        <TextField
-          label="Password"
-          error={problem?.fields.password}
-          name="password"
-          type="password"
-          autoComplete="current-password"
-          value={password}
-          onChange={setPassword}
-          required
-        />
-        <button type="submit" disabled={signIn.isPending}>
-          Sign in
-        </button>
-      </form>
+      <ActionForm onSubmit={signIn.mutate} pending={signIn.isPending} problem={problem} submitLabel="Sign in">
+        <EmailField error={problem?.fields.email} value={email} onChange={setEmail} />
+        <PasswordField kind="current" error={problem?.fields.password} value={password} onChange={setPassword} />
+      </ActionForm>
     </AuthCard>
   );
 }

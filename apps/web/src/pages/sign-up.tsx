@@ -2,14 +2,15 @@ import { useMutation } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
 import { useState } from "react";
 import { openApi } from "../api/client.ts";
-import { FormProblem, TextField } from "../ui/form.tsx";
+import { ActionForm } from "../ui/action-form.tsx";
+import { TextField } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 import { AuthCard } from "./auth-card.tsx";
-import { useFinishSignIn } from "./sign-in.tsx";
+import { useSignIn } from "./sign-in.tsx";
 
 export function SignUpPage() {
   const [form, setForm] = useState({ account_name: "", display_name: "", email: "", password: "" });
-  const finish = useFinishSignIn();
+  const { finish } = useSignIn();
   const signUp = useMutation({
     mutationFn: () => openApi.accounts.signup.mutate({ ...form, display_name: form.display_name || undefined }),
     onSuccess: ({ data }) => finish(data),
@@ -30,21 +31,12 @@ export function SignUpPage() {
   );
   return (
     <AuthCard title="Create an account" footer={<Link to="/console/sign-in">I have an account</Link>}>
-      <form
-        onSubmit={(event) => {
-          event.preventDefault();
-          signUp.mutate();
-        }}
-      >
-        <FormProblem problem={problem} />
+      <ActionForm onSubmit={signUp.mutate} pending={signUp.isPending} problem={problem} submitLabel="Create account">
         {field("account_name", "Account name", "text", "organization")}
         {field("display_name", "Your name", "text", "name")}
         {field("email", "Email", "email", "username")}
         {field("password", "Password", "password", "new-password", "At least 10 characters.")}
-        <button type="submit" disabled={signUp.isPending}>
-          Create account
-        </button>
-      </form>
+      </ActionForm>
     </AuthCard>
   );
 }

@@ -2,7 +2,8 @@ import { PlatformError } from "@platform/client";
 import { useMutation } from "@tanstack/react-query";
 import { useState } from "react";
 import { api } from "../api/client.ts";
-import { FormProblem, TextField } from "./form.tsx";
+import { ActionForm } from "./action-form.tsx";
+import { PasswordField } from "./credential-fields.tsx";
 import { problemOf } from "./problem.ts";
 
 /** The API's 403 for a change that needs a recent sign-in (second factors). */
@@ -23,32 +24,35 @@ export function ConfirmItsYou({ onConfirmed, onCancel }: { onConfirmed: () => vo
   });
   const problem = confirm.error ? problemOf(confirm.error) : null;
   return (
-    <form
+    <ActionForm
       className="confirm"
       aria-label="Confirm it's you"
-      onSubmit={(event) => {
-        event.preventDefault();
-        confirm.mutate();
-      }}
+      onSubmit={confirm.mutate}
+      pending={confirm.isPending}
+      problem={problem}
+      submitLabel="Confirm"
+      intro={
+        <>
+          <h2>Confirm it's you</h2>
+          <p>Changing how you sign in needs your password again.</p>
+        </>
+      }
+      after={
+        <>
+          {" "}
+          <button type="button" className="secondary" onClick={onCancel}>
+            Cancel
+          </button>
+        </>
+      }
     >
-      <h2>Confirm it's you</h2>
-      <p>Changing how you sign in needs your password again.</p>
-      <FormProblem problem={problem} />
-      <TextField
+      <PasswordField
+        kind="current"
         label="Current password"
         error={problem?.fields.password}
-        type="password"
-        autoComplete="current-password"
         value={password}
         onChange={setPassword}
-        required
       />
-      <button type="submit" disabled={confirm.isPending}>
-        Confirm
-      </button>{" "}
-      <button type="button" className="secondary" onClick={onCancel}>
-        Cancel
-      </button>
-    </form>
+    </ActionForm>
   );
 }
