@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { testEnv } from "@platform/db/testing";
-import type { Server } from "bun";
 import { planLimitsFile } from "./context.ts";
-import { PlatformProcesses, redisDeployments, stepRecordsColumn } from "./process-helpers.ts";
+import { CountingUpstream, PlatformProcesses, redisDeployments, stepRecordsColumn } from "./process-helpers.ts";
 
 /**
  * The crash test of issue 8, on real processes: an API and two workers in scale-out mode
@@ -22,43 +21,21 @@ for (const deployment of redisDeployments()) {
   describe.skipIf(Boolean(skip))(
     `a worker killed mid-run on ${deployment.label}${skip ? ` (skipped: ${skip})` : ""}`,
     () => {
-      let upstream: Server<undefined>;
-      /** Requests to /hit/<n> per n; they wait for the gate while it is closed. */
-      const hits = new Map<string, number>();
-      let held = 0;
-      let openGate!: () => void;
-      const gate = new Promise<void>((resolve) => {
-        openGate = resolve;
-      });
+      /** Counts requests to /hit/<n> per n; they wait at its gate until it opens. */
+      const upstream = new CountingUpstream(true);
       let platform: PlatformProcesses;
-      let api = "";
 
       beforeAll(async () => {
-        upstream = Bun.serve({
-          port: 0,
-          hostname: "127.0.0.1",
-          idleTimeout: 0,
-          async fetch(request) {
-            const n = new URL(request.url).pathname.split("/").at(-1) ?? "";
-            hits.set(n, (hits.get(n) ?? 0) + 1);
-            held++;
-            await gate;
-            held--;
-            return Response.json({ n });
-          },
-        });
         platform = await PlatformProcesses.start({
           redisUrl: await deployment.shared(),
           // Every run's request is held at once: the plan lets one account have them all in flight.
           env: { ...deployment.env, PLAN_LIMITS_FILE: planLimitsFile({ free: { outbound_requests_in_flight: RUNS } }) },
         });
-        api = platform.api;
       }, 120_000);
 
       afterAll(async () => {
-        openGate();
+        upstream.stop();
         await platform?.stop();
-        upstream?.stop(true);
       });
 
       test("every run succeeds once; checkpointed steps never run again; interrupted ones run again, on record", async () => {
@@ -77,12 +54,7 @@ for (const deployment of redisDeployments()) {
                 payload: { bucket: "first", key: "run-{{trigger.n}}", value: "{{trigger.n}}" },
               },
               { name: "pause", subject: "delay", payload: { ms: 1500 } },
-              {
-                name: "last",
-                subject: "http.request",
-                payload: { url: `http://127.0.0.1:${upstream.port}/hit/{{trigger.n}}`, timeout: 600_000 },
-                options: { timeout: 600_000 },
-              },
+              { ...upstream.step(), name: "last" },
             ],
           },
           token,
@@ -104,9 +76,13 @@ for (const deployment of redisDeployments()) {
 
         // Every run waits in its last step, its request held open by the upstream. A worker holds
         // at most 256 runs at once (4 members of 64), so both workers hold runs now.
-        await platform.until("every run to reach its last step", () => (held === RUNS ? true : undefined), WAIT_MS);
+        await platform.until(
+          "every run to reach its last step",
+          () => (upstream.held === RUNS ? true : undefined),
+          WAIT_MS,
+        );
         await platform.kill(workerA);
-        openGate();
+        upstream.open();
 
         const runs = await platform.until(
           "every run to end",
@@ -143,7 +119,7 @@ for (const deployment of redisDeployments()) {
         for (const run of runs) {
           const attempts = stepsOf(run).last?.attempts ?? [];
           expect(attempts.at(-1)?.error).toBeUndefined();
-          const seen = hits.get(nOf.get(run.id) ?? "") ?? 0;
+          const seen = upstream.hits.get(Number(nOf.get(run.id))) ?? 0;
           expect(seen).toBeGreaterThanOrEqual(1);
           expect(seen).toBeLessThanOrEqual(1 + interrupted(attempts));
           // A delay and a first step checkpointed before the kill were not done again.
@@ -155,9 +131,9 @@ for (const deployment of redisDeployments()) {
         const firstInterrupted = runs.reduce((sum, run) => sum + interrupted(stepsOf(run).first?.attempts ?? []), 0);
         const revisions = await Promise.all(
           Array.from({ length: RUNS }, (_, n) =>
-            fetch(`${api}/storage/kv/first/keys/run-${n}`, { headers: { authorization: `Bearer ${token}` } }).then(
-              async (r) => ((await r.json()) as { value: number; revision: number }).revision,
-            ),
+            fetch(`${platform.api}/storage/kv/first/keys/run-${n}`, {
+              headers: { authorization: `Bearer ${token}` },
+            }).then(async (r) => ((await r.json()) as { value: number; revision: number }).revision),
           ),
         );
         expect(revisions.every((revision) => Number.isInteger(revision))).toBe(true);
