@@ -5,6 +5,7 @@ import { useVirtualizer } from "@tanstack/react-virtual";
 import { useMemo, useRef } from "react";
 import { api } from "../api/client.ts";
 import { flowQueries, runQueries } from "../api/queries.ts";
+import { refreshLiveRows } from "./live-runs.ts";
 import { problemOf } from "./problem.ts";
 import { type RunFilterSearch, runFilterOf, runFilterSearch } from "./run-filter.ts";
 
@@ -18,22 +19,29 @@ const ROW_HEIGHT = 36;
 const LIVE_MS = 1000;
 /** At most this many pages are read in one poll to catch up with runs that arrived since the last. */
 const MAX_CATCH_UP_PAGES = 20;
+/** At most this many pages are read in one poll to refresh runs under way below the newest page. */
+const MAX_REFRESH_READS = 5;
 
 /**
  * A flow's runs, newest first, live: the newest page is polled and merged over what is
  * shown (a batch per poll, however many runs arrived), older pages load as the list is
  * scrolled, and only the rows in view are rendered, so ten thousand rows stay light.
- * Status changes show for the newest page's runs; older rows show what they were loaded with.
+ * Each poll also reads again the rows below the newest page whose runs had not ended
+ * (`refreshLiveRows`), so their status changes show too.
  */
 export function RunsTable({ flowId, filter }: { flowId?: string; filter: RunFilter }) {
   const input = { limit: PAGE, ...filter };
   // A flow's runs, or (no flow) the account's.
-  const page = (cursor?: string) =>
-    flowId ? api.runs.list.query({ id: flowId, ...input, cursor }) : api.runs.listAll.query({ ...input, cursor });
+  const page = (cursor?: string, query: RunFilter & { limit: number } = input) =>
+    flowId ? api.runs.list.query({ id: flowId, ...query, cursor }) : api.runs.listAll.query({ ...query, cursor });
+  // Rows are read again whatever their status now: one that has left a status filter shows where it went.
+  const { status: _status, ...anyStatus } = input;
   const flows = useQuery({ ...flowQueries.list(), enabled: !flowId });
   const flowName = (id: string) => flows.data?.data.find((flow) => flow.id === id)?.name ?? id.slice(-12);
-  // The newest run listed so far: a poll reads back to it.
-  const newestSeen = useRef("");
+  // The rows as shown, newest first: a poll reads back to the newest, and again the ones under way.
+  const shown = useRef<RunSummary[]>([]);
+  // Where the last poll's refresh stopped, when there were more rows to read again than it could.
+  const refreshedDownTo = useRef("");
   const head = useQuery({
     queryKey: [...runQueries.list(flowId, filter), "head"],
     queryFn: async () => {
@@ -42,16 +50,24 @@ export function RunsTable({ flowId, filter }: { flowId?: string; filter: RunFilt
       let cursor = first.next_cursor;
       // More than a page arrived since the last poll: follow the pages back to a run already
       // seen, so that none falls between the newest page and the older ones.
+      const newestSeen = shown.current[0]?.id ?? "";
       for (
         let pages = 1;
-        newestSeen.current && cursor && pages < MAX_CATCH_UP_PAGES && (runs.at(-1)?.id ?? "") > newestSeen.current;
+        newestSeen && cursor && pages < MAX_CATCH_UP_PAGES && (runs.at(-1)?.id ?? "") > newestSeen;
         pages++
       ) {
         const next = await page(cursor);
         runs.push(...next.data);
         cursor = next.next_cursor;
       }
-      return { data: runs, next_cursor: first.next_cursor };
+      const refreshed = await refreshLiveRows(
+        shown.current,
+        new Set(runs.map((run) => run.id)),
+        (below) => page(below, anyStatus),
+        { maxReads: MAX_REFRESH_READS, after: refreshedDownTo.current },
+      );
+      refreshedDownTo.current = refreshed.resumeAfter;
+      return { data: runs, next_cursor: first.next_cursor, refreshed: refreshed.runs };
     },
     refetchInterval: LIVE_MS,
   });
@@ -64,15 +80,28 @@ export function RunsTable({ flowId, filter }: { flowId?: string; filter: RunFilt
   });
 
   // Every run seen since the list opened (the parent keys this component by flow and filter):
-  // a run pushed out of the newest page by newer ones stays listed.
+  // a run pushed out of the newest page by newer ones stays listed. Each answer is merged once,
+  // when it arrives, so an older page read long ago never puts back a status since refreshed.
   const seen = useRef(new Map<string, RunSummary>());
+  const merged = useRef(new WeakSet<object>());
   const rows = useMemo(() => {
     const byId = seen.current;
-    for (const page of older.data?.pages ?? []) for (const run of page.data) byId.set(run.id, run);
-    for (const run of head.data?.data ?? []) byId.set(run.id, run);
+    const arrived = (answer: object) => {
+      if (merged.current.has(answer)) return false;
+      merged.current.add(answer);
+      return true;
+    };
+    for (const page of older.data?.pages ?? []) {
+      if (arrived(page)) for (const run of page.data) byId.set(run.id, run);
+    }
+    if (head.data && arrived(head.data)) {
+      // A row read again is updated; the other runs of its pages are not this list's.
+      for (const run of head.data.refreshed) if (byId.has(run.id)) byId.set(run.id, run);
+      for (const run of head.data.data) byId.set(run.id, run);
+    }
     // Run ids are UUIDv7: their order is the order of acceptance.
     const sorted = [...byId.values()].sort((a, b) => (a.id < b.id ? 1 : -1));
-    newestSeen.current = sorted[0]?.id ?? "";
+    shown.current = sorted;
     return sorted;
   }, [head.data, older.data]);
 
