@@ -47,6 +47,14 @@ export const messageResponse = z.object({ message: z.string().meta({ example: "s
 
 export const success = { message: "success" } as const;
 
+/** A mutation's resolver that does `work` and answers `{"message": "success"}`, for `.output(messageResponse)`. */
+export const answeringSuccess =
+  <Options>(work: (options: Options) => Promise<unknown>) =>
+  async (options: Options): Promise<typeof success> => {
+    await work(options);
+    return success;
+  };
+
 /** Error statuses documented for procedures that take a credential. */
 export const withCredential = { 400: "Invalid input", 401: "Credential missing or invalid", 403: "Not allowed" };
 /** The answer of an operation that saves a definition holding templates, past DEFINITION_TEMPLATE_LIMITS. */

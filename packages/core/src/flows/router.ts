@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { flowTooLarge, messageResponse, success, withCredential } from "../schemas.ts";
+import { answeringSuccess, flowTooLarge, messageResponse, withCredential } from "../schemas.ts";
 import { operations, router } from "../trpc.ts";
 import { checkFlow } from "./check.ts";
 import { createFlow, deleteFlow, getFlow, listFlows, regenerateWebhook, updateFlow } from "./flows.ts";
@@ -106,10 +106,7 @@ export const flowsRouter = router({
     })
     .input(flowIdInput)
     .output(messageResponse)
-    .mutation(async ({ ctx, input }) => {
-      await deleteFlow(ctx.services, ctx.principal.accountId, input.id);
-      return success;
-    }),
+    .mutation(answeringSuccess(({ ctx, input }) => deleteFlow(ctx.services, ctx.principal.accountId, input.id))),
 
   regenerateWebhook: op
     .authed({

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { messageResponse, success, withCredential } from "../schemas.ts";
+import { answeringSuccess, messageResponse, withCredential } from "../schemas.ts";
 import { operations, router } from "../trpc.ts";
 import { createGateway, deleteGateway, getGateway, listGateways, updateGateway } from "./gateways.ts";
 import { createMapping, deleteMapping, listMappings } from "./mappings.ts";
@@ -85,10 +85,9 @@ export const gatewayRouter = router({
     })
     .input(topicInput)
     .output(messageResponse)
-    .mutation(async ({ ctx, input }) => {
-      await deleteGateway(ctx.services, ctx.principal.accountId, input.gateway_topic);
-      return success;
-    }),
+    .mutation(
+      answeringSuccess(({ ctx, input }) => deleteGateway(ctx.services, ctx.principal.accountId, input.gateway_topic)),
+    ),
 
   mappings: router({
     create: op
@@ -130,9 +129,10 @@ export const gatewayRouter = router({
       })
       .input(deleteMappingInput)
       .output(messageResponse)
-      .mutation(async ({ ctx, input }) => {
-        await deleteMapping(ctx.services, ctx.principal.accountId, input.gateway_topic, input.method, input.path);
-        return success;
-      }),
+      .mutation(
+        answeringSuccess(({ ctx, input }) =>
+          deleteMapping(ctx.services, ctx.principal.accountId, input.gateway_topic, input.method, input.path),
+        ),
+      ),
   }),
 });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { messageResponse, success, withCredential } from "../schemas.ts";
+import { answeringSuccess, messageResponse, withCredential } from "../schemas.ts";
 import { operations, router } from "../trpc.ts";
 import { putSecretInput, secret, secretEntry, secretKeyInput } from "./schemas.ts";
 import { deleteSecret, listSecrets, putSecret, readSecret } from "./secrets.ts";
@@ -34,10 +34,9 @@ export const secretsRouter = router({
     })
     .input(putSecretInput)
     .output(messageResponse)
-    .mutation(async ({ ctx, input }) => {
-      await putSecret(ctx.services, ctx.principal.accountId, input.key, input.value);
-      return success;
-    }),
+    .mutation(
+      answeringSuccess(({ ctx, input }) => putSecret(ctx.services, ctx.principal.accountId, input.key, input.value)),
+    ),
 
   delete: op
     .authed({
@@ -49,10 +48,7 @@ export const secretsRouter = router({
     })
     .input(secretKeyInput)
     .output(messageResponse)
-    .mutation(async ({ ctx, input }) => {
-      await deleteSecret(ctx.services, ctx.principal.accountId, input.key);
-      return success;
-    }),
+    .mutation(answeringSuccess(({ ctx, input }) => deleteSecret(ctx.services, ctx.principal.accountId, input.key))),
 
   list: op
     .authed({

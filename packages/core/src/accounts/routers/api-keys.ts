@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { messageResponse, success, withCredential } from "../../schemas.ts";
+import { answeringSuccess, messageResponse, withCredential } from "../../schemas.ts";
 import { router } from "../../trpc.ts";
 import { createApiKey, deleteApiKey, listApiKeys } from "../api-keys.ts";
 import { apiKeyEntry, apiKeyIdInput, createApiKeyInput, createdApiKey } from "../schemas.ts";
@@ -40,8 +40,5 @@ export const apiKeysRouter = router({
     })
     .input(apiKeyIdInput)
     .output(messageResponse)
-    .mutation(async ({ ctx, input }) => {
-      await deleteApiKey(ctx.services.accounts, ctx.principal, input.id);
-      return success;
-    }),
+    .mutation(answeringSuccess(({ ctx, input }) => deleteApiKey(ctx.services.accounts, ctx.principal, input.id))),
 });

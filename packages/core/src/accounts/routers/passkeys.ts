@@ -1,4 +1,4 @@
-import { messageResponse, success, withCredential } from "../../schemas.ts";
+import { answeringSuccess, messageResponse, withCredential } from "../../schemas.ts";
 import { router } from "../../trpc.ts";
 import { findMfaChallenge } from "../mfa-challenges.ts";
 import { passkeyLoginOptions, passkeyRegistrationOptions, registerPasskey, removeAllPasskeys } from "../passkeys.ts";
@@ -38,11 +38,12 @@ export const passkeysRouter = router({
     })
     .input(passkeyRegistrationInput)
     .output(messageResponse)
-    .mutation(async ({ ctx, input }) => {
-      requireSignedInUser(ctx.principal);
-      await registerPasskey(ctx.services.accounts, ctx.principal, input.response);
-      return success;
-    }),
+    .mutation(
+      answeringSuccess(({ ctx, input }) => {
+        requireSignedInUser(ctx.principal);
+        return registerPasskey(ctx.services.accounts, ctx.principal, input.response);
+      }),
+    ),
   authOptions: op
     .open({
       method: "POST",
@@ -67,8 +68,7 @@ export const passkeysRouter = router({
     })
     .input(emailInput)
     .output(messageResponse)
-    .mutation(async ({ ctx, input }) => {
-      await removeAllPasskeys(ctx.services.accounts, ctx.principal, input.email);
-      return success;
-    }),
+    .mutation(
+      answeringSuccess(({ ctx, input }) => removeAllPasskeys(ctx.services.accounts, ctx.principal, input.email)),
+    ),
 });

@@ -1,4 +1,4 @@
-import { messageResponse, success } from "../../schemas.ts";
+import { answeringSuccess, messageResponse } from "../../schemas.ts";
 import { router } from "../../trpc.ts";
 import { forgotPassword, resetPassword } from "../password-reset.ts";
 import { emailInput, resetPasswordInput } from "../schemas.ts";
@@ -32,8 +32,5 @@ export const passwordRouter = router({
     })
     .input(resetPasswordInput)
     .output(messageResponse)
-    .mutation(async ({ ctx, input }) => {
-      await resetPassword(ctx.services.accounts, input);
-      return success;
-    }),
+    .mutation(answeringSuccess(({ ctx, input }) => resetPassword(ctx.services.accounts, input))),
 });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { messageResponse, success, withCredential } from "../../schemas.ts";
+import { answeringSuccess, messageResponse, withCredential } from "../../schemas.ts";
 import { signUp } from "../accounts.ts";
 import { authResultFor } from "../auth-results.ts";
 import { loginWithPassword, loginWithSecondFactor } from "../login.ts";
@@ -89,10 +89,9 @@ export const signInProcedures = {
     })
     .input(refreshTokenInput)
     .output(messageResponse)
-    .mutation(async ({ ctx, input }) => {
-      await endSession(ctx.services.accounts, ctx.principal, input.refresh_token);
-      return success;
-    }),
+    .mutation(
+      answeringSuccess(({ ctx, input }) => endSession(ctx.services.accounts, ctx.principal, input.refresh_token)),
+    ),
 
   reauthenticate: op
     .authed({

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { messageResponse, success, withCredential } from "../../schemas.ts";
+import { answeringSuccess, messageResponse, withCredential } from "../../schemas.ts";
 import { router } from "../../trpc.ts";
 import { requireSignedInUser } from "../permissions.ts";
 import { totpCodeInput, totpSetup } from "../schemas.ts";
@@ -32,11 +32,12 @@ export const totpRouter = router({
     })
     .input(totpCodeInput)
     .output(messageResponse)
-    .mutation(async ({ ctx, input }) => {
-      requireSignedInUser(ctx.principal);
-      await confirmTotpSetup(ctx.services.accounts, ctx.principal, input.code, ctx.request.ip);
-      return success;
-    }),
+    .mutation(
+      answeringSuccess(({ ctx, input }) => {
+        requireSignedInUser(ctx.principal);
+        return confirmTotpSetup(ctx.services.accounts, ctx.principal, input.code, ctx.request.ip);
+      }),
+    ),
   disable: op
     .authed({
       method: "DELETE",
@@ -47,8 +48,5 @@ export const totpRouter = router({
     })
     .input(noInput)
     .output(messageResponse)
-    .mutation(async ({ ctx }) => {
-      await disableTotp(ctx.services.accounts, ctx.principal);
-      return success;
-    }),
+    .mutation(answeringSuccess(({ ctx }) => disableTotp(ctx.services.accounts, ctx.principal))),
 });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { messageResponse, success, withCredential } from "../../schemas.ts";
+import { answeringSuccess, messageResponse, withCredential } from "../../schemas.ts";
 import { router } from "../../trpc.ts";
 import { inviteUser } from "../invitations.ts";
 import { emailInput, invitedUser, inviteUserInput, userEntry } from "../schemas.ts";
@@ -40,8 +40,5 @@ export const usersRouter = router({
     })
     .input(emailInput)
     .output(messageResponse)
-    .mutation(async ({ ctx, input }) => {
-      await removeUser(ctx.services.accounts, ctx.principal, input.email);
-      return success;
-    }),
+    .mutation(answeringSuccess(({ ctx, input }) => removeUser(ctx.services.accounts, ctx.principal, input.email))),
 });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { messageResponse, success, tooManyTemplates, withCredential } from "../../schemas.ts";
+import { answeringSuccess, messageResponse, tooManyTemplates, withCredential } from "../../schemas.ts";
 import { requireSecretReads, secretReferences } from "../../secrets/references.ts";
 import { operations, router } from "../../trpc.ts";
 import { createNode, deleteNode, getNode, listNodes, updateNode } from "./nodes.ts";
@@ -90,8 +90,5 @@ export const nodesRouter = router({
     })
     .input(nodeIdInput)
     .output(messageResponse)
-    .mutation(async ({ ctx, input }) => {
-      await deleteNode(ctx.services.db, ctx.principal.accountId, input.id);
-      return success;
-    }),
+    .mutation(answeringSuccess(({ ctx, input }) => deleteNode(ctx.services.db, ctx.principal.accountId, input.id))),
 });

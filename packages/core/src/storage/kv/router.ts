@@ -1,4 +1,4 @@
-import { messageResponse, success } from "../../schemas.ts";
+import { answeringSuccess, messageResponse, success } from "../../schemas.ts";
 import { unixSeconds } from "../../time.ts";
 import { operations, router } from "../../trpc.ts";
 import { storageErrors } from "../errors.ts";
@@ -62,10 +62,9 @@ const keysRouter = router({
     })
     .input(keyInput)
     .output(messageResponse)
-    .mutation(async ({ ctx, input }) => {
-      await deleteKey(ctx.services, ctx.principal.accountId, input.bucket, input.key);
-      return success;
-    }),
+    .mutation(
+      answeringSuccess(({ ctx, input }) => deleteKey(ctx.services, ctx.principal.accountId, input.bucket, input.key)),
+    ),
 
   list: op
     .authed({
@@ -94,10 +93,11 @@ export const kvRouter = router({
     })
     .input(putBucketInput)
     .output(messageResponse)
-    .mutation(async ({ ctx, input }) => {
-      await putBucket(ctx.services, ctx.principal.accountId, input.bucket, input.description);
-      return success;
-    }),
+    .mutation(
+      answeringSuccess(({ ctx, input }) =>
+        putBucket(ctx.services, ctx.principal.accountId, input.bucket, input.description),
+      ),
+    ),
 
   get: op
     .authed({
@@ -129,10 +129,7 @@ export const kvRouter = router({
     })
     .input(bucketInput)
     .output(messageResponse)
-    .mutation(async ({ ctx, input }) => {
-      await deleteBucket(ctx.services, ctx.principal.accountId, input.bucket);
-      return success;
-    }),
+    .mutation(answeringSuccess(({ ctx, input }) => deleteBucket(ctx.services, ctx.principal.accountId, input.bucket))),
 
   keys: keysRouter,
 });

@@ -1,4 +1,4 @@
-import { messageResponse, success } from "../../schemas.ts";
+import { answeringSuccess, messageResponse } from "../../schemas.ts";
 import { operations, router } from "../../trpc.ts";
 import { storageErrors } from "../errors.ts";
 import { MAX_JSON_BYTES } from "../limits.ts";
@@ -19,11 +19,11 @@ export const streamsRouter = router({
     })
     .input(putStreamInput)
     .output(messageResponse)
-    .mutation(async ({ ctx, input }) => {
-      const { name, ...settings } = input;
-      await putStream(ctx.services, ctx.principal.accountId, name, settings);
-      return success;
-    }),
+    .mutation(
+      answeringSuccess(({ ctx, input: { name, ...settings } }) =>
+        putStream(ctx.services, ctx.principal.accountId, name, settings),
+      ),
+    ),
 
   publish: op
     .authed({
@@ -35,11 +35,11 @@ export const streamsRouter = router({
     })
     .input(publishInput)
     .output(messageResponse)
-    .mutation(async ({ ctx, input }) => {
-      const { name, ...message } = input;
-      await publish(ctx.services, ctx.principal.accountId, name, message);
-      return success;
-    }),
+    .mutation(
+      answeringSuccess(({ ctx, input: { name, ...message } }) =>
+        publish(ctx.services, ctx.principal.accountId, name, message),
+      ),
+    ),
 
   list: op
     .authed({
@@ -66,8 +66,5 @@ export const streamsRouter = router({
     })
     .input(readMessagesInput.pick({ name: true }))
     .output(messageResponse)
-    .mutation(async ({ ctx, input }) => {
-      await deleteStream(ctx.services, ctx.principal.accountId, input.name);
-      return success;
-    }),
+    .mutation(answeringSuccess(({ ctx, input }) => deleteStream(ctx.services, ctx.principal.accountId, input.name))),
 });
