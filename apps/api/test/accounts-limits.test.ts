@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { request } from "node:http";
 import { totpCodeFromUrl } from "@platform/core/testing";
-import { enableTotp, PASSWORD, readBody, signUp, TOTP_STEP_MS, uniqueEmail } from "./accounts-helpers.ts";
+import { PASSWORD, readBody, signUp, uniqueEmail } from "./accounts-helpers.ts";
+import { enableTotp, TOTP_STEP_MS } from "./accounts-totp.ts";
 import { brokerVariants, startTestApi, type TestApi } from "./harness.ts";
 
 /** A loopback address of this run's own (all of 127.0.0.0/8 reaches the server). */

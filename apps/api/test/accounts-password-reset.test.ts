@@ -1,17 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { totpCodeFromUrl } from "@platform/core/testing";
-import {
-  acceptInvitation,
-  bearer,
-  enableTotp,
-  logIn,
-  logInFully,
-  PASSWORD,
-  readBody,
-  signUp,
-  TOTP_STEP_MS,
-  uniqueEmail,
-} from "./accounts-helpers.ts";
+import { bearer, logIn, logInFully, PASSWORD, readBody, signUp, uniqueEmail } from "./accounts-helpers.ts";
+import { acceptInvitation } from "./accounts-members.ts";
+import { enableTotp, TOTP_STEP_MS } from "./accounts-totp.ts";
 import { runModes, startPeerApi, startTestApi, type TestApi } from "./harness.ts";
 import { type Mailbox, startMailbox } from "./mailbox.ts";
 

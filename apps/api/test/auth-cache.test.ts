@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { addMember, bearer, logInFully, readBody, signUp } from "./accounts-helpers.ts";
+import { bearer, logInFully, readBody, signUp } from "./accounts-helpers.ts";
+import { addMember } from "./accounts-members.ts";
 import { runModes, startPeerApi, startTestApi, type TestApi } from "./harness.ts";
 
 /**

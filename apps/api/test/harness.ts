@@ -1,3 +1,4 @@
+import { afterAll, beforeAll, describe } from "bun:test";
 import { randomBytes } from "node:crypto";
 import {
   type CoreConfig,
@@ -82,6 +83,34 @@ export function brokerVariants(): Variant[] {
       skip: skip || (testEnv.REDIS_URL ? false : "REDIS_URL is not set"),
     },
   ]);
+}
+
+/** What a suite's tests call: its server, there from the suite's `beforeAll` on, and the backend it runs on. */
+export interface ServerSuite {
+  api: TestApi;
+  backend: TestBackend;
+}
+
+/**
+ * A suite against one server, once per database backend (PGlite, PostgreSQL; skipped, saying
+ * why, where one is missing), for suites where the broker does not matter: the server starts
+ * before the suite's tests and stops after them.
+ */
+export function describeOnEachDatabase(
+  title: string,
+  options: Omit<TestApiOptions, "backend">,
+  body: (suite: ServerSuite) => void,
+): void {
+  for (const { backend, skip } of databaseBackends()) {
+    describe.skipIf(Boolean(skip))(`${title} on ${backend}${skip ? ` (skipped: ${skip})` : ""}`, () => {
+      const suite = { backend } as ServerSuite;
+      beforeAll(async () => {
+        suite.api = await startTestApi({ ...options, backend });
+      }, 60_000);
+      afterAll(() => suite.api?.stop());
+      body(suite);
+    });
+  }
 }
 
 /**

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createLogger, platformJobs } from "@platform/core";
 import { runPartitions } from "@platform/db";
-import { addMember, bearer, signUp } from "./accounts-helpers.ts";
+import { bearer, signUp } from "./accounts-helpers.ts";
+import { addMember } from "./accounts-members.ts";
 import { type Caller, call, newCaller } from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
 

@@ -1,8 +1,10 @@
-import { expect } from "bun:test";
+import { afterAll, beforeAll, describe, expect } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freeLoopbackPort } from "@platform/db/testing";
+import { runModes, startTestApi, type TestApi } from "../../api/test/harness.ts";
 import { buildConsole } from "../build/build-console.ts";
 import { type Browser, type BrowserContext, chromiumMissing, launchChromium, type Page } from "../scripts/chromium.ts";
 
@@ -24,6 +26,56 @@ export function consoleBuild(): Promise<string> {
 }
 
 export const launchBrowser = launchChromium;
+
+/** What a suite of console journeys drives, there from its `beforeAll` on. */
+export interface ConsoleSuite {
+  /** The platform serving the console. */
+  api: TestApi;
+  browser: Browser;
+  /**
+   * Where the console is served, `http://localhost:<port>`, and the platform's PUBLIC_URL (mails
+   * link to it): a name, not 127.0.0.1, because an IP address cannot be a passkey's relying party.
+   */
+  origin: string;
+}
+
+/**
+ * A suite of console journeys, once per run mode (skipped, saying why, where the mode or a
+ * browser is missing): the platform serving the console, and a browser, start before its
+ * tests and stop after them. `env` is read as the platform starts, after the suite's own
+ * `beforeAll`s (a stand-in mailbox or registry it names is up by then).
+ */
+export function describeConsole(
+  title: string,
+  options: { worker?: boolean; env?: () => Record<string, string> },
+  body: (suite: ConsoleSuite) => void,
+): void {
+  for (const { backend, redis, label, skip } of runModes()) {
+    const skipped = skip || noBrowser;
+    describe.skipIf(Boolean(skipped))(`console: ${title} on ${label}${skipped ? ` (skipped: ${skipped})` : ""}`, () => {
+      const started = {} as ConsoleSuite;
+      body(started);
+      beforeAll(async () => {
+        const port = await freeLoopbackPort();
+        started.origin = `http://localhost:${port}`;
+        started.api = await startTestApi({
+          backend,
+          redis,
+          port,
+          worker: options.worker,
+          consoleDir: await consoleBuild(),
+          env: { PUBLIC_URL: started.origin, ...options.env?.() },
+        });
+        started.browser = await launchBrowser();
+        // The first suite of a test process builds the console as well.
+      }, 120_000);
+      afterAll(async () => {
+        await started.browser?.close();
+        await started.api?.stop();
+      });
+    });
+  }
+}
 
 /** A fresh browser profile (no cookies), at a desktop size, with every page's console errors kept. */
 export async function newContext(browser: Browser): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {

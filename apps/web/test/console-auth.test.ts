@@ -1,50 +1,37 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createResetLink } from "@platform/core";
 import { totpCodeFromUrl } from "@platform/core/testing";
-import { freeLoopbackPort } from "@platform/db/testing";
-import type { Browser, Page } from "playwright-core";
-import { enableTotp, invite, PASSWORD, signUp, TOTP_STEP_MS, uniqueEmail } from "../../api/test/accounts-helpers.ts";
-import { runModes, startTestApi, type TestApi } from "../../api/test/harness.ts";
+import type { Page } from "playwright-core";
+import { PASSWORD, signUp, uniqueEmail } from "../../api/test/accounts-helpers.ts";
+import { invite } from "../../api/test/accounts-members.ts";
+import { enableTotp, TOTP_STEP_MS } from "../../api/test/accounts-totp.ts";
 import { type Mailbox, startMailbox } from "../../api/test/mailbox.ts";
-import { consoleBuild, expectAccessible, launchBrowser, newContext, noBrowser, screenshot } from "./browser.ts";
+import { describeConsole, expectAccessible, newContext, screenshot } from "./browser.ts";
 
-for (const { backend, redis, label, skip } of runModes()) {
-  const skipped = skip || noBrowser;
-  describe.skipIf(Boolean(skipped))(`console: signing in on ${label}${skipped ? ` (skipped: ${skipped})` : ""}`, () => {
-    let api: TestApi;
-    let mailbox: Mailbox;
-    let browser: Browser;
-    let origin: string;
+/** Where the platform sends its mails, started for each suite (they run one after another). */
+let mailbox: Mailbox;
+
+describeConsole(
+  "signing in",
+  { env: () => ({ SMTP_URL: mailbox.smtpUrl, MAIL_FROM: "Platform <no-reply@platform.test>" }) },
+  (suite) => {
     beforeAll(async () => {
       mailbox = await startMailbox();
-      const port = await freeLoopbackPort();
-      // The name passkeys need (an IP address is no WebAuthn relying party), and mails' links point at.
-      origin = `http://localhost:${port}`;
-      api = await startTestApi({
-        backend,
-        redis,
-        port,
-        consoleDir: await consoleBuild(),
-        env: { PUBLIC_URL: origin, SMTP_URL: mailbox.smtpUrl, MAIL_FROM: "Platform <no-reply@platform.test>" },
-      });
-      browser = await launchBrowser();
-    }, 60_000);
+    });
     afterAll(async () => {
-      await browser?.close();
-      await api?.stop();
       await mailbox?.stop();
     });
 
     async function signInWithPassword(page: Page, email: string, password = PASSWORD) {
-      if (!page.url().includes("/console/sign-in")) await page.goto(`${origin}/console/sign-in`);
+      if (!page.url().includes("/console/sign-in")) await page.goto(`${suite.origin}/console/sign-in`);
       await page.getByLabel("Email").fill(email);
       await page.getByLabel("Password").fill(password);
       await page.getByRole("button", { name: "Sign in" }).click();
     }
 
     test("a new user signs up, stays signed in across a reload, signs out, and is sent to sign in from then on", async () => {
-      const { page, context, errors } = await newContext(browser);
-      await page.goto(`${origin}/`);
+      const { page, context, errors } = await newContext(suite.browser);
+      await page.goto(`${suite.origin}/`);
       // Not signed in: the console's front door is the sign-in page, remembering where the person was going.
       await page.waitForURL(/\/console\/sign-in\?redirect=/);
       await expectAccessible(page);
@@ -64,7 +51,7 @@ for (const { backend, redis, label, skip } of runModes()) {
 
       await page.getByLabel("Password").fill(PASSWORD);
       await page.getByRole("button", { name: "Create account" }).click();
-      await page.waitForURL(`${origin}/console/flows`);
+      await page.waitForURL(`${suite.origin}/console/flows`);
       await page.getByRole("heading", { name: "Flows" }).waitFor();
       await expect(page.getByText("Ada").count()).resolves.toBe(1);
 
@@ -78,40 +65,40 @@ for (const { backend, redis, label, skip } of runModes()) {
 
       await page.reload();
       await page.getByRole("heading", { name: "Flows" }).waitFor();
-      expect(page.url()).toBe(`${origin}/console/flows`);
+      expect(page.url()).toBe(`${suite.origin}/console/flows`);
 
       await page.getByRole("button", { name: "Sign out" }).click();
       await page.waitForURL(/\/console\/sign-in/);
       expect(await context.cookies()).toEqual([]);
-      await page.goto(`${origin}/console/flows`);
+      await page.goto(`${suite.origin}/console/flows`);
       await page.waitForURL(/\/console\/sign-in\?redirect=/);
       expect(errors).toEqual([]);
       await context.close();
     });
 
     test("a wrong password is refused on the page, the right one signs in and goes where the person was headed", async () => {
-      const user = await signUp(api, "console-password");
-      const { page, context, errors } = await newContext(browser);
-      await page.goto(`${origin}/console/flows/new`);
+      const user = await signUp(suite.api, "console-password");
+      const { page, context, errors } = await newContext(suite.browser);
+      await page.goto(`${suite.origin}/console/flows/new`);
       await page.waitForURL(/\/console\/sign-in\?redirect=/);
       await signInWithPassword(page, user.email, "not the password");
       await expect(page.getByRole("alert").textContent()).resolves.toContain("invalid email or password");
       await page.getByLabel("Password").fill(PASSWORD);
       await page.getByRole("button", { name: "Sign in" }).click();
-      await page.waitForURL(`${origin}/console/flows/new`);
+      await page.waitForURL(`${suite.origin}/console/flows/new`);
       await page.getByRole("heading", { name: "New flow" }).waitFor();
       expect(errors).toEqual([]);
       await context.close();
     });
 
     test("a redirect that leaves the console (dot segments, another site) signs in to the console's home instead", async () => {
-      const user = await signUp(api, "console-redirect");
-      const { page, context, errors } = await newContext(browser);
+      const user = await signUp(suite.api, "console-redirect");
+      const { page, context, errors } = await newContext(suite.browser);
       for (const redirect of ["/console/../../gw/evil/x", "/console/..%5Cgw/evil/x", "//evil.example/console/flows"]) {
-        await page.goto(`${origin}/console/sign-in?redirect=${encodeURIComponent(redirect)}`);
+        await page.goto(`${suite.origin}/console/sign-in?redirect=${encodeURIComponent(redirect)}`);
         await signInWithPassword(page, user.email);
         await page.waitForURL((url) => !url.pathname.startsWith("/console/sign-in"));
-        expect({ redirect, landed: page.url() }).toEqual({ redirect, landed: `${origin}/console/flows` });
+        expect({ redirect, landed: page.url() }).toEqual({ redirect, landed: `${suite.origin}/console/flows` });
         await page.getByRole("heading", { name: "Flows" }).waitFor();
       }
       expect(errors).toEqual([]);
@@ -119,13 +106,13 @@ for (const { backend, redis, label, skip } of runModes()) {
     });
 
     test("a session ended elsewhere (a password reset) leads the open page to sign-in, and back after it", async () => {
-      const user = await signUp(api, "console-ended");
-      const { page, context } = await newContext(browser);
+      const user = await signUp(suite.api, "console-ended");
+      const { page, context } = await newContext(suite.browser);
       await signInWithPassword(page, user.email);
-      await page.waitForURL(`${origin}/console/flows`);
-      const link = await createResetLink(api.services.accounts, user.email);
+      await page.waitForURL(`${suite.origin}/console/flows`);
+      const link = await createResetLink(suite.api.services.accounts, user.email);
       const token = new URL(link?.url ?? "").hash.replace("#token=", "");
-      const reset = await api.request("/accounts/password/reset", {
+      const reset = await suite.api.request("/accounts/password/reset", {
         method: "POST",
         json: { token, password: "reset elsewhere, meanwhile" },
       });
@@ -136,14 +123,14 @@ for (const { backend, redis, label, skip } of runModes()) {
       await page.getByLabel("Email").fill(user.email);
       await page.getByLabel("Password").fill("reset elsewhere, meanwhile");
       await page.getByRole("button", { name: "Sign in" }).click();
-      await page.waitForURL(`${origin}/console/runs`);
+      await page.waitForURL(`${suite.origin}/console/runs`);
       await context.close();
     });
 
     test("a user with TOTP gives a code after the password", async () => {
-      const user = await signUp(api, "console-totp");
-      const { otpauthUrl, confirmedAt } = await enableTotp(api, user.auth.auth_token);
-      const { page, context } = await newContext(browser);
+      const user = await signUp(suite.api, "console-totp");
+      const { otpauthUrl, confirmedAt } = await enableTotp(suite.api, user.auth.auth_token);
+      const { page, context } = await newContext(suite.browser);
       await signInWithPassword(page, user.email);
       await page.getByRole("heading", { name: "Second factor" }).waitFor();
       await expectAccessible(page);
@@ -153,19 +140,19 @@ for (const { backend, redis, label, skip } of runModes()) {
         .getByLabel("Code from your authenticator app")
         .fill(totpCodeFromUrl(otpauthUrl, confirmedAt + TOTP_STEP_MS));
       await page.getByRole("button", { name: "Verify" }).click();
-      await page.waitForURL(`${origin}/console/flows`);
+      await page.waitForURL(`${suite.origin}/console/flows`);
       await context.close();
     });
 
     test("an invitation's mailed link lets a new user join with a password of their choosing", async () => {
-      const owner = await signUp(api, "console-inviter", { account_name: "Inviting Co" });
+      const owner = await signUp(suite.api, "console-inviter", { account_name: "Inviting Co" });
       const email = uniqueEmail("console-invitee");
-      await invite(api, owner.auth.auth_token, email, "member");
+      await invite(suite.api, owner.auth.auth_token, email, "member");
       const mail = await mailbox.waitFor(email, /invitations\/accept#token=/);
       const link = mail.text.match(/https?:\/\/\S+invitations\/accept#token=[\w-]+/)?.[0] ?? "";
-      expect(link.startsWith(`${origin}/invitations/accept#token=`)).toBe(true);
+      expect(link.startsWith(`${suite.origin}/invitations/accept#token=`)).toBe(true);
 
-      const { page, context } = await newContext(browser);
+      const { page, context } = await newContext(suite.browser);
       await page.goto(link);
       await page.getByRole("heading", { name: "Join the account" }).waitFor();
       await expectAccessible(page);
@@ -173,7 +160,7 @@ for (const { backend, redis, label, skip } of runModes()) {
       await page.getByLabel("Your name").fill("Grace");
       await page.getByLabel("Choose a password").fill("grace's own password");
       await page.getByRole("button", { name: "Accept invitation" }).click();
-      await page.waitForURL(`${origin}/console/flows`);
+      await page.waitForURL(`${suite.origin}/console/flows`);
       await expect(page.locator(".account").textContent()).resolves.toBe("Inviting Co");
 
       // The link is spent.
@@ -186,26 +173,26 @@ for (const { backend, redis, label, skip } of runModes()) {
     });
 
     test("an existing user accepts an invitation by proving their password, and lands in the inviting account", async () => {
-      const owner = await signUp(api, "console-inviter-2", { account_name: "Second Co" });
-      const existing = await signUp(api, "console-existing", { account_name: "Own Co" });
-      await invite(api, owner.auth.auth_token, existing.email, "admin");
+      const owner = await signUp(suite.api, "console-inviter-2", { account_name: "Second Co" });
+      const existing = await signUp(suite.api, "console-existing", { account_name: "Own Co" });
+      await invite(suite.api, owner.auth.auth_token, existing.email, "admin");
       const mail = await mailbox.waitFor(existing.email, /invitations\/accept#token=/);
       const link = mail.text.match(/https?:\/\/\S+invitations\/accept#token=[\w-]+/)?.[0] ?? "";
 
-      const { page, context } = await newContext(browser);
+      const { page, context } = await newContext(suite.browser);
       await page.goto(link);
       await page.getByLabel("Yes, I have one").check();
       await page.getByLabel("Your password").fill(PASSWORD);
       await page.getByRole("button", { name: "Accept invitation" }).click();
-      await page.waitForURL(`${origin}/console/flows`);
+      await page.waitForURL(`${suite.origin}/console/flows`);
       await expect(page.locator(".account").textContent()).resolves.toBe("Second Co");
       await context.close();
     });
 
     test("a forgotten password is reset from the mailed link, and the new one signs in", async () => {
-      const user = await signUp(api, "console-reset");
-      const { page, context } = await newContext(browser);
-      await page.goto(`${origin}/console/sign-in`);
+      const user = await signUp(suite.api, "console-reset");
+      const { page, context } = await newContext(suite.browser);
+      await page.goto(`${suite.origin}/console/sign-in`);
       await page.getByRole("link", { name: "Forgot your password?" }).click();
       await page.getByLabel("Email").fill(user.email);
       await page.getByRole("button", { name: "Send the link" }).click();
@@ -215,7 +202,7 @@ for (const { backend, redis, label, skip } of runModes()) {
 
       const mail = await mailbox.waitFor(user.email, /password\/reset#token=/);
       const link = mail.text.match(/https?:\/\/\S+password\/reset#token=[\w-]+/)?.[0] ?? "";
-      expect(link.startsWith(`${origin}/password/reset#token=`)).toBe(true);
+      expect(link.startsWith(`${suite.origin}/password/reset#token=`)).toBe(true);
       await page.goto(link);
       await page.getByRole("heading", { name: "Choose a new password" }).waitFor();
       await expectAccessible(page);
@@ -225,8 +212,8 @@ for (const { backend, redis, label, skip } of runModes()) {
       await screenshot(page, "password-changed");
 
       await signInWithPassword(page, user.email, "a fresh new password");
-      await page.waitForURL(`${origin}/console/flows`);
+      await page.waitForURL(`${suite.origin}/console/flows`);
       await context.close();
     });
-  });
-}
+  },
+);
