@@ -15,21 +15,16 @@
  *   grows faster than the workers drain it. In one shared queue B's runs wait behind all of it.
  * Between rows A's runs are left to end. After the last row only B's runs are waited for.
  */
-import { flag, listFlag } from "./lib/args.ts";
+import { flag } from "./lib/args.ts";
+import { inEveryMode } from "./lib/every-mode.ts";
 import { type LoadResult, load } from "./lib/load.ts";
-import {
-  availableModes,
-  callApi,
-  type RunningPlatform,
-  signUpForBench,
-  startBaseline,
-  startPlatform,
-} from "./lib/platform.ts";
+import { callApi, modesFlag, type RunningPlatform, signUpForBench } from "./lib/platform.ts";
+import { printTable } from "./lib/table.ts";
 import { eventBody } from "./lib/webhook-ingest.ts";
 
 const SECONDS = flag("seconds", 10);
 const CONNECTIONS = flag("connections", 64);
-const MODES = listFlag("modes", ["embedded", "scale-out"]);
+const MODES = modesFlag();
 const B_EVERY_MS = 100;
 
 interface Account {
@@ -159,41 +154,33 @@ async function measure(platform: RunningPlatform): Promise<Row[]> {
 function print(title: string, trivial: LoadResult, rows: Row[]): void {
   console.log(`\n${title}`);
   console.log(`baseline: trivial Bun.serve ${Math.round(trivial.rps)} req/s at ${CONNECTIONS} connections`);
-  console.log(
-    "what".padEnd(34),
-    "B runs".padStart(7),
-    "p50 ms".padStart(8),
-    "p99 ms".padStart(8),
-    "max ms".padStart(8),
-    "A webhooks/s".padStart(13),
-    "A vs baseline".padStart(14),
+  printTable(
+    [
+      ["what", 34],
+      ["B runs", 7],
+      ["p50 ms", 8],
+      ["p99 ms", 8],
+      ["max ms", 8],
+      ["A webhooks/s", 13],
+      ["A vs baseline", 14],
+    ],
+    rows.map(({ what, b, flood }) => {
+      const sorted = [...b].sort((x, y) => x - y);
+      return [
+        what,
+        String(b.length),
+        String(percentile(sorted, 0.5)),
+        String(percentile(sorted, 0.99)),
+        String(sorted.at(-1) ?? 0),
+        flood ? String(Math.round(flood.rps)) : "-",
+        flood ? `${((flood.rps / trivial.rps) * 100).toFixed(1)}%` : "-",
+      ];
+    }),
   );
-  for (const { what, b, flood } of rows) {
-    const sorted = [...b].sort((x, y) => x - y);
-    console.log(
-      what.padEnd(34),
-      String(b.length).padStart(7),
-      String(percentile(sorted, 0.5)).padStart(8),
-      String(percentile(sorted, 0.99)).padStart(8),
-      String(sorted.at(-1) ?? 0).padStart(8),
-      (flood ? String(Math.round(flood.rps)) : "-").padStart(13),
-      (flood ? `${((flood.rps / trivial.rps) * 100).toFixed(1)}%` : "-").padStart(14),
-    );
-  }
 }
 
-const baseline = await startBaseline();
-try {
-  for (const mode of availableModes().filter((m) => MODES.includes(m))) {
-    const platform = await startPlatform(mode);
-    try {
-      const rows = await measure(platform);
-      const trivial = await load({ url: baseline.url, connections: CONNECTIONS, durationSeconds: SECONDS });
-      print(`${mode} mode, ${SECONDS} s a row`, trivial, rows);
-    } finally {
-      await platform.stop();
-    }
-  }
-} finally {
-  await baseline.stop();
-}
+await inEveryMode(MODES, async (platform, baselineUrl) => {
+  const rows = await measure(platform);
+  const trivial = await load({ url: baselineUrl, connections: CONNECTIONS, durationSeconds: SECONDS });
+  print(`${platform.mode} mode, ${SECONDS} s a row`, trivial, rows);
+});

@@ -24,21 +24,15 @@
  * scale-out runs when DATABASE_URL and REDIS_URL are set.
  */
 import { loadavg } from "node:os";
-import { flag, listFlag } from "./lib/args.ts";
-import {
-  availableModes,
-  callApi,
-  type Mode,
-  type RunningPlatform,
-  signUpForBench,
-  startBaseline,
-  startPlatform,
-} from "./lib/platform.ts";
+import { flag } from "./lib/args.ts";
+import { inEveryMode } from "./lib/every-mode.ts";
+import { callApi, modesFlag, type RunningPlatform, signUpForBench } from "./lib/platform.ts";
+import { printTable } from "./lib/table.ts";
 
 const SECONDS = flag("seconds", 10);
 const CONNECTIONS = flag("connections", 64);
 const WINDOW = flag("window", 1024);
-const MODES = listFlag("modes", availableModes()) as Mode[];
+const MODES = modesFlag();
 
 /** Runs of the phase whose `duration_ms` is read back for the percentiles (the newest). */
 const SAMPLE = 20_000;
@@ -304,94 +298,69 @@ async function measureWait(platform: RunningPlatform, token: string, flowId: str
 
 const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : "-");
 
-async function measureMode(mode: Mode, baselineUrl: string): Promise<void> {
-  const platform = await startPlatform(mode);
-  try {
-    const { token } = await signUpForBench(platform.url);
-    const flows: Record<string, string> = {};
-    for (const [kind, definition] of Object.entries(FLOWS)) {
-      flows[kind] = (await callApi(platform, token, "POST", "/flows", definition)).data.id;
-    }
-    // Warm up: revisions cached, connections open, the js sandbox's threads started.
-    for (const id of Object.values(flows)) await measureFlow(platform, token, id, 2);
-
-    const rows: [string, FlowResult][] = [];
-    for (const [kind, id] of Object.entries(flows)) {
-      rows.push([kind.includes("step") ? kind : `one-step ${kind}`, await measureFlow(platform, token, id, SECONDS)]);
-    }
-    const waits: [string, Drive][] = [];
-    for (const connections of [1, CONNECTIONS]) {
-      waits.push([
-        `wait mode, transform, ${connections} conn.`,
-        await measureWait(platform, token, flows.transform as string, connections),
-      ]);
-    }
-    const init = { method: "POST", headers: { "content-type": "application/json" }, body: TRIGGER };
-    const baseline = await drive({ url: baselineUrl, init, connections: CONNECTIONS, seconds: SECONDS });
-    const baselineOne = await drive({ url: baselineUrl, init, connections: 1, seconds: SECONDS });
-
-    console.log(
-      `\n${mode} mode: ${CONNECTIONS} connections, ${SECONDS} s per phase, at most ${WINDOW} runs outstanding; load average ${loadavg()
-        .map((n) => n.toFixed(1))
-        .join(" ")}`,
-    );
-    console.log(
-      "what".padEnd(34),
-      "accepted/s".padStart(11),
-      "completed/s".padStart(12),
-      "p50 ms".padStart(8),
-      "p99 ms".padStart(8),
-      "runs".padStart(8),
-      "failed".padStart(7),
-    );
-    console.log(
-      `baseline: Bun.serve, ${CONNECTIONS} conn.`.padEnd(34),
-      fixed(baseline.rps).padStart(11),
-      "".padStart(12),
-      fixed(baseline.p50, 1).padStart(8),
-      fixed(baseline.p99, 1).padStart(8),
-      String(baseline.ok).padStart(8),
-      String(baseline.failures).padStart(7),
-    );
-    for (const [name, r] of rows) {
-      console.log(
-        name.padEnd(34),
-        fixed(r.acceptedPerSecond).padStart(11),
-        fixed(r.completedPerSecond).padStart(12),
-        fixed(r.p50, 1).padStart(8),
-        fixed(r.p99, 1).padStart(8),
-        String(r.accepted).padStart(8),
-        String(r.failed).padStart(7),
-      );
-    }
-    console.log(
-      `baseline: Bun.serve, 1 conn.`.padEnd(34),
-      fixed(baselineOne.rps).padStart(11),
-      "".padStart(12),
-      fixed(baselineOne.p50, 2).padStart(8),
-      fixed(baselineOne.p99, 2).padStart(8),
-      String(baselineOne.ok).padStart(8),
-      String(baselineOne.failures).padStart(7),
-    );
-    for (const [name, r] of waits) {
-      console.log(
-        name.padEnd(34),
-        "".padStart(11),
-        fixed(r.rps).padStart(12),
-        fixed(r.p50, 1).padStart(8),
-        fixed(r.p99, 1).padStart(8),
-        String(r.ok).padStart(8),
-        String(r.failures).padStart(7),
-      );
-    }
-  } finally {
-    await platform.stop();
+async function measureMode(platform: RunningPlatform, baselineUrl: string): Promise<void> {
+  const { token } = await signUpForBench(platform.url);
+  const flows: Record<string, string> = {};
+  for (const [kind, definition] of Object.entries(FLOWS)) {
+    flows[kind] = (await callApi(platform, token, "POST", "/flows", definition)).data.id;
   }
+  // Warm up: revisions cached, connections open, the js sandbox's threads started.
+  for (const id of Object.values(flows)) await measureFlow(platform, token, id, 2);
+
+  const rows: [string, FlowResult][] = [];
+  for (const [kind, id] of Object.entries(flows)) {
+    rows.push([kind.includes("step") ? kind : `one-step ${kind}`, await measureFlow(platform, token, id, SECONDS)]);
+  }
+  const waits: [string, Drive][] = [];
+  for (const connections of [1, CONNECTIONS]) {
+    waits.push([
+      `wait mode, transform, ${connections} conn.`,
+      await measureWait(platform, token, flows.transform as string, connections),
+    ]);
+  }
+  const init = { method: "POST", headers: { "content-type": "application/json" }, body: TRIGGER };
+  const baseline = await drive({ url: baselineUrl, init, connections: CONNECTIONS, seconds: SECONDS });
+  const baselineOne = await drive({ url: baselineUrl, init, connections: 1, seconds: SECONDS });
+
+  console.log(
+    `\n${platform.mode} mode: ${CONNECTIONS} connections, ${SECONDS} s per phase, at most ${WINDOW} runs outstanding; load average ${loadavg()
+      .map((n) => n.toFixed(1))
+      .join(" ")}`,
+  );
+  const drove = (name: string, d: Drive, accepted: string, completed: string, digits: number) => [
+    name,
+    accepted,
+    completed,
+    fixed(d.p50, digits),
+    fixed(d.p99, digits),
+    String(d.ok),
+    String(d.failures),
+  ];
+  printTable(
+    [
+      ["what", 34],
+      ["accepted/s", 11],
+      ["completed/s", 12],
+      ["p50 ms", 8],
+      ["p99 ms", 8],
+      ["runs", 8],
+      ["failed", 7],
+    ],
+    [
+      drove(`baseline: Bun.serve, ${CONNECTIONS} conn.`, baseline, fixed(baseline.rps), "", 1),
+      ...rows.map(([name, r]) => [
+        name,
+        fixed(r.acceptedPerSecond),
+        fixed(r.completedPerSecond),
+        fixed(r.p50, 1),
+        fixed(r.p99, 1),
+        String(r.accepted),
+        String(r.failed),
+      ]),
+      drove("baseline: Bun.serve, 1 conn.", baselineOne, fixed(baselineOne.rps), "", 2),
+      ...waits.map(([name, r]) => drove(name, r, "", fixed(r.rps), 1)),
+    ],
+  );
 }
 
-const baseline = await startBaseline();
-try {
-  for (const mode of MODES) await measureMode(mode, baseline.url);
-} finally {
-  await baseline.stop();
-}
+await inEveryMode(MODES, measureMode);

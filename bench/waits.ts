@@ -9,20 +9,13 @@
  *   bun bench/waits.ts [--runs N] [--seconds N] [--modes embedded,scale-out]
  */
 
-import { flag, listFlag } from "./lib/args.ts";
+import { flag } from "./lib/args.ts";
 import { cpuNow, cpuSpent } from "./lib/cpu.ts";
-import {
-  availableModes,
-  callApi,
-  type Mode,
-  type RunningPlatform,
-  signUpForBench,
-  startPlatform,
-} from "./lib/platform.ts";
+import { callApi, type Mode, modesFlag, type RunningPlatform, signUpForBench, startPlatform } from "./lib/platform.ts";
 
 const RUNS = flag("runs", 1000);
 const SECONDS = flag("seconds", 10);
-const MODES = listFlag("modes", availableModes()) as Mode[];
+const MODES = modesFlag();
 
 /** Runs of the flow with this status, counted from its run list. */
 async function countRuns(platform: RunningPlatform, token: string, flowId: string, status: string): Promise<number> {

@@ -1,23 +1,20 @@
 import { type LoadResult, load, report } from "./load.ts";
-import { availableModes, type RunningPlatform, startBaseline, startPlatform } from "./platform.ts";
+import { availableModes, type Mode, type RunningPlatform, startBaseline, startPlatform } from "./platform.ts";
 
 /**
- * Runs `measure` on the platform started in every mode this machine can run, and prints
- * its rows beside the trivial Bun.serve loaded the same way right after.
+ * Starts the trivial Bun.serve that benchmarks compare against, then the platform in each of
+ * `modes` in turn (each stopped before the next starts), and hands both to `measure`.
  */
-export async function reportEveryMode(
-  settings: { connections: number; seconds: number },
-  measure: (platform: RunningPlatform) => Promise<[string, LoadResult][]>,
+export async function inEveryMode(
+  modes: Mode[],
+  measure: (platform: RunningPlatform, baselineUrl: string) => Promise<void>,
 ): Promise<void> {
-  const { connections, seconds } = settings;
   const baseline = await startBaseline();
   try {
-    for (const mode of availableModes()) {
+    for (const mode of modes) {
       const platform = await startPlatform(mode);
       try {
-        const rows = await measure(platform);
-        const trivial = await load({ url: baseline.url, connections, durationSeconds: seconds });
-        report(`${mode} mode, ${connections} connections, ${seconds} s each`, trivial, rows);
+        await measure(platform, baseline.url);
       } finally {
         await platform.stop();
       }
@@ -25,4 +22,20 @@ export async function reportEveryMode(
   } finally {
     await baseline.stop();
   }
+}
+
+/**
+ * Runs `measure` on the platform started in every mode this machine can run, and prints
+ * its rows beside the trivial Bun.serve loaded the same way right after.
+ */
+export function reportEveryMode(
+  settings: { connections: number; seconds: number },
+  measure: (platform: RunningPlatform) => Promise<[string, LoadResult][]>,
+): Promise<void> {
+  const { connections, seconds } = settings;
+  return inEveryMode(availableModes(), async (platform, baselineUrl) => {
+    const rows = await measure(platform);
+    const trivial = await load({ url: baselineUrl, connections, durationSeconds: seconds });
+    report(`${platform.mode} mode, ${connections} connections, ${seconds} s each`, trivial, rows);
+  });
 }

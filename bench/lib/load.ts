@@ -1,4 +1,5 @@
 import autocannon from "autocannon";
+import { printTable } from "./table.ts";
 
 export interface LoadOptions {
   url: string;
@@ -101,23 +102,23 @@ async function loadOne(options: LoadOptions): Promise<LoadResult> {
 /** Prints rows of figures with each one's ratio to the baseline measured in the same run. */
 export function report(title: string, baseline: LoadResult, rows: [string, LoadResult][]): void {
   console.log(`\n${title}`);
-  console.log(
-    "what".padEnd(34),
-    "req/s".padStart(9),
-    "p50 ms".padStart(7),
-    "p99 ms".padStart(7),
-    "vs baseline".padStart(12),
-    "failed".padStart(7),
+  const cells = (name: string, r: LoadResult) => [
+    name,
+    Math.round(r.rps).toString(),
+    r.p50.toFixed(1),
+    r.p99.toFixed(1),
+    `${((r.rps / baseline.rps) * 100).toFixed(1)}%`,
+    String(r.failures),
+  ];
+  printTable(
+    [
+      ["what", 34],
+      ["req/s", 9],
+      ["p50 ms", 7],
+      ["p99 ms", 7],
+      ["vs baseline", 12],
+      ["failed", 7],
+    ],
+    [cells("baseline: trivial Bun.serve", baseline), ...rows.map(([name, result]) => cells(name, result))],
   );
-  const line = (name: string, r: LoadResult) =>
-    console.log(
-      name.padEnd(34),
-      Math.round(r.rps).toString().padStart(9),
-      r.p50.toFixed(1).padStart(7),
-      r.p99.toFixed(1).padStart(7),
-      `${((r.rps / baseline.rps) * 100).toFixed(1)}%`.padStart(12),
-      String(r.failures).padStart(7),
-    );
-  line("baseline: trivial Bun.serve", baseline);
-  for (const [name, result] of rows) line(name, result);
 }

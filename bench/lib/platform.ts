@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { startPgBouncer } from "../../packages/db/src/pgbouncer.ts";
 import { createScratchPostgres, freeLoopbackPort, testEnv } from "../../packages/db/src/testing.ts";
+import { listFlag } from "./args.ts";
 
 export type Mode = "embedded" | "scale-out";
 
@@ -29,6 +30,12 @@ const key = () => randomBytes(32).toString("base64url");
 /** The modes this machine can run: scale-out needs DATABASE_URL and REDIS_URL. */
 export function availableModes(): Mode[] {
   return testEnv.DATABASE_URL && testEnv.REDIS_URL ? ["embedded", "scale-out"] : ["embedded"];
+}
+
+/** `--modes embedded,scale-out`: those of the modes named that this machine can run; absent, every one it can. */
+export function modesFlag(): Mode[] {
+  const named = listFlag("modes", availableModes());
+  return availableModes().filter((mode) => named.includes(mode));
 }
 
 async function waitReady(url: string, processes: Subprocess[]): Promise<void> {
