@@ -1,5 +1,5 @@
 import type { Database } from "@platform/db";
-import type { Kysely } from "kysely";
+import type { Insertable, Kysely } from "kysely";
 import { StepFailure } from "./step-failure.ts";
 
 /** An account and one active flow of it at revision 1: what a run row needs to exist, for engine tests. */
@@ -8,6 +8,16 @@ export async function insertAccountWithFlow(db: Kysely<Database>, accountId: str
     .insertInto("accounts")
     .values({ id: accountId, name: "a", display_name: "a", root_email: "a@x.io" })
     .execute();
+  await insertFlow(db, accountId, flowId);
+}
+
+/** A flow of the account at revision 1, active unless `columns` say otherwise (a `deleted_at`, say). */
+export async function insertFlow(
+  db: Kysely<Database>,
+  accountId: string,
+  flowId: string,
+  columns: Partial<Insertable<Database["flows"]>> = {},
+): Promise<void> {
   await db
     .insertInto("flows")
     .values({
@@ -20,6 +30,7 @@ export async function insertAccountWithFlow(db: Kysely<Database>, accountId: str
       signing_secret: null,
       webhook_id: crypto.randomUUID(),
       revision: 1,
+      ...columns,
     })
     .execute();
 }

@@ -9,7 +9,7 @@ import { type Broker, laneTurnOf, PLATFORM_SCOPE } from "../broker/port.ts";
 import { runWakerJob } from "../engine/housekeeping.ts";
 import { createRunQueue, RUN_STREAM, type RunQueue } from "../engine/run-queue.ts";
 import { createRunStore } from "../engine/store.ts";
-import { insertAccountWithFlow } from "../engine/test-fixtures.ts";
+import { insertAccountWithFlow, insertFlow } from "../engine/test-fixtures.ts";
 import { isDomainError } from "../errors.ts";
 import { createLogger } from "../logger.ts";
 import { createMetricsRecorder, type MetricsRecorder } from "../monitoring/recorder.ts";
@@ -68,21 +68,7 @@ for (const { backend, skip } of databaseBackends()) {
       metrics = createMetricsRecorder({ broker, logger });
       inserter = createRunInserter({ database, runQueue, metrics, logger });
       await insertAccountWithFlow(database.db, accountId, flowId);
-      await database.db
-        .insertInto("flows")
-        .values({
-          id: deletedFlowId,
-          account_id: accountId,
-          name: "gone",
-          description: "",
-          active: true,
-          trigger: "{}",
-          signing_secret: null,
-          webhook_id: crypto.randomUUID(),
-          revision: 1,
-          deleted_at: new Date(),
-        })
-        .execute();
+      await insertFlow(database.db, accountId, deletedFlowId, { name: "gone", deleted_at: new Date() });
     }, 60_000);
     afterAll(async () => {
       await metrics?.close();
