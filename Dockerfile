@@ -25,6 +25,16 @@ COPY --from=manifests /manifests/ ./
 RUN bun install --frozen-lockfile --production \
  && rm -rf node_modules/.bun/typescript@* node_modules/.bun/bun-types@* node_modules/.bun/@types+*
 
+# The console, built with every dependency: the client's sources it bundles take the API's
+# enums from @platform/core, a dev dependency of the client (its packed build copies them in),
+# so the runtime install above cannot resolve them.
+FROM ${BUN_IMAGE} AS console
+WORKDIR /app
+COPY --from=manifests /manifests/ ./
+RUN bun install --frozen-lockfile
+COPY . .
+RUN bun run build:web
+
 FROM ${BUN_IMAGE}
 WORKDIR /app
 ENV NODE_ENV=production \
@@ -34,10 +44,10 @@ ENV NODE_ENV=production \
 COPY --from=dependencies /app ./
 # Sources only: .dockerignore keeps tests, benchmarks, scripts and .git out.
 COPY . .
-# The console, built here; the start scripts rebuild it only if a source is newer (never, in
-# the image), and apps/web belongs to bun should one ever be.
-RUN bun run build:web && chown -R bun:bun apps/web \
- && mkdir -p /data && chown bun:bun /data
+# The console, built in its stage after the sources it was built from: the start scripts
+# rebuild it only if a source is newer (never, in the image).
+COPY --from=console /app/apps/web/dist apps/web/dist
+RUN chown -R bun:bun apps/web && mkdir -p /data && chown bun:bun /data
 USER bun
 VOLUME /data
 EXPOSE 3000 3001
