@@ -1,13 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import type { Server } from "bun";
+import { eventually } from "@platform/core/testing";
 import { type Caller, call, newCaller, runUntil, startRun } from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
 
 /**
  * Per-flow concurrency limits (issue 19): 200 runs of a flow limited to 3 at once per key,
  * over 4 keys, never have more than 3 running per key (the upstream each run calls counts
- * the calls in flight per key), and all 200 succeed; a run waiting shows why.
+ * the calls in flight per key), and all 200 succeed; a run waiting shows why. The upstream
+ * holds every call until the test has seen each key's slots full and the other runs waiting,
+ * so that how fast this machine creates runs cannot decide whether a limit was ever reached.
  */
 const RUNS = 200;
 const KEYS = ["a", "b", "c", "d"];
@@ -20,6 +23,7 @@ for (const { label, backend, redis, skip } of runModes()) {
     let upstream: Server<undefined>;
     const inFlight = new Map<string, number>();
     const most = new Map<string, number>();
+    let held = Promise.withResolvers<void>();
 
     beforeAll(async () => {
       upstream = Bun.serve({
@@ -30,6 +34,7 @@ for (const { label, backend, redis, skip } of runModes()) {
           const now = (inFlight.get(key) ?? 0) + 1;
           inFlight.set(key, now);
           most.set(key, Math.max(most.get(key) ?? 0, now));
+          await held.promise;
           await Bun.sleep(15);
           inFlight.set(key, (inFlight.get(key) ?? 1) - 1);
           return Response.json({ key });
@@ -46,6 +51,7 @@ for (const { label, backend, redis, skip } of runModes()) {
     test("at most `limit` runs per key execute at once; the others wait, in order, and all succeed", async () => {
       inFlight.clear();
       most.clear();
+      held = Promise.withResolvers<void>();
       const created = await call(api, owner, "POST", "/flows", {
         name: "limited",
         concurrency: { limit: LIMIT, key: "{{trigger.customer}}" },
@@ -69,9 +75,14 @@ for (const { label, backend, redis, skip } of runModes()) {
         );
         for (const answer of started) ids.push(answer.body.run_id);
       }
-      // Some run waits for a slot, and says so.
-      const waiting = await call(api, owner, "GET", `/flows/${flowId}/runs?status=queued&limit=100`);
-      const reasons = new Set(waiting.body.data.map((run: { queue_reason: string | null }) => run.queue_reason));
+      // Every key's slots fill, and a run waiting for one says so.
+      const reasons = new Set<string | null>();
+      await eventually(async () => {
+        const waiting = await call(api, owner, "GET", `/flows/${flowId}/runs?status=queued&limit=100`);
+        for (const run of waiting.body.data as { queue_reason: string | null }[]) reasons.add(run.queue_reason);
+        return KEYS.every((key) => inFlight.get(key) === LIMIT) && reasons.has("waiting for concurrency slot");
+      }, 60_000);
+      held.resolve();
       const runs = await Promise.all(ids.map((id) => runUntil(api, owner, id)));
       expect(runs.filter((run) => run.status !== "succeeded")).toEqual([]);
       for (const key of KEYS) expect(most.get(key)).toBeLessThanOrEqual(LIMIT);
