@@ -15,6 +15,8 @@ export const RUN_STATUSES = [
   "filtered",
   "duplicate",
   "rejected",
+  "skipped",
+  "batched",
 ] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
@@ -26,6 +28,8 @@ export const FINAL_RUN_STATUSES = [
   "filtered",
   "duplicate",
   "rejected",
+  "skipped",
+  "batched",
 ] as const satisfies readonly RunStatus[];
 
 /** Who signs a webhook's deliveries (`trigger.service`); `custom` needs `hmac`. */

@@ -363,6 +363,10 @@ export interface RunsTable {
   throttle_at: Date | null;
   /** The bulk replay job that started it. */
   replay_job_id: string | null;
+  /** Why a flow control ended it without running it (`skipped`, `batched`, or `cancelled` before it started). */
+  end_reason: string | null;
+  /** The run that runs in its place: the later start that replaced it (debounce), the batch run that took its trigger. */
+  taken_by: string | null;
   /** Bytes of its steps' outputs and error texts it has written, against its plan's `run_record_bytes`. */
   recorded_bytes: ColumnType<string | number, number | undefined, number>;
   created_at: CreatedAt;

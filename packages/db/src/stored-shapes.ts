@@ -232,7 +232,9 @@ export type RunStatus =
   | "cancelled"
   | "filtered"
   | "duplicate"
-  | "rejected";
+  | "rejected"
+  | "skipped"
+  | "batched";
 
 // Bulk replays: `replay_jobs.filter`.
 

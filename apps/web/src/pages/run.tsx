@@ -120,6 +120,22 @@ export function RunPage() {
             <dd>{current.queue_reason}</dd>
           </>
         )}
+        {current.end_reason && (
+          <>
+            <dt>Ended by its flow control</dt>
+            <dd>{current.end_reason}</dd>
+          </>
+        )}
+        {current.taken_by && (
+          <>
+            <dt>Runs in its place</dt>
+            <dd>
+              <Link to="/console/runs/$runId" params={{ runId: current.taken_by }}>
+                {current.taken_by}
+              </Link>
+            </dd>
+          </>
+        )}
         {current.replay_of && (
           <>
             <dt>Replay of</dt>

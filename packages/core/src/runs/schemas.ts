@@ -74,6 +74,14 @@ const runFields = {
     description:
       "Why a queued run waits: `waiting for concurrency slot` (the flow's `concurrency`), `waiting for throttle window` (its `throttle`); null otherwise.",
   }),
+  end_reason: z.string().nullable().meta({
+    description:
+      "Why a flow control ended the run without running it: a `skipped` run (its rate limit spent, a singleton's run of its key under way, replaced by a later start under its debounce), a `batched` one (its trigger joined the batch run `taken_by`), a `cancelled` one that waited longer than its `start_timeout_s`, or one a singleton's `cancel` mode stopped; null otherwise.",
+  }),
+  taken_by: z.string().nullable().meta({
+    description:
+      "The run that runs in this one's place: the later start that replaced it under a debounce, or the batch run its trigger joined; null otherwise.",
+  }),
   created_at: isoTime.meta({ description: "When the run was accepted." }),
   started_at: nullableTime.meta({ description: "When a worker first took it." }),
   finished_at: nullableTime,

@@ -224,6 +224,8 @@ export function createRunsService(deps: RunsDeps): RunsService {
           "replay_of",
           "parent_run_id",
           "queue_reason",
+          "end_reason",
+          "taken_by",
           "delivery_id",
           "wake_at",
           "held_by",

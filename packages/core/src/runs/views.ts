@@ -31,6 +31,10 @@ export interface RunView {
   parent_run_id: string | null;
   /** Why a queued run waits: `waiting for concurrency slot`. */
   queue_reason: string | null;
+  /** Why a flow control ended it without running it. */
+  end_reason: string | null;
+  /** The run that runs in its place (debounce, batch). */
+  taken_by: string | null;
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
@@ -209,6 +213,8 @@ type SummaryRow = Pick<
   | "replay_of"
   | "parent_run_id"
   | "queue_reason"
+  | "end_reason"
+  | "taken_by"
   | "created_at"
   | "started_at"
   | "finished_at"
@@ -224,6 +230,8 @@ export function runSummary(row: SummaryRow): RunSummary {
     replay_of: row.replay_of,
     parent_run_id: row.parent_run_id,
     queue_reason: queueReasonText(row.queue_reason),
+    end_reason: row.end_reason,
+    taken_by: row.taken_by,
     created_at: row.created_at.toISOString(),
     started_at: iso(row.started_at),
     finished_at: iso(row.finished_at),

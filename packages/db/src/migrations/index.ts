@@ -38,6 +38,7 @@ import * as m20261128040000 from "./20261128040000_flow_schedule_interval.ts";
 import * as m20261128060000 from "./20261128060000_queue_reason_codes.ts";
 import * as m20261128070000 from "./20261128070000_account_storage.ts";
 import * as m20261128080000 from "./20261128080000_broker_lane_waiting.ts";
+import * as m20261129010000 from "./20261129010000_run_end_reason.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -83,4 +84,5 @@ export const migrations: Record<string, Migration> = {
   "20261128060000_queue_reason_codes": m20261128060000,
   "20261128070000_account_storage": m20261128070000,
   "20261128080000_broker_lane_waiting": m20261128080000,
+  "20261129010000_run_end_reason": m20261129010000,
 };
