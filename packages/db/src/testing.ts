@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
+import { readdir } from "node:fs/promises";
 import { createServer } from "node:net";
+import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { Kysely, PGliteDialect } from "kysely";
 import pg from "pg";
@@ -47,30 +49,84 @@ function migratedPgliteImage(): Promise<Blob> {
   return migratedPglite;
 }
 
-/** Creates an empty database on the test server and returns its URL and a way to drop it. */
-export async function createScratchPostgres(): Promise<{ url: string; drop(): Promise<void> }> {
+/** Runs `work` on a connection to the test server's `DATABASE_URL` database. */
+async function onTestServer<T>(work: (admin: pg.Client) => Promise<T>): Promise<T> {
   const adminUrl = testEnv.DATABASE_URL;
   if (!adminUrl) throw new Error("DATABASE_URL is not set");
-  const name = `scratch_${randomBytes(6).toString("hex")}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${name}`);
+    return await work(admin);
   } finally {
     await admin.end();
   }
-  const url = new URL(adminUrl);
+}
+
+/** The URL of database `name` on the test server. */
+function testServerUrl(name: string): string {
+  const url = new URL(testEnv.DATABASE_URL ?? "");
   url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new pg.Client({ connectionString: adminUrl });
-      await client.connect();
+  return url.toString();
+}
+
+let migratedTemplate: Promise<string> | undefined;
+
+/**
+ * The name of a migrated database on the test server that scratch databases are copied from
+ * (`CREATE DATABASE … TEMPLATE`: a file copy, where migrating each one took seconds). Its name
+ * holds today's date (a migration bounds the runs' first partition a week from the day it ran)
+ * and a digest of the migrations' sources, so a new day or an edited migration makes a new one; it is
+ * migrated under a name of its own and renamed once complete, so test processes starting at
+ * once each find either none (and build one; the first rename wins) or a finished one.
+ */
+function migratedTemplateName(): Promise<string> {
+  migratedTemplate ??= (async () => {
+    const folder = join(import.meta.dir, "migrations");
+    const files = (await readdir(folder)).sort();
+    const sources = await Promise.all(files.map((file) => Bun.file(join(folder, file)).text()));
+    const day = new Date().toISOString().slice(0, 10).replaceAll("-", "");
+    const digest = new Bun.CryptoHasher("sha256").update(sources.join("\n")).digest("hex").slice(0, 16);
+    const name = `platform_template_${day}_${digest}`;
+    const exists = await onTestServer((admin) => admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]));
+    if (exists.rowCount) return name;
+    const building = `${name}_${randomBytes(4).toString("hex")}`;
+    await onTestServer((admin) => admin.query(`CREATE DATABASE ${building}`));
+    const handle = await openDatabase({ kind: "postgres", url: testServerUrl(building), poolSize: 1 });
+    await migrateToLatest(handle.db).finally(() => handle.close());
+    await onTestServer(async (admin) => {
       try {
-        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await client.end();
+        await admin.query(`ALTER DATABASE ${building} RENAME TO ${name}`);
+      } catch {
+        // Another process finished one first: its copy serves.
+        await admin.query(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`);
       }
+      // Earlier days' templates go (one still being copied from stays). Today's others may serve
+      // processes testing other sources: a checkout's, another worktree's.
+      const { rows } = await admin.query<{ datname: string }>(
+        "SELECT datname FROM pg_database WHERE datname ~ '^platform_template_[0-9]{8}_' AND datname NOT LIKE $1",
+        [`platform_template_${day}_%`],
+      );
+      for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS ${datname}`).catch(() => {});
+    });
+    return name;
+  })();
+  return migratedTemplate;
+}
+
+/**
+ * Creates a database on the test server, empty or (`migrated`) at the latest migration, and
+ * returns its URL and a way to drop it.
+ */
+export async function createScratchPostgres(
+  options: { migrated?: boolean } = {},
+): Promise<{ url: string; drop(): Promise<void> }> {
+  const template = options.migrated ? await migratedTemplateName() : undefined;
+  const name = `scratch_${randomBytes(6).toString("hex")}`;
+  await onTestServer((admin) => admin.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ""}`));
+  return {
+    url: testServerUrl(name),
+    async drop() {
+      await onTestServer((admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
     },
   };
 }
@@ -78,13 +134,10 @@ export async function createScratchPostgres(): Promise<{ url: string; drop(): Pr
 /** A fresh, migrated database of its own for one test file; closing it throws it away. */
 export async function openTestDatabase(backend: TestBackend): Promise<DatabaseHandle> {
   if (backend === "pglite") return openDatabase({ kind: "pglite", loadFrom: await migratedPgliteImage() });
-  const scratch = await createScratchPostgres();
+  const scratch = await createScratchPostgres({ migrated: true });
   let handle: DatabaseHandle;
   let bouncer: RunningPgBouncer | undefined;
   if (backend === "pgbouncer") {
-    // Migrated straight on the server, as the platform does with DATABASE_DIRECT_URL.
-    const direct = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 1 });
-    await migrateToLatest(direct.db).finally(() => direct.close());
     // A pooler of its own, which goes with the database.
     bouncer = await startPgBouncer(scratch.url, await freeLoopbackPort());
     handle = await openDatabase({
@@ -95,7 +148,6 @@ export async function openTestDatabase(backend: TestBackend): Promise<DatabaseHa
     });
   } else {
     handle = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 5 });
-    await migrateToLatest(handle.db);
   }
   return {
     ...handle,
