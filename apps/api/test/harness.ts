@@ -175,6 +175,8 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
       LOGIN_FAILURES_PER_PAIR: "1000000",
       LOGIN_FAILURES_PER_IP: "1000000",
       LOGIN_FAILURES_PER_EMAIL: "1000000",
+      // The cheapest argon2id the settings allow: the suites sign up hundreds of users.
+      PASSWORD_HASH_MEMORY_KIB: "19456",
       // No test reaches the public MCP registry: suites that need one start a stand-in.
       MCP_REGISTRY_URL: "http://127.0.0.1:9",
       // On a cluster, the run queue as the docs suggest there: in partitions spread over the shards.

@@ -51,6 +51,7 @@ export class PlatformProcesses {
       SECRETS_KEY: randomBytes(32).toString("base64url"),
       WORKER_HEALTH_PORT: "0",
       HTTP_REQUEST_ALLOWED_NETWORKS: "127.0.0.1",
+      PASSWORD_HASH_MEMORY_KIB: "19456",
       ...settings.env,
     };
   }

@@ -199,6 +199,18 @@ export const coreConfigSchema = z.object({
     description:
       'A JSON file of per-plan limits (`{"free": {"kv_bytes": 104857600}}`, over the defaults); defaults for every plan when unset.',
   }),
+  PASSWORD_HASH_MEMORY_KIB: wholeNumber({
+    min: 19_456,
+    fallback: 65_536,
+    description:
+      "Memory of each argon2id password hash, in KiB (default 64 MiB; at least 19 MiB, OWASP's floor). Existing hashes keep the cost they were made with; a sign-in checks them as made.",
+  }),
+  PASSWORD_HASH_TIME_COST: wholeNumber({
+    min: 2,
+    max: 10,
+    fallback: 2,
+    description: "Passes of each argon2id password hash over its memory (2-10, default 2).",
+  }),
   LOGIN_FAILURES_PER_PAIR: wholeNumber({
     min: 1,
     fallback: 10,
@@ -420,6 +432,7 @@ export function toCoreConfig(env: CoreEnv) {
         ],
       },
       pricesFile: env.PRICES_FILE,
+      passwordHash: { memoryCost: env.PASSWORD_HASH_MEMORY_KIB, timeCost: env.PASSWORD_HASH_TIME_COST },
       loginLimits: {
         perPair: env.LOGIN_FAILURES_PER_PAIR,
         perIp: env.LOGIN_FAILURES_PER_IP,

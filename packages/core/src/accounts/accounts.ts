@@ -53,7 +53,7 @@ export async function signUp(
   const guard = signInGuard(deps, "login", { email: input.email, ip });
   await guard.admit();
   await admitSignup(deps.broker, deps.config.loginLimits, ip);
-  const passwordHash = await hashPassword(input.password);
+  const passwordHash = await hashPassword(deps.config.passwordHash, input.password);
   const member = { accountId: Bun.randomUUIDv7(), userId: Bun.randomUUIDv7() };
   try {
     await deps.db.transaction().execute(async (trx) => {

@@ -178,7 +178,7 @@ export async function acceptInvitation(
     .executeTakeFirst();
   let member: Member;
   if (user) {
-    if (!(await verifyPassword(input.password, user.password_hash))) {
+    if (!(await verifyPassword(deps.config.passwordHash, input.password, user.password_hash))) {
       await guard.failed();
       throw badCredentials();
     }
@@ -203,7 +203,7 @@ async function createInvitedUser(
   if (input.password.length < MIN_PASSWORD_LENGTH) {
     throw invalidInput({ path: "password", message: `must be at least ${MIN_PASSWORD_LENGTH} characters` });
   }
-  const passwordHash = await hashPassword(input.password);
+  const passwordHash = await hashPassword(deps.config.passwordHash, input.password);
   const userId = Bun.randomUUIDv7();
   try {
     return await deps.db.transaction().execute(async (trx) => {

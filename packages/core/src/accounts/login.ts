@@ -44,7 +44,7 @@ export async function loginWithPassword(
     .where("email", "=", input.email)
     .executeTakeFirst();
   const accountId =
-    (await verifyPassword(input.password, user?.password_hash)) && user
+    (await verifyPassword(deps.config.passwordHash, input.password, user?.password_hash)) && user
       ? await accountToSignInto(deps, user.id)
       : undefined;
   if (!user || !accountId) {

@@ -100,7 +100,7 @@ async function spendReset(trx: Kysely<Database>, token: string, passwordHash: st
 
 /** `POST /accounts/password/reset`: sets the password; the user's access tokens stop working in every process. */
 export async function resetPassword(deps: AccountsDeps, input: { token: string; password: string }): Promise<void> {
-  const passwordHash = await hashPassword(input.password);
+  const passwordHash = await hashPassword(deps.config.passwordHash, input.password);
   const userId = await deps.db.transaction().execute((trx) => spendReset(trx, input.token, passwordHash));
   await deps.authCache.revoke({ kind: "user", userId });
 }

@@ -39,7 +39,7 @@ export async function reauthenticate(
   await guard.admit();
   const proven =
     input.password !== undefined
-      ? await verifyPassword(input.password, user.password_hash)
+      ? await verifyPassword(deps.config.passwordHash, input.password, user.password_hash)
       : input.totp_code !== undefined && (await spendTotpCode(deps, principal.userId, input.totp_code));
   if (!proven) {
     await guard.failed();
