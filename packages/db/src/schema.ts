@@ -2,9 +2,11 @@ import type { ColumnType, Generated, Insertable, JSONColumnType, Selectable, Upd
 import type {
   BuiltInSubject,
   ConcurrencyLimit,
+  RateLimit,
   RegistryEntry,
   ReplayJobFilter,
   RunStatus,
+  Singleton,
   StepInput,
   StepRecord,
   StoredStep,
@@ -194,6 +196,12 @@ export interface FlowsTable {
   concurrency: JSONColumnType<ConcurrencyLimit | null, string | null | undefined, string | null>;
   /** How many of its runs start per period (per key). Written as a JSON string. */
   throttle: JSONColumnType<ThrottleLimit | null, string | null | undefined, string | null>;
+  /** How many of its starts are taken per period (per key); the others are skipped. Written as a JSON string. */
+  rate_limit: JSONColumnType<RateLimit | null, string | null | undefined, string | null>;
+  /** One queued or running run per key. Written as a JSON string. */
+  singleton: JSONColumnType<Singleton | null, string | null | undefined, string | null>;
+  /** How long a run may wait to start before it is cancelled, in seconds. */
+  start_timeout_s: ColumnType<number | null, number | null | undefined, number | null>;
   /** Sealed; never returned. */
   signing_secret: string | null;
   webhook_id: string;
@@ -214,6 +222,9 @@ export interface FlowRevisionsTable {
   on_failure: JSONColumnType<StoredStep[], string | undefined, string>;
   concurrency: JSONColumnType<ConcurrencyLimit | null, string | null | undefined, string | null>;
   throttle: JSONColumnType<ThrottleLimit | null, string | null | undefined, string | null>;
+  rate_limit: JSONColumnType<RateLimit | null, string | null | undefined, string | null>;
+  singleton: JSONColumnType<Singleton | null, string | null | undefined, string | null>;
+  start_timeout_s: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: CreatedAt;
 }
 
@@ -361,6 +372,10 @@ export interface RunsTable {
   /** Of a flow with a throttle: the key it was given its turn under, and the turn (when it may start). */
   throttle_key: string | null;
   throttle_at: Date | null;
+  /** Of a flow with a rate limit: the key it was admitted under (null: not admitted, or no rate limit). */
+  rate_key: string | null;
+  /** Of a flow with a singleton: the key it was admitted under, the one run of that key while it is queued or running. */
+  singleton_key: string | null;
   /** The bulk replay job that started it. */
   replay_job_id: string | null;
   /** Why a flow control ended it without running it (`skipped`, `batched`, or `cancelled` before it started). */

@@ -159,7 +159,7 @@ export type ManualTriggerSettings = {
 
 export type TriggerSettings = WebhookTriggerSettings | ScheduleSettings | ManualTriggerSettings;
 
-// Flow settings: `concurrency` and `throttle` of `flows` and `flow_revisions` (null: none).
+// Flow settings of `flows` and `flow_revisions`, the flow controls (null: none).
 
 export type ConcurrencyLimit = {
   limit: number;
@@ -172,6 +172,20 @@ export type ThrottleLimit = {
   period_s: number;
   /** A template of the trigger data; absent, all the flow's runs share the throttle. */
   key?: string;
+};
+
+export type RateLimit = {
+  limit: number;
+  period_s: number;
+  /** A template of the trigger data; absent, all the flow's runs share the rate limit. */
+  key?: string;
+};
+
+export type Singleton = {
+  /** A template of the trigger data; absent, one run of the whole flow at a time. */
+  key?: string;
+  /** What a start finds when a run of its key is queued or running: it is skipped, or it cancels that run. */
+  mode: "skip" | "cancel";
 };
 
 // Run step records: `run_steps.record` (the output is kept apart, in `run_steps.output`).

@@ -36,7 +36,7 @@ const WAIT_RECHECK_MS = 30_000;
 export async function limitKeyOf(
   limit: { key: CompiledPayload | null },
   trigger: unknown,
-  name: "concurrency" | "throttle",
+  name: "concurrency" | "throttle" | "rate_limit" | "singleton",
 ): Promise<string> {
   if (!limit.key) return "";
   let value: unknown;

@@ -8,8 +8,11 @@ import { limitKeyOf, slotFreed, takeSlot } from "./concurrency.ts";
 import { type ExecutorDeps, executeRun, RunClaimedElsewhere, type RunEnd, RunTakenOver } from "./executor.ts";
 import { createRunLeases, type RunLease } from "./leases.ts";
 import { createModuleSteps } from "./module-steps.ts";
-import { createRevisionCache } from "./revisions.ts";
+import { takeRate } from "./rate-limit.ts";
+import { createRevisionCache, hasFlowControl } from "./revisions.ts";
 import { RUN_LANE_QUANTUM, RUN_STREAM } from "./run-queue.ts";
+import { takeSingleton } from "./singleton.ts";
+import { startTimedOut, wakeByStartDeadline } from "./start-timeout.ts";
 import { failStep } from "./step-functions.ts";
 import { type ClaimedRun, createRunStore, type RunStore } from "./store.ts";
 import { takeTurn } from "./throttle.ts";
@@ -159,12 +162,12 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
     async handle(payload, context) {
       const claimedAt = Date.now();
       const entry = payload as RunEntry;
-      // A run of a flow with a concurrency limit or a throttle is claimed at once (slots and turns are counted from claims).
+      // A run of a flow with a flow control is claimed at once (the controls judge and count claimed runs).
       const accepted =
         entry.start !== undefined && context.attempt === 1
           ? await revisions.flow(entry.start.flow, entry.start.revision)
           : null;
-      const gated = accepted?.concurrency !== undefined || accepted?.throttle !== undefined;
+      const gated = accepted !== null && hasFlowControl(accepted);
       const run = gated
         ? await store.claim(entry.run, context.entryId, context.attempt)
         : await takeRun(store, entry, context.entryId, context.attempt);
@@ -193,14 +196,31 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
           );
         } else {
           const limits = gated ? accepted : run.claimed ? await revisions.flow(run.flowId, run.revision) : null;
-          const { throttle, concurrency } = limits ?? {};
+          const { startTimeoutMs, rateLimit, singleton, throttle, concurrency } = limits ?? {};
+          // The flow controls, in the order docs/guide/flows.md gives: one that ends or parks the run ends this delivery.
+          if (startTimeoutMs !== undefined && (await startTimedOut(services, run, startTimeoutMs))) return;
+          if (
+            rateLimit &&
+            !(await takeRate(services, run, rateLimit, await limitKeyOf(rateLimit, run.trigger, "rate_limit")))
+          )
+            return;
+          if (
+            singleton &&
+            !(await takeSingleton(services, run, singleton, await limitKeyOf(singleton, run.trigger, "singleton")))
+          )
+            return;
+          /** A run a control parks is woken by its start deadline at the latest. */
+          const parked = async () => {
+            if (startTimeoutMs !== undefined) await wakeByStartDeadline(services, run, startTimeoutMs);
+          };
           if (
             throttle &&
             !(await takeTurn(services.db, run, throttle, await limitKeyOf(throttle, run.trigger, "throttle")))
           )
-            return;
+            return parked();
           const key = concurrency ? await limitKeyOf(concurrency, run.trigger, "concurrency") : undefined;
-          if (concurrency && key !== undefined && !(await takeSlot(services.db, run, concurrency.limit, key))) return;
+          if (concurrency && key !== undefined && !(await takeSlot(services.db, run, concurrency.limit, key)))
+            return parked();
           slot = key;
           if (run.claimed) hold(claimedAt);
           const flow = await revisions.flow(run.flowId, run.revision);

@@ -59,6 +59,21 @@ export interface LoadedFlow {
   concurrency?: { limit: number; key: CompiledPayload | null };
   /** At most `limit` starts per `periodMs` (per key value). */
   throttle?: { limit: number; periodMs: number; key: CompiledPayload | null };
+  /** At most `limit` starts taken per `periodMs` (per key value); the others are skipped. */
+  rateLimit?: { limit: number; periodMs: number; key: CompiledPayload | null };
+  /** One queued or running run per key value; a start that finds one is skipped or cancels it (`mode`). */
+  singleton?: { mode: "skip" | "cancel"; key: CompiledPayload | null };
+  /** A run not started this long after it was accepted is cancelled. */
+  startTimeoutMs?: number;
+}
+
+/**
+ * Whether a flow has a flow control: its runs are claimed as a worker first takes them, for
+ * the controls judge claimed runs and count them (see consumer.ts).
+ */
+export function hasFlowControl(flow: LoadedFlow): boolean {
+  const { concurrency, throttle, rateLimit, singleton, startTimeoutMs } = flow;
+  return [concurrency, throttle, rateLimit, singleton, startTimeoutMs].some((control) => control !== undefined);
 }
 
 /** The keys of the secrets the templates of `fields` name. */
@@ -142,12 +157,12 @@ export function createRevisionCache(db: Kysely<Database>, maxEntries = 1000): Re
   async function load(flowId: string, revision: number): Promise<LoadedFlow | null> {
     const row = await db
       .selectFrom("flow_revisions")
-      .select(["steps", "on_failure", "concurrency", "throttle"])
+      .select(["steps", "on_failure", "concurrency", "throttle", "rate_limit", "singleton", "start_timeout_s"])
       .where("flow_id", "=", flowId)
       .where("revision", "=", revision)
       .executeTakeFirst();
     if (!row) return null;
-    const { concurrency, throttle } = row;
+    const { concurrency, throttle, rate_limit: rateLimit, singleton, start_timeout_s: startTimeoutS } = row;
     return {
       steps: loadSteps(row.steps),
       onFailure: loadSteps(row.on_failure),
@@ -163,6 +178,19 @@ export function createRevisionCache(db: Kysely<Database>, maxEntries = 1000): Re
             },
           }
         : {}),
+      ...(rateLimit
+        ? {
+            rateLimit: {
+              limit: rateLimit.limit,
+              periodMs: rateLimit.period_s * 1000,
+              key: rateLimit.key ? compilePayload(rateLimit.key) : null,
+            },
+          }
+        : {}),
+      ...(singleton
+        ? { singleton: { mode: singleton.mode, key: singleton.key ? compilePayload(singleton.key) : null } }
+        : {}),
+      ...(startTimeoutS !== null ? { startTimeoutMs: startTimeoutS * 1000 } : {}),
     };
   }
 

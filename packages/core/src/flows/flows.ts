@@ -58,6 +58,9 @@ function toFlow(row: FlowRow, config: FlowsDeps["config"]): Flow {
     on_failure: row.on_failure,
     concurrency: row.concurrency,
     throttle: row.throttle,
+    rate_limit: row.rate_limit,
+    singleton: row.singleton,
+    start_timeout_s: row.start_timeout_s,
     webhook: { id: row.webhook_id, url: `${config.webhookBaseUrl}/${row.webhook_id}` },
     revision: row.revision,
     created: unixSeconds(row.created_at),
@@ -83,6 +86,9 @@ function definitionColumns(input: FlowInput, schedule: CheckedSchedule) {
     on_failure: JSON.stringify(input.on_failure),
     concurrency: input.concurrency ? JSON.stringify(input.concurrency) : null,
     throttle: input.throttle ? JSON.stringify(input.throttle) : null,
+    rate_limit: input.rate_limit ? JSON.stringify(input.rate_limit) : null,
+    singleton: input.singleton ? JSON.stringify(input.singleton) : null,
+    start_timeout_s: input.start_timeout_s,
   };
 }
 
@@ -200,11 +206,22 @@ function writeRevision(
   save: Awaited<ReturnType<typeof prepareSave>>,
 ): Promise<void> {
   const { steps, onFailure, revisionQuota } = save;
-  const { concurrency, throttle } = input;
+  const { concurrency, throttle, singleton } = input;
   return insertRevision(
     trx,
     accountId,
-    { flowId: id, revision, trigger: input.trigger.settings, steps, onFailure, concurrency, throttle },
+    {
+      flowId: id,
+      revision,
+      trigger: input.trigger.settings,
+      steps,
+      onFailure,
+      concurrency,
+      throttle,
+      rateLimit: input.rate_limit,
+      singleton,
+      startTimeoutS: input.start_timeout_s,
+    },
     revisionQuota,
   );
 }

@@ -1,4 +1,12 @@
-import type { ConcurrencyLimit, Database, StoredStep, ThrottleLimit, TriggerSettings } from "@platform/db";
+import type {
+  ConcurrencyLimit,
+  Database,
+  RateLimit,
+  Singleton,
+  StoredStep,
+  ThrottleLimit,
+  TriggerSettings,
+} from "@platform/db";
 import { type Kysely, sql } from "kysely";
 import { countWithin, storageRefusal } from "../limits/account-storage.ts";
 
@@ -21,6 +29,12 @@ export interface FlowRevision {
   concurrency: ConcurrencyLimit | null;
   /** How many runs start per period (per key value); null: no throttle. */
   throttle: ThrottleLimit | null;
+  /** How many starts are taken per period (per key value), the others skipped; null: no rate limit. */
+  rateLimit: RateLimit | null;
+  /** One queued or running run per key value; null: none. */
+  singleton: Singleton | null;
+  /** Seconds a run may wait to start before it is cancelled; null: no start timeout. */
+  startTimeoutS: number | null;
 }
 
 /**
@@ -41,14 +55,18 @@ export async function insertRevision(
     JSON.stringify(revision.onFailure),
     revision.concurrency ? JSON.stringify(revision.concurrency) : null,
     revision.throttle ? JSON.stringify(revision.throttle) : null,
+    revision.rateLimit ? JSON.stringify(revision.rateLimit) : null,
+    revision.singleton ? JSON.stringify(revision.singleton) : null,
   ] as const;
   const bytes = columns.reduce((sum, json) => sum + (json === null ? 0 : Buffer.byteLength(json)), 0);
-  const [trigger, steps, onFailure, concurrency, throttle] = columns;
+  const [trigger, steps, onFailure, concurrency, throttle, rateLimit, singleton] = columns;
   const { rows } = await sql`
     with counted as (${countWithin(accountId, "flow_revision_bytes", bytes, quota.limit)})
-    insert into flow_revisions (flow_id, revision, trigger, steps, on_failure, concurrency, throttle)
+    insert into flow_revisions (flow_id, revision, trigger, steps, on_failure, concurrency, throttle, rate_limit,
+      singleton, start_timeout_s)
     select ${revision.flowId}::uuid, ${revision.revision}::integer, ${trigger}::jsonb, ${steps}::jsonb,
-      ${onFailure}::jsonb, ${concurrency}::jsonb, ${throttle}::jsonb
+      ${onFailure}::jsonb, ${concurrency}::jsonb, ${throttle}::jsonb, ${rateLimit}::jsonb, ${singleton}::jsonb,
+      ${revision.startTimeoutS}::integer
     from counted
     returning revision`.execute(db);
   if (rows.length === 0) throw await storageRefusal(db, accountId, "flow_revision_bytes", quota);
@@ -73,6 +91,9 @@ export async function readRevision(
       "flow_revisions.on_failure",
       "flow_revisions.concurrency",
       "flow_revisions.throttle",
+      "flow_revisions.rate_limit",
+      "flow_revisions.singleton",
+      "flow_revisions.start_timeout_s",
     ])
     .where("flows.account_id", "=", accountId)
     .where("flow_revisions.flow_id", "=", flowId)
@@ -87,5 +108,8 @@ export async function readRevision(
     onFailure: row.on_failure,
     concurrency: row.concurrency,
     throttle: row.throttle,
+    rateLimit: row.rate_limit,
+    singleton: row.singleton,
+    startTimeoutS: row.start_timeout_s,
   };
 }

@@ -1,4 +1,4 @@
-import type { ConcurrencyLimit, ThrottleLimit } from "@platform/db";
+import type { ConcurrencyLimit, RateLimit, Singleton, ThrottleLimit } from "@platform/db";
 import { z } from "zod";
 import type { Same } from "../same-shape.ts";
 import { uuidParam } from "../schemas.ts";
@@ -17,6 +17,11 @@ const MAX_CONCURRENCY_LIMIT = 1000;
 const MAX_THROTTLE_LIMIT = 100_000;
 /** A throttle's longest period: a day. */
 const MAX_THROTTLE_PERIOD_S = 86_400;
+const MAX_RATE_LIMIT = 100_000;
+/** A rate limit's longest period: a day. */
+const MAX_RATE_PERIOD_S = 86_400;
+/** The longest a run may be given to start: a week. */
+const MAX_START_TIMEOUT_S = 604_800;
 
 /**
  * A flow's fields. `active` is piped so the REST adapter does not coerce it (`"false"`
@@ -75,6 +80,55 @@ const flowFields = (secretRequired: boolean) =>
         description:
           "At most `limit` runs of the flow (per `key` value) start in any `period_s` seconds, across every worker; the excess waits `queued` (`queue_reason`: `waiting for throttle window`) and starts, in order, as soon as the window allows: none is dropped. A run's turn is given when a worker first takes it; with a concurrency limit as well, a run whose turn came still waits for a slot.",
       }),
+    rate_limit: z
+      .strictObject({
+        limit: z
+          .number()
+          .int({ error: "must be a whole number" })
+          .min(1, { error: "must be at least 1" })
+          .max(MAX_RATE_LIMIT, { error: `must be at most ${MAX_RATE_LIMIT}` }),
+        period_s: z
+          .number()
+          .int({ error: "must be a whole number" })
+          .min(1, { error: "must be at least 1" })
+          .max(MAX_RATE_PERIOD_S, { error: `must be at most ${MAX_RATE_PERIOD_S}` }),
+        key: templateField(
+          "Starts with the same value of this template share the rate limit (`{{trigger.body.customer_id}}`); absent, all the flow's starts do.",
+        ).optional(),
+      })
+      .nullish()
+      .transform((value) => value ?? null)
+      .meta({
+        description:
+          'At most `limit` starts of the flow (per `key` value) are taken in any `period_s` seconds, counted by when they were accepted; the others are not queued but end `skipped`, with `end_reason` (`rate limited: 10 starts per 60 s for key "x"`). Every start is still answered with its run id. Unlike `throttle`, which delays the excess, a rate limit drops it: for senders that repeat themselves.',
+      }),
+    singleton: z
+      .strictObject({
+        key: templateField(
+          "Runs with the same value of this template are one at a time (`{{trigger.body.customer_id}}`); absent, the whole flow is.",
+        ).optional(),
+        mode: z.enum(["skip", "cancel"], { error: 'must be "skip" or "cancel"' }).meta({
+          description:
+            "`skip`: a start that finds a run of its key queued or running ends `skipped`; `cancel`: it cancels that run (which ends `cancelled`, its `end_reason` and `taken_by` naming the start that replaced it; a step under way is stopped as `POST /runs/{id}/cancel` stops it) and goes on.",
+        }),
+      })
+      .nullish()
+      .transform((value) => value ?? null)
+      .meta({
+        description:
+          "At most one run of the flow (per `key` value) is queued or running at a time, across every worker: see `mode` for what a start that finds one does. Decided when a worker first takes the start.",
+      }),
+    start_timeout_s: z
+      .number({ error: "must be a whole number of seconds" })
+      .int({ error: "must be a whole number of seconds" })
+      .min(1, { error: "must be at least 1" })
+      .max(MAX_START_TIMEOUT_S, { error: `must be at most ${MAX_START_TIMEOUT_S}` })
+      .nullish()
+      .transform((value) => value ?? null)
+      .meta({
+        description:
+          "A run that has not started its first step this many seconds after it was accepted (behind a backlog, a concurrency limit, a throttle, a debounce or a batch) ends `cancelled` with `end_reason` (`waited more than 30 s to start (start_timeout_s)`) instead of acting on stale data. A run waiting on a flow control is woken by then to be cancelled on time.",
+      }),
     on_failure: z
       .array(stepInput)
       .max(MAX_STEPS, { error: `must hold at most ${MAX_STEPS} steps` })
@@ -109,6 +163,21 @@ export const flow = z
       .object({ limit: z.number().int(), period_s: z.number().int(), key: z.string().optional() })
       .nullable()
       .meta({ description: "How many of its runs start per period (per key); null: no throttle." }),
+    rate_limit: z
+      .object({ limit: z.number().int(), period_s: z.number().int(), key: z.string().optional() })
+      .nullable()
+      .meta({
+        description: "How many of its starts are taken per period (per key), the others skipped; null: no rate limit.",
+      }),
+    singleton: z
+      .object({ key: z.string().optional(), mode: z.enum(["skip", "cancel"]) })
+      .nullable()
+      .meta({ description: "One queued or running run per key, and what a start that finds one does; null: none." }),
+    start_timeout_s: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: "Seconds a run may wait to start before it is cancelled; null: no start timeout." }),
     webhook: z
       .object({
         id: z.string().meta({ description: "Random and unguessable; replaced by regeneration." }),
@@ -132,4 +201,6 @@ export const flowOutput = z.object({ data: flow });
 const _limitsAreStored: [
   Same<Flow["concurrency"], ConcurrencyLimit | null>,
   Same<Flow["throttle"], ThrottleLimit | null>,
-] = [true, true];
+  Same<Flow["rate_limit"], RateLimit | null>,
+  Same<Flow["singleton"], Singleton | null>,
+] = [true, true, true, true];

@@ -3,8 +3,9 @@ import { type Kysely, sql } from "kysely";
 import type { Broker } from "../broker/port.ts";
 import type { RunEvents } from "../engine/events.ts";
 import { isFinal, type RespondOutput, type StepRecords } from "../engine/records.ts";
+import { cancelRuns, tellEnded } from "../engine/run-ends.ts";
 import type { RunQueue } from "../engine/run-queue.ts";
-import { createRunWaiters, publishRunDone, type RunDone } from "../engine/waiting.ts";
+import { createRunWaiters, type RunDone } from "../engine/waiting.ts";
 import { DomainError } from "../errors.ts";
 import type { AccountLimits } from "../limits/account-limits.ts";
 import type { Logger } from "../logger.ts";
@@ -199,6 +200,8 @@ export function createRunsService(deps: RunsDeps): RunsService {
     async outcome(accountId, runId) {
       const { row, records } = await findRunWithSteps(accountId, runId);
       if (row.status === "cancelled") return { status: "failed", output: null, error: "cancelled" };
+      // Skipped by a flow control (a rate limit, a singleton): it ends without an outcome of its own.
+      if (row.status === "skipped") return { status: "failed", output: null, error: `skipped: ${row.end_reason}` };
       if (row.status !== "succeeded" && row.status !== "failed") return null;
       const { output } = runResult(row.status, await readDetail(row, records));
       return { status: row.status, output, error: row.error };
@@ -262,24 +265,8 @@ export function createRunsService(deps: RunsDeps): RunsService {
     },
 
     async cancel(accountId, runId) {
-      const { rows } = await sql<{ waiter: string | null; parent_run_id: string | null }>`
-        update runs
-        set status = 'cancelled', error = 'cancelled', finished_at = now(), held_by = null, wake_at = null,
-          waiting_on = null, slot_key = null, queue_reason = null
-        where id = ${runId} and account_id = ${accountId} and status in ('queued', 'running')
-        returning waiter, parent_run_id`.execute(db);
-      const [cancelled] = rows;
-      if (cancelled?.waiter) {
-        await publishRunDone(deps.broker, cancelled.waiter, {
-          id: runId,
-          status: "failed",
-          output: null,
-          response: null,
-          error: "cancelled",
-        }).catch(() => undefined);
-      }
-      // A flow.call waiting for this run looks at its end now.
-      if (cancelled?.parent_run_id) await deps.events.wake(cancelled.parent_run_id);
+      const cancelled = await cancelRuns(db, sql<boolean>`id = ${runId} and account_id = ${accountId}`);
+      await tellEnded(deps, cancelled, () => "cancelled");
       const { row, records } = await findRunWithSteps(accountId, runId);
       return runView(row, await readDetail(row, records));
     },

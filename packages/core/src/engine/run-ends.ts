@@ -1,0 +1,114 @@
+import type { Database } from "@platform/db";
+import { type Kysely, type RawBuilder, sql } from "kysely";
+import type { Broker } from "../broker/port.ts";
+import type { RunEvents } from "./events.ts";
+import { publishRunDone } from "./waiting.ts";
+
+/**
+ * Runs ended from outside their execution: cancelled (`POST /runs/{id}/cancel`, a singleton's
+ * `cancel` mode, a start timeout) or ended by a flow control before they ran (`skipped`).
+ * Who waits on such a run is told as a worker tells them of a run it ended (`tellEnded`).
+ */
+
+/** What a flow control that ends runs needs: the database, and whom to tell. */
+export interface ControlDeps {
+  db: Kysely<Database>;
+  broker: Broker;
+  events: Pick<RunEvents, "wake">;
+}
+
+/** A run ended here: whom to tell. */
+export interface EndedRun {
+  id: string;
+  waiter: string | null;
+  parent_run_id: string | null;
+}
+
+/** Why a flow control ended a run (the run view's `end_reason`), and the run that runs in its place. */
+export interface EndReason {
+  text: string;
+  takenBy: string | null;
+}
+
+/**
+ * Ends `cancelled` the queued or running runs `which` selects (runs already ended stay as they
+ * were) and answers them. A step under way is not interrupted, but its worker can write
+ * nothing more of the run (a write needs it `running` and held): its result is discarded and
+ * no further step starts. It lets go of whatever it held or waited for (its slot, its wake);
+ * one that had begun no step never started (a worker's claim before its first step is undone).
+ */
+export async function cancelRuns(
+  db: Kysely<Database>,
+  which: RawBuilder<boolean>,
+  why: EndReason | null = null,
+): Promise<EndedRun[]> {
+  const { rows } = await sql<EndedRun>`
+    update runs
+    set status = 'cancelled', error = 'cancelled', finished_at = now(), held_by = null, wake_at = null,
+      waiting_on = null, slot_key = null, queue_reason = null, end_reason = ${why?.text ?? null},
+      started_at = case when exists (select 1 from run_steps where run_id = runs.id) then started_at end,
+      taken_by = ${why?.takenBy ?? null}::uuid
+    where ${which} and status in ('queued', 'running')
+    returning id, waiter, parent_run_id`.execute(db);
+  return rows;
+}
+
+/**
+ * Under a flow control that admits or skips a start (a rate limit, a singleton), in one
+ * statement for a claimed run: admitted (`admit`, or admitted before, by an earlier delivery),
+ * it keeps its key in `column`, the control's record of the runs it admitted; otherwise it
+ * ends `skipped` with `reason`, never started, holding and waiting for nothing. Answers
+ * whether it was admitted, and the skipped run; null when the run is no longer the holder's.
+ */
+export async function admitOrSkip(
+  db: Kysely<Database>,
+  run: { id: string; holder: string },
+  control: { column: "rate_key" | "singleton_key"; key: string; reason: string },
+  admit: RawBuilder<boolean>,
+): Promise<{ admitted: true } | { admitted: false; skipped: EndedRun } | null> {
+  const column = sql.ref(`runs.${control.column}`);
+  const admitted = sql`(decision.admit or ${column} is not null)`;
+  const { rows } = await sql<EndedRun & { admitted: boolean }>`
+    with decision as (select (${admit})::boolean as admit)
+    update runs set
+      ${sql.ref(control.column)} = case when ${admitted} then ${control.key} end,
+      status = case when ${admitted} then runs.status else 'skipped' end,
+      end_reason = case when ${admitted} then runs.end_reason else ${control.reason} end,
+      finished_at = case when ${admitted} then runs.finished_at else now() end,
+      started_at = case when ${admitted} then runs.started_at end,
+      held_by = case when ${admitted} then runs.held_by end,
+      wake_at = case when ${admitted} then runs.wake_at end,
+      queue_reason = case when ${admitted} then runs.queue_reason end
+    from decision
+    where runs.id = ${run.id} and runs.held_by = ${run.holder}
+    returning ${column} is not null as admitted, runs.id, runs.waiter, runs.parent_run_id`.execute(db);
+  const [row] = rows;
+  if (!row) return null;
+  const { admitted: yes, ...skipped } = row;
+  return yes ? { admitted: true } : { admitted: false, skipped };
+}
+
+/**
+ * Tells whoever waits on runs that ended without an outcome of their own: a process waiting
+ * for one (wait mode) hears it failed with `error` (a lost notification is harmless: the
+ * waiter reads the row when its wait is over); a run whose `flow.call` started one looks at
+ * its end now.
+ */
+export async function tellEnded(
+  deps: Pick<ControlDeps, "broker" | "events">,
+  runs: EndedRun[],
+  error: (run: EndedRun) => string,
+): Promise<void> {
+  for (const run of runs) {
+    if (run.waiter) {
+      await publishRunDone(deps.broker, run.waiter, {
+        id: run.id,
+        status: "failed",
+        output: null,
+        response: null,
+        error: error(run),
+      }).catch(() => undefined);
+    }
+    if (run.parent_run_id) await deps.events.wake(run.parent_run_id);
+  }
+}
