@@ -92,16 +92,22 @@ describeConsole("flows and runs", { worker: true }, (suite) => {
   test("runs appear in a flow's list as they are accepted, filter by status, and a failed one shows its error and replays", async () => {
     const user = await signUp(suite.api, "console-runs");
     const token = user.auth.auth_token;
-    // The bucket does not exist: every run fails at its step, with the step's error.
+    // The bucket does not exist: every run fails at its step, with the step's error. Its flow
+    // controls let every run through, and the page lists them.
     const flow = await createFlow(token, {
       name: "failing",
       trigger: { type: "manual" },
+      rate_limit: { limit: 100, period_s: 3600 },
+      start_timeout_s: 3600,
       steps: [{ name: "save", subject: "kv.put", payload: { bucket: "missing", key: "k", value: "{{trigger.n}}" } }],
     });
     const { page, context } = await newContext(suite.browser);
     await signInThroughPage(page, suite.origin, user.email, PASSWORD);
     await page.goto(`${suite.origin}/console/flows/${flow.id}`);
     await page.getByText("No runs yet.").waitFor();
+    const facts = await page.locator("dl.facts").textContent();
+    expect(facts).toContain("Start timeoutcancelled if not started within 3600 s");
+    expect(facts).toContain("Rate limit100 starts per 3600 s; the others are skipped");
 
     const ids = [];
     for (let n = 0; n < 5; n++) ids.push(await startRun(token, flow.id, { n }));

@@ -41,6 +41,9 @@ const savedFlow = {
   on_failure: ON_FAILURE,
   concurrency: { limit: 2, key: "{{trigger.body.customer}}" },
   throttle: null,
+  rate_limit: { limit: 10, period_s: 60 },
+  singleton: { key: "{{trigger.body.customer}}", mode: "cancel" as const },
+  start_timeout_s: null,
   webhook: { id: "abc", url: "http://localhost/webhooks/abc" },
   revision: 3,
 };
@@ -113,13 +116,16 @@ describe("editing a saved flow", () => {
     const parsed = parseSteps(edited.stepsText);
     expect(parsed).toEqual({ steps: STEPS });
     // `PUT` replaces the whole flow. Event types, the custom HMAC, the delivery id, the
-    // de-duplication window, the failure steps, concurrency and throttle are not on the form:
+    // de-duplication window, the failure steps and the flow controls are not on the form:
     // they are sent as saved. An empty secret field sends no secret, so the saved one stays.
     expect(draftOf(edited, STEPS, savedFlow)).toEqual({
       id: savedFlow.id,
       on_failure: ON_FAILURE,
       concurrency: { limit: 2, key: "{{trigger.body.customer}}" },
       throttle: null,
+      rate_limit: { limit: 10, period_s: 60 },
+      singleton: { key: "{{trigger.body.customer}}", mode: "cancel" },
+      start_timeout_s: null,
       name: "Orders",
       description: "charges paid orders",
       active: false,

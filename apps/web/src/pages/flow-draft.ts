@@ -117,9 +117,11 @@ export function parseSteps(text: string): { steps: unknown } | { error: string }
 
 /**
  * A saved flow, as `GET /flows/{id}` answers it. `PUT` replaces the whole definition, so what
- * the form does not edit (failure steps, concurrency, throttle) is sent back as it was.
+ * the form does not edit (failure steps, the flow controls) is sent back as it was.
  */
-export type SavedFlow = Partial<Pick<SavedFlowAnswer, "on_failure" | "concurrency" | "throttle">> & {
+export type SavedFlow = Partial<
+  Pick<SavedFlowAnswer, "on_failure" | "concurrency" | "throttle" | "rate_limit" | "singleton" | "start_timeout_s">
+> & {
   id: string;
   trigger: SavedTrigger;
 };
@@ -127,7 +129,7 @@ export type SavedFlow = Partial<Pick<SavedFlowAnswer, "on_failure" | "concurrenc
 /**
  * The body `POST /flows` (or, with `saved`, `PUT /flows/{id}`) takes. Trigger settings the
  * form does not show (event types, a custom HMAC, de-duplication) are kept as saved, and so
- * are the flow's failure steps, concurrency and throttle.
+ * are the flow's failure steps and its flow controls.
  */
 export function draftOf(form: FlowForm, steps: unknown, saved?: SavedFlow): FlowDraft {
   let trigger: TriggerInput;
@@ -153,6 +155,9 @@ export function draftOf(form: FlowForm, steps: unknown, saved?: SavedFlow): Flow
         ...(saved.on_failure !== undefined ? { on_failure: saved.on_failure } : {}),
         ...(saved.concurrency !== undefined ? { concurrency: saved.concurrency } : {}),
         ...(saved.throttle !== undefined ? { throttle: saved.throttle } : {}),
+        ...(saved.rate_limit !== undefined ? { rate_limit: saved.rate_limit } : {}),
+        ...(saved.singleton !== undefined ? { singleton: saved.singleton } : {}),
+        ...(saved.start_timeout_s !== undefined ? { start_timeout_s: saved.start_timeout_s } : {}),
       }
     : {};
   return {

@@ -1,6 +1,6 @@
 import { useMutation, useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
 import { getRouteApi, Link } from "@tanstack/react-router";
-import { useState } from "react";
+import { Fragment, useState } from "react";
 import { api } from "../api/client.ts";
 import { flowQueries } from "../api/queries.ts";
 import { CopyButton } from "../ui/copy-button.tsx";
@@ -8,6 +8,7 @@ import { Notice } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 import { FilteredRuns } from "../ui/runs-table.tsx";
 import { StepGraph } from "../ui/step-graph.tsx";
+import { controlFacts } from "./flow-controls.ts";
 import { draftOf, formOf } from "./flow-draft.ts";
 
 const route = getRouteApi("/signed-in/console/flows/$flowId");
@@ -70,6 +71,12 @@ export function FlowPage() {
             <dd>{current.trigger.next_fire_times.map((t) => new Date(t).toLocaleString()).join(", ") || "none"}</dd>
           </>
         )}
+        {controlFacts(current).map(({ label, text }) => (
+          <Fragment key={label}>
+            <dt>{label}</dt>
+            <dd>{text}</dd>
+          </Fragment>
+        ))}
       </dl>
       <StepGraph steps={current.steps} />
       <details className="test-event">

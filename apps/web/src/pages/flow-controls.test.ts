@@ -1,0 +1,31 @@
+import { describe, expect, test } from "bun:test";
+import { controlFacts } from "./flow-controls.ts";
+
+const none = { start_timeout_s: null, rate_limit: null, singleton: null, throttle: null, concurrency: null };
+
+describe("the flow page's flow controls", () => {
+  test("a flow without controls lists none", () => {
+    expect(controlFacts(none)).toEqual([]);
+  });
+
+  test("each control set is listed in words, in the order the controls apply", () => {
+    expect(
+      controlFacts({
+        concurrency: { limit: 5 },
+        throttle: { limit: 100, period_s: 60, key: "{{trigger.customer}}" },
+        singleton: { key: "{{trigger.customer}}", mode: "cancel" },
+        rate_limit: { limit: 10, period_s: 60 },
+        start_timeout_s: 300,
+      }),
+    ).toEqual([
+      { label: "Start timeout", text: "cancelled if not started within 300 s" },
+      { label: "Rate limit", text: "10 starts per 60 s; the others are skipped" },
+      { label: "Singleton", text: "one run at a time per {{trigger.customer}}; a new start cancels the run under way" },
+      { label: "Throttle", text: "100 starts per 60 s per {{trigger.customer}}; the others wait" },
+      { label: "Concurrency", text: "5 at once" },
+    ]);
+    expect(controlFacts({ ...none, singleton: { mode: "skip" } })).toEqual([
+      { label: "Singleton", text: "one run at a time; a new start is skipped" },
+    ]);
+  });
+});
