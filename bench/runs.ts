@@ -6,7 +6,10 @@
  * five-step flow of the flow language (expressions, an `if`, a 10-item `for_each`) what the
  * constructs cost (issue 18: the one-step flow must not pay for them); the one-step flow
  * limited to 50 runs at once (all the bench's runs share one key) what a concurrency slot
- * costs (issue 19).
+ * costs (issue 19). The flow controls that judge each start (issue 31) are measured on the
+ * one-step flow where they admit every start, so that the row shows what judging costs: a
+ * rate limit of 100,000 starts a second, above what the engine completes, and a singleton
+ * keyed by a random number (one key per start).
  *
  *   bun bench/runs.ts [--seconds N] [--connections N] [--window N] [--modes embedded,scale-out]
  *
@@ -83,6 +86,28 @@ const FLOWS = {
   "concurrency-limited transform": {
     name: "bench concurrency",
     concurrency: { limit: 50, key: "{{trigger.customer.tier}}" },
+    steps: [
+      {
+        name: "shape",
+        subject: "transform",
+        payload: { order: "{{trigger.order}}", qty: "{{trigger.qty}}", who: "{{trigger.customer.name}}" },
+      },
+    ],
+  },
+  "rate-limited transform": {
+    name: "bench rate limit",
+    rate_limit: { limit: 100_000, period_s: 1 },
+    steps: [
+      {
+        name: "shape",
+        subject: "transform",
+        payload: { order: "{{trigger.order}}", qty: "{{trigger.qty}}", who: "{{trigger.customer.name}}" },
+      },
+    ],
+  },
+  "singleton transform": {
+    name: "bench singleton",
+    singleton: { key: "{{$random()}}", mode: "skip" },
     steps: [
       {
         name: "shape",
