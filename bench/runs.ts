@@ -6,7 +6,9 @@
  * five-step flow of the flow language (expressions, an `if`, a 10-item `for_each`) what the
  * constructs cost (issue 18: the one-step flow must not pay for them); the one-step flow
  * limited to 50 runs at once (all the bench's runs share one key) what a concurrency slot
- * costs (issue 19). The flow controls that judge each start (issue 31) are measured on the
+ * costs (issue 19), and limited to 1 run at once per key over 64 keys (the runs take the keys
+ * in turn: `slot` of the trigger data) what one slot per key costs; issue 31's target for
+ * both: at least half the rate of the flow without a limit. The flow controls that judge each start (issue 31) are measured on the
  * one-step flow where they admit every start, so that the row shows what judging costs: a
  * rate limit of 100,000 starts a second, above what the engine completes, and a singleton
  * keyed by a random number (one key per start).
@@ -41,6 +43,9 @@ const MODES = modesFlag();
 const SAMPLE = 20_000;
 
 const TRIGGER = JSON.stringify({ order: "A-1001", qty: 3, customer: { name: "Ada", tier: "gold" } });
+/** The trigger data of each run a phase starts: TRIGGER, with `slot` counting through the per-key limited flow's 64 keys. */
+let started = 0;
+const nextTrigger = () => `${TRIGGER.slice(0, -1)},"slot":${started++ % 64}}`;
 const FLOWS = {
   transform: {
     name: "bench transform",
@@ -116,6 +121,17 @@ const FLOWS = {
       },
     ],
   },
+  "64-key concurrency-limited transform": {
+    name: "bench concurrency per key",
+    concurrency: { limit: 1, key: "{{trigger.slot}}" },
+    steps: [
+      {
+        name: "shape",
+        subject: "transform",
+        payload: { order: "{{trigger.order}}", qty: "{{trigger.qty}}", who: "{{trigger.customer.name}}" },
+      },
+    ],
+  },
   js: {
     name: "bench js",
     steps: [
@@ -154,6 +170,8 @@ async function drive(options: {
   connections: number;
   seconds: number;
   admit?: () => Promise<void> | undefined;
+  /** Each request's body, when they differ. */
+  body?: () => string;
 }): Promise<Drive> {
   const latencies: number[] = [];
   let failures = 0;
@@ -165,7 +183,10 @@ async function drive(options: {
       if (admitted !== undefined) await admitted;
       const sent = performance.now();
       try {
-        const response = await fetch(options.url, options.init);
+        const response = await fetch(
+          options.url,
+          options.body ? { ...options.init, body: options.body() } : options.init,
+        );
         await response.arrayBuffer();
         if (response.ok) latencies.push(performance.now() - sent);
         else failures++;
@@ -282,6 +303,7 @@ async function measureFlow(platform: RunningPlatform, token: string, flowId: str
     init,
     connections: CONNECTIONS,
     seconds,
+    body: nextTrigger,
     admit: () => {
       accepted++;
       if (accepted - ended.ended <= WINDOW) return undefined;

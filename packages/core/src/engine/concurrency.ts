@@ -1,30 +1,43 @@
 import type { Database } from "@platform/db";
-import { type Kysely, sql } from "kysely";
+import { type Kysely, type RawBuilder, sql } from "kysely";
 import { messageOf } from "../errors.ts";
+import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import { indexedKey } from "../indexed-key.ts";
 import type { CompiledPayload } from "../templates/index.ts";
 import type { QueueReason } from "./queue-reasons.ts";
-import type { QueuedRun, RunQueue } from "./run-queue.ts";
+import { REQUEUE_AFTER, type RunQueue } from "./run-queue.ts";
 import { StepFailure } from "./step-failure.ts";
 import type { ClaimedRun } from "./store.ts";
 
 /**
  * Per-flow concurrency limits (`concurrency: {limit, key?}`). A run of such a flow executes
- * only while it holds a slot of its key: a claimed run (`held_by` set) whose `slot_key` is
- * the key and that does not wait (`queue_reason` null: a waiting run claimed again to try
- * for a slot holds none yet). Taking a slot is serialized per flow and key by a transaction-scoped advisory
- * lock, and counts the runs of the key that are held right now, so every worker process
- * sees the same count; a run whose worker died keeps its slot until another delivery takes
- * it over and ends it. A run that finds no slot free, or an older run of its key waiting,
- * gives its claim back and waits `queued` (`queue_reason`) (a run handed a freed slot does
- * not wait for older runs handed one too: each takes its own); a run that parks or ends frees its
- * slot, and the oldest waiting run of the key is queued at once (and every WAIT_RECHECK_MS
- * in any case, should that be lost). The key's live runs and its waiting runs are read from
- * partial indexes, so a slot costs the same however many runs the flow has had.
+ * only while it holds a slot of its key: a run not ended (`queued` or `running`) whose
+ * `slot_key` is the key and that does not wait (`queue_reason` null). It holds it from the
+ * moment it is admitted until it parks or ends (its write lets go of the key), whether or not
+ * a worker holds the run right then: a run whose worker died keeps its slot until another
+ * delivery takes it over and ends it, and a run handed a slot keeps it until its entry is
+ * delivered. Slots change hands in two ways, both safe across every worker process:
+ *
+ * - Admission (`createSlotGate`): the runs a process asks slots for at one time are admitted
+ *   in one transaction, under a transaction-scoped advisory lock per flow and key (taken in
+ *   one order, so two batches never wait on each other), which counts the runs of each key
+ *   holding a slot after the lock is held. A run is admitted while fewer than `limit` hold
+ *   one and no run waits ahead of it; otherwise its claim is given back and it waits
+ *   `queued` (`queue_reason`), with `wake_at` WAIT_RECHECK_MS ahead should every hand-over
+ *   pass it by.
+ * - Hand-over (the run store's write, store.ts): the write that parks or ends a run holding
+ *   a slot gives the slot, in the same statement, to the oldest run of the key waiting for
+ *   one, which then holds it (the count of holders does not change, so no lock is needed),
+ *   and appends that run to the run queue. When the write found no run waiting, one may have
+ *   begun to wait while it was written, unseen: `handFreeSlots` then looks again under the
+ *   key's lock, after the write committed, so that a slot freed while a run decided to wait
+ *   is never lost on it.
+ *
+ * The key's holders and its waiting runs are read from partial indexes, so a slot costs the
+ * same however many runs the flow has had.
  */
 
 const WAITING_FOR_SLOT: QueueReason = "slot";
-const WOKEN_FOR_SLOT: QueueReason = "slot_woken";
 const WAIT_RECHECK_MS = 30_000;
 
 /**
@@ -50,62 +63,133 @@ export async function limitKeyOf(
   );
 }
 
-/**
- * Takes a slot for a claimed run: true when it may execute; false when it waits (its claim
- * is given back, it is `queued` again unless it had begun, with the reason).
- */
-export async function takeSlot(db: Kysely<Database>, run: ClaimedRun, limit: number, key: string): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(hashtext(${`${run.flowId}/${key}`}))`.execute(trx);
-    const { rows } = await sql<{ id: string }>`
-      update runs set slot_key = ${key}, queue_reason = null
-      where id = ${run.id} and held_by = ${run.holder}
-        and (select count(*) from runs as o
-             where o.flow_id = ${run.flowId} and o.slot_key = ${key} and o.held_by is not null
-               and o.queue_reason is null and o.status = 'running' and o.id <> ${run.id}) < ${limit}
-        and not exists (select 1 from runs as w
-             where w.flow_id = ${run.flowId} and w.slot_key = ${key} and w.status in ('queued', 'running')
-               and w.id < ${run.id}
-               and (w.queue_reason = ${WAITING_FOR_SLOT}
-                 or (w.queue_reason = ${WOKEN_FOR_SLOT} and runs.queue_reason is distinct from ${WOKEN_FOR_SLOT})))
-      returning id`.execute(trx);
-    if (rows.length > 0) return true;
-    await sql`
-      update runs set slot_key = ${key}, queue_reason = ${WAITING_FOR_SLOT}, held_by = null,
-        wake_at = now() + ${WAIT_RECHECK_MS}::integer * interval '1 millisecond',
-        status = case when exists (select 1 from run_steps where run_id = runs.id) then status else 'queued' end,
-        started_at = case when exists (select 1 from run_steps where run_id = runs.id) then started_at else null end
-      where id = ${run.id} and held_by = ${run.holder}`.execute(trx);
-    return false;
-  });
+/** The slot a run holds under its flow's limit, as the consumer hands it to the run's writes. */
+export interface HeldSlot {
+  key: string;
+  limit: number;
+}
+
+/** A held run of a limited flow asking for a slot of `key`. */
+interface SlotAsk {
+  id: string;
+  holder: string;
+  flow_id: string;
+  key: string;
+  lim: number;
 }
 
 /**
- * A slot of the key was freed (its run parked or ended; an ended run lets go of its key,
- * so the key's index holds live runs only): the oldest run waiting for one is queued now,
- * marked so that another slot freed meanwhile goes to the next one (two ends at once wake
- * two runs).
+ * Slot admission for one process: `take` answers true when the claimed run may execute (it
+ * holds a slot of `key` now, or held one already: handed over, or kept through a crash), false
+ * when it waits (its claim is given back, it is `queued` again unless it had begun, with the
+ * reason). The asks of runs taken at one time share one transaction (a group commit).
  */
-export async function slotFreed(
+export function createSlotGate(db: Kysely<Database>): {
+  take(run: ClaimedRun, slot: HeldSlot): Promise<boolean>;
+} {
+  const take = groupCommit<SlotAsk, boolean>(
+    (asks) =>
+      db.transaction().execute(async (trx) => {
+        const ids = asks.map((ask) => ask.id);
+        const keys = [...new Set(asks.map((ask) => `${ask.flow_id}/${ask.key}`))];
+        await sql`
+          select pg_advisory_xact_lock(l.k)
+          from (select distinct hashtext(x) as k from unnest(${keys}::text[]) as x order by 1) as l`.execute(trx);
+        // Counted once the locks are held: no other admission of these keys is under way, and
+        // a hand-over leaves the count as it was.
+        const { rows } = await sql<{ holder: string; admitted: boolean }>`
+          with v as (
+            select v.*, (r.slot_key is not distinct from v.key and r.queue_reason is null) as holds
+            from jsonb_to_recordset(${JSON.stringify(asks)}::jsonb) as v(id uuid, holder text, flow_id uuid, key text, lim integer)
+            join runs as r on r.id = v.id and r.id = any(${ids}::uuid[]) and r.held_by = v.holder
+          ),
+          k as (
+            select v.flow_id, v.key, max(v.lim) - count(*) filter (where v.holds) - (
+                select count(*) from runs as o
+                where o.flow_id = v.flow_id and o.slot_key = v.key and o.queue_reason is null
+                  and o.status in ('queued', 'running') and o.id <> all(${ids}::uuid[])) as free,
+              (select w.id from runs as w
+                where w.flow_id = v.flow_id and w.slot_key = v.key and w.queue_reason = ${WAITING_FOR_SLOT}
+                  and w.status in ('queued', 'running') and w.id <> all(${ids}::uuid[])
+                order by w.id limit 1) as first_waiting
+            from v group by v.flow_id, v.key
+          ),
+          decided as (
+            select v.id, v.holder, v.key, v.holds or (
+              row_number() over (partition by v.flow_id, v.key, v.holds order by v.id) <= k.free
+              and (k.first_waiting is null or v.id < k.first_waiting)) as admitted
+            from v join k on k.flow_id = v.flow_id and k.key = v.key
+          )
+          update runs set
+            slot_key = d.key,
+            queue_reason = case when d.admitted then null else ${WAITING_FOR_SLOT} end,
+            held_by = case when d.admitted then runs.held_by end,
+            wake_at = case when d.admitted then runs.wake_at
+              else now() + ${WAIT_RECHECK_MS}::integer * interval '1 millisecond' end,
+            status = case when d.admitted or exists (select 1 from run_steps where run_id = runs.id) then runs.status
+              else 'queued' end,
+            started_at = case when d.admitted or exists (select 1 from run_steps where run_id = runs.id)
+              then runs.started_at end
+          from decided as d
+          where runs.id = d.id and runs.id = any(${ids}::uuid[]) and runs.held_by = d.holder
+          returning d.holder, d.admitted`.execute(trx);
+        const admitted = new Map(rows.map((row) => [row.holder, row.admitted]));
+        return asks.map((ask) => admitted.get(ask.holder) ?? false);
+      }),
+    { maxBatch: 500, maxInFlight: ONE_STATEMENT_AT_A_TIME },
+  );
+  return {
+    take(run, slot) {
+      return take({ id: run.id, holder: run.holder, flow_id: run.flowId, key: slot.key, lim: slot.limit });
+    },
+  };
+}
+
+/**
+ * The runs the write that frees slots of a key hands them to: per flow and key, as many of the
+ * oldest runs waiting for one as slots were freed (`freed`: rows of flow_id, key, n), locked so
+ * that two writes at once hand them different runs. Read by the run store's write (store.ts).
+ */
+export function slotSuccessors(freed: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`
+    select q.id, q.account_id, f.flow_id, f.key, row_number() over (partition by f.flow_id, f.key order by q.id) as n
+    from (${freed}) as f cross join lateral (
+      select w.id, w.account_id from runs as w
+      where w.flow_id = f.flow_id and w.slot_key = f.key and w.queue_reason = ${WAITING_FOR_SLOT}
+        and w.status in ('queued', 'running')
+      order by w.id limit f.n for update skip locked) as q`;
+}
+
+/** What a run handed a slot is set to: it holds the slot, and the waker queues it should its entry be lost. */
+export const HANDED_SLOT = sql`queue_reason = null, wake_at = now() + ${REQUEUE_AFTER}::interval`;
+
+/**
+ * A slot of the key was freed by a write that found no run waiting for it: under the key's
+ * lock, after that write committed, the oldest runs waiting are handed the slots free now
+ * (a run that decided to wait while the write was under way has committed its wait by then).
+ */
+export async function handFreeSlots(
   deps: { db: Kysely<Database>; runQueue: RunQueue },
-  run: QueuedRun & { ended: boolean },
-  key: string,
+  run: { flowId: string; accountId: string },
+  slot: HeldSlot,
 ): Promise<void> {
-  const flowId = run.flowId;
-  const woken = await deps.db.transaction().execute(async (trx) => {
-    // Under the key's lock: a run deciding to wait meanwhile has committed its wait before
-    // this looks, so a slot freed while it decided is never lost on it.
-    await sql`select pg_advisory_xact_lock(hashtext(${`${flowId}/${key}`}))`.execute(trx);
-    if (run.ended) await sql`update runs set slot_key = null where id = ${run.id}`.execute(trx);
+  const { flowId } = run;
+  const handed = await deps.db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(hashtext(${`${flowId}/${slot.key}`}))`.execute(trx);
     const { rows } = await sql<{ id: string }>`
-      update runs set queue_reason = ${WOKEN_FOR_SLOT}
-      where id = (
-        select id from runs
-        where flow_id = ${flowId} and slot_key = ${key} and queue_reason = ${WAITING_FOR_SLOT}
-          and status in ('queued', 'running')
-        order by id limit 1 for update skip locked)
+      update runs set ${HANDED_SLOT}
+      where id in (
+        select w.id from runs as w
+        where w.flow_id = ${flowId} and w.slot_key = ${slot.key} and w.queue_reason = ${WAITING_FOR_SLOT}
+          and w.status in ('queued', 'running')
+        order by w.id
+        limit greatest(0, ${slot.limit}::integer - (
+          select count(*) from runs as o
+          where o.flow_id = ${flowId} and o.slot_key = ${slot.key} and o.queue_reason is null
+            and o.status in ('queued', 'running')))
+        for update skip locked)
       returning id`.execute(trx);
     return rows;
   });
-  await deps.runQueue.requeue(woken.map((row) => ({ id: row.id, flowId, accountId: run.accountId })));
+  await deps.runQueue.requeue(handed.map((row) => ({ id: row.id, flowId, accountId: run.accountId })));
 }

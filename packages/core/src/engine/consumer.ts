@@ -4,7 +4,7 @@ import { isDomainError, messageOf } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { defineConsumer, type WorkerConsumer } from "../worker/catalog.ts";
 import { createStepFunctions, type ModuleSteps } from "./built-ins.ts";
-import { limitKeyOf, slotFreed, takeSlot } from "./concurrency.ts";
+import { createSlotGate, limitKeyOf } from "./concurrency.ts";
 import { type ExecutorDeps, executeRun, RunClaimedElsewhere, type RunEnd, RunTakenOver } from "./executor.ts";
 import { createRunLeases, type RunLease } from "./leases.ts";
 import { createModuleSteps } from "./module-steps.ts";
@@ -103,6 +103,7 @@ async function failRun(store: RunStore, run: ClaimedRun, error: string): Promise
     release: true,
     finished: true,
     claim: run.claimed ? undefined : { startedAt: new Date() },
+    slot: run.slot,
   });
   if (!written) return null;
   return { kind: "finished", status: "failed", output: null, response: null, error };
@@ -132,7 +133,8 @@ function takeRun(store: RunStore, entry: RunEntry, entryId: string, attempt: num
 /** The run consumer with its handler, bound to this process's services. */
 export function runWorkerConsumer(services: Services, modules?: ModuleSteps): WorkerConsumer {
   const { leaseMs } = services.config.runs;
-  const store = createRunStore(services.database, leaseMs);
+  const store = createRunStore(services.database, leaseMs, services.runQueue);
+  const slots = createSlotGate(services.db);
   const leases = createRunLeases(services.database, leaseMs, services.logger);
   const revisions = createRevisionCache(services.db);
   const own = modules ? undefined : createModuleSteps(services.config.steps);
@@ -184,7 +186,6 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
         renewed.signal.addEventListener("abort", () => lost.abort(renewed.signal.reason), { once: true });
         lease = renewed;
       };
-      let slot: string | undefined;
       let end: RunEnd | null;
       try {
         if (context.attempt > MAX_RUN_DELIVERIES) {
@@ -218,10 +219,15 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
             !(await takeTurn(services.db, run, throttle, await limitKeyOf(throttle, run.trigger, "throttle")))
           )
             return parked();
-          const key = concurrency ? await limitKeyOf(concurrency, run.trigger, "concurrency") : undefined;
-          if (concurrency && key !== undefined && !(await takeSlot(services.db, run, concurrency.limit, key)))
-            return parked();
-          slot = key;
+          // A run handed a slot (or keeping one through its worker's crash) holds it, under the key it was admitted by.
+          const key = concurrency
+            ? (run.heldSlotKey ?? (await limitKeyOf(concurrency, run.trigger, "concurrency")))
+            : undefined;
+          if (concurrency && key !== undefined) {
+            const slot = { key, limit: concurrency.limit };
+            if (run.heldSlotKey === null && !(await slots.take(run, slot))) return parked();
+            run.slot = slot;
+          }
           if (run.claimed) hold(claimedAt);
           const flow = await revisions.flow(run.flowId, run.revision);
           if (!flow) {
@@ -244,13 +250,6 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
         end = await failRun(store, { ...run, claimed: held }, failure);
       } finally {
         lease?.end();
-      }
-      if (slot !== undefined && end) {
-        await slotFreed(
-          services,
-          { id: run.id, flowId: run.flowId, accountId: run.accountId, ended: end.kind === "finished" },
-          slot,
-        );
       }
       if (end?.kind !== "finished") return;
       // The run that called this one goes on (its wait looks at this run's end).

@@ -5,7 +5,7 @@
 export const QUEUE_REASONS = {
   /** Waiting for one of its flow's concurrency slots. */
   slot: "waiting for concurrency slot",
-  /** Handed a freed slot: queued to take it, and not to be handed another meanwhile. */
+  /** Stored by releases that queued a run to take a freed slot (one now holds it as it is handed over); still shown. */
   slot_woken: "waiting for concurrency slot",
   /** Waiting for its turn in the flow's throttle window. */
   throttle: "waiting for throttle window",

@@ -49,7 +49,15 @@ export function createRunWriter(
     const claiming = claim;
     const steps = [...pending].map(([name, record]) => ({ name, record }));
     pending.clear();
-    const write = { id: run.id, holder: run.holder, steps, ...change, claim: claiming, recordedBytes: recordedBytes() };
+    const write = {
+      id: run.id,
+      holder: run.holder,
+      steps,
+      ...change,
+      claim: claiming,
+      recordedBytes: recordedBytes(),
+      slot: run.slot,
+    };
     if (!(await store.write(write))) {
       throw claiming
         ? new RunClaimedElsewhere(`run ${run.id} was claimed by another delivery`)

@@ -1,7 +1,9 @@
 import type { DatabaseHandle, RunStatus } from "@platform/db";
 import { sql } from "kysely";
 import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
+import { HANDED_SLOT, type HeldSlot, handFreeSlots, slotSuccessors } from "./concurrency.ts";
 import type { StepRecord, StepRecords } from "./records.ts";
+import type { QueuedRun, RunQueue } from "./run-queue.ts";
 
 /** A run as the worker takes it over. */
 export interface ClaimedRun {
@@ -27,6 +29,13 @@ export interface ClaimedRun {
    * not held in the database yet, its first write takes it.
    */
   claimed: boolean;
+  /**
+   * The concurrency key whose slot the run held when it was claimed (admitted earlier: handed
+   * a slot, or kept it through its worker's crash), else null; see concurrency.ts.
+   */
+  heldSlotKey: string | null;
+  /** The slot the run holds while it executes (set once admitted): its release hands it over. */
+  slot?: HeldSlot;
 }
 
 /** What the entry that queues a run carries of it, so that its first delivery needs no read. */
@@ -75,6 +84,8 @@ export interface RunWrite {
   claim?: { startedAt: Date };
   /** What the run has recorded with this write (see record-budget.ts); absent, the row keeps its count. */
   recordedBytes?: number;
+  /** The concurrency slot the run holds: a write that releases the run hands it to the oldest run waiting for one. */
+  slot?: HeldSlot;
 }
 
 export interface RunStore {
@@ -106,6 +117,22 @@ interface ClaimRow {
   parent_run_id: string | null;
   call_depth: number;
   recorded_bytes: string | number;
+  held_slot_key: string | null;
+}
+
+/** A run the write wrote, with the run it handed its slot to, if any. */
+interface WrittenRow {
+  holder: string;
+  flow_id: string;
+  account_id: string;
+  successor: string | null;
+  successor_account: string | null;
+}
+
+/** A write that was the holder's to write, and the run handed the slot it let go of (null: none waited). */
+interface Written {
+  run: { flowId: string; accountId: string };
+  successor: QueuedRun | null;
 }
 
 /** A step's row as the write sends it: its record without the output, and the output once it succeeded. */
@@ -123,14 +150,17 @@ function stepRow({ name, record }: StepChange) {
  * the steps that changed (`run_steps`) in one statement, the steps only if the run row was
  * still the holder's to write. A write that claims (a fresh run's first) goes with the
  * others: it is taken only while still `queued` and held by nobody, and its `started_at`
- * is when the worker began it (within the row's acceptance and the write).
+ * is when the worker began it (within the row's acceptance and the write). A write that
+ * releases a run lets go of its concurrency key; one of a run holding a slot hands it over
+ * (concurrency.ts) in the same statement, and its successor is queued (`runQueue`) before the
+ * write answers. Statements with no such write read no other run.
  *
  * Each statement names its runs twice: joined from the batch's JSON, and as an array of ids
  * (`r.id = any(...)`). PostgreSQL prunes the day partitions of runs (and of steps) to those
  * the array's ids fall in while it plans; a join alone is pruned only when it executes,
  * after every partition and its indexes were planned, which cost more than the write.
  */
-export function createRunStore(database: DatabaseHandle, leaseMs: number): RunStore {
+export function createRunStore(database: DatabaseHandle, leaseMs: number, runQueue?: RunQueue): RunStore {
   const db = database.db;
 
   const claim = groupCommit<{ id: string; entry: string; holder: string }, ClaimRow | null>(
@@ -144,7 +174,8 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
           where r.id = v.id and r.id = any(${items.map((item) => item.id)}::uuid[]) and r.status in ('queued', 'running')
             and (r.held_by is null or split_part(r.held_by, '/', 1) = v.entry)
           returning r.id, r.account_id, r.flow_id, r.revision, r.trigger, r.waiter, r.held_by, r.started_at,
-            r.parent_run_id, r.call_depth, r.recorded_bytes
+            r.parent_run_id, r.call_depth, r.recorded_bytes,
+            case when r.queue_reason is null then r.slot_key end as held_slot_key
         )
         select c.*, (
           select jsonb_object_agg(
@@ -160,35 +191,56 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
   );
 
   /** Each change goes in as its JSON (written once), with the holder that must still hold the run. */
-  const write = groupCommit<{ id: string; holder: string; json: string }, boolean>(
+  const write = groupCommit<{ id: string; holder: string; json: string; slot: boolean }, Written | null>(
     async (changes) => {
-      const { rows } = await sql<{ holder: string }>`
-        with written as (
+      const written = sql`
           update runs as r
           set status = v.status, error = v.error, wake_at = v.wake_at,
             waiting_on = case when v.waiting_on is null then null
               else array(select jsonb_array_elements_text(v.waiting_on)) end,
             held_by = case when v.release then null else v.holder end,
+            slot_key = case when v.release then null else r.slot_key end,
             started_at = case when v.claim then least(greatest(v.started_at, r.created_at), now()) else r.started_at end,
             lease_until = case when v.claim then now() + ${leaseMs}::integer * interval '1 millisecond' else r.lease_until end,
             finished_at = case when v.finished then now() else r.finished_at end,
             recorded_bytes = coalesce(v.recorded_bytes, r.recorded_bytes)
           from jsonb_to_recordset(${`[${changes.map((change) => change.json).join(",")}]`}::jsonb) as v(
             id uuid, holder text, status text, error text, wake_at timestamptz, waiting_on jsonb, release boolean,
-            finished boolean, claim boolean, started_at timestamptz, steps jsonb, recorded_bytes bigint)
+            finished boolean, claim boolean, started_at timestamptz, steps jsonb, recorded_bytes bigint, slot_key text)
           where r.id = v.id and r.id = any(${changes.map((change) => change.id)}::uuid[])
             and case when v.claim then r.status = 'queued' and r.held_by is null
               else r.held_by = v.holder and r.status = 'running' end
-          returning r.id, v.holder, v.steps
-        ), steps as (
+          returning r.id, r.flow_id, r.account_id, v.holder, v.steps, case when v.release then v.slot_key end as freed`;
+      const steps = sql`
           insert into run_steps (run_id, name, record, output)
           select w.id, s.name, s.record, s.output
           from written as w cross join lateral jsonb_to_recordset(w.steps) as s(name text, record jsonb, output jsonb)
-          on conflict (run_id, name) do update set record = excluded.record, output = excluded.output
-        )
-        select holder from written`.execute(db);
-      const written = new Set(rows.map((row) => row.holder));
-      return changes.map((change) => written.has(change.holder));
+          on conflict (run_id, name) do update set record = excluded.record, output = excluded.output`;
+      const { rows } = changes.some((change) => change.slot)
+        ? await sql<WrittenRow>`
+            with written as (${written}), steps as (${steps}),
+            freeing as (
+              select w.id, w.flow_id, w.freed as key, row_number() over (partition by w.flow_id, w.freed order by w.id) as n
+              from written as w where w.freed is not null
+            ),
+            successors as (${slotSuccessors(sql`select flow_id, key, count(*) as n from freeing group by flow_id, key`)}),
+            handed as (update runs set ${HANDED_SLOT} from successors as s where runs.id = s.id)
+            select w.holder, w.flow_id, w.account_id, s.id as successor, s.account_id as successor_account
+            from written as w left join freeing as f on f.id = w.id
+              left join successors as s on s.flow_id = f.flow_id and s.key = f.key and s.n = f.n`.execute(db)
+        : await sql<WrittenRow>`
+            with written as (${written}), steps as (${steps})
+            select holder, flow_id, account_id, null as successor, null as successor_account from written`.execute(db);
+      const byHolder = new Map(rows.map((row) => [row.holder, row]));
+      return changes.map((change) => {
+        const row = byHolder.get(change.holder);
+        if (!row) return null;
+        const { successor, successor_account: accountId } = row;
+        return {
+          run: { flowId: row.flow_id, accountId: row.account_id },
+          successor: successor && accountId ? { id: successor, flowId: row.flow_id, accountId } : null,
+        };
+      });
     },
     {
       maxBatch: 500,
@@ -197,6 +249,13 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
       sizeOf: (change) => change.json.length,
     },
   );
+
+  /** After a write that let go of a slot: its successor is queued, or, none found, the slots free now are handed. */
+  async function passOn(slot: HeldSlot, { run, successor }: Written) {
+    if (!runQueue) throw new Error("a run store that writes concurrency slots needs the run queue");
+    if (successor) await runQueue.requeue([successor]);
+    else await handFreeSlots({ db, runQueue }, run, slot);
+  }
 
   return {
     async claim(runId, entryId, delivery) {
@@ -216,6 +275,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
         callDepth: row.call_depth,
         holder: row.held_by,
         claimed: true,
+        heldSlotKey: row.held_slot_key,
       };
     },
     fresh(run, entryId) {
@@ -226,9 +286,10 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
         recordedBytes: 0,
         holder: `${entryId}/1`,
         claimed: false,
+        heldSlotKey: null,
       };
     },
-    write(change) {
+    async write(change) {
       const json = JSON.stringify({
         id: change.id,
         holder: change.holder,
@@ -242,8 +303,12 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number): RunSt
         claim: change.claim !== undefined,
         started_at: change.claim?.startedAt.toISOString() ?? null,
         recorded_bytes: change.recordedBytes ?? null,
+        slot_key: change.slot?.key ?? null,
       });
-      return write({ id: change.id, holder: change.holder, json });
+      const slot = change.release ? change.slot : undefined;
+      const result = await write({ id: change.id, holder: change.holder, json, slot: slot !== undefined });
+      if (result && slot) await passOn(slot, result);
+      return result !== null;
     },
   };
 }
