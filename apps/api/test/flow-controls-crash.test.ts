@@ -7,9 +7,10 @@ import { CountingUpstream, PlatformProcesses, redisDeployments, stepRecordsColum
  * The flow controls that judge a start (`start_timeout_s`, `rate_limit`, `singleton`) on
  * real processes (issue 31): an API and two workers in scale-out mode. A flow rate-limited to
  * 60 starts an hour and a flow with one run per key at a time (20 keys) each get 100
- * acknowledged starts; once every start is judged and every admitted run waits in its step
- * (the upstream holds the requests open, so both workers hold runs), worker A is SIGKILLed
- * and worker B takes its runs over. Every acknowledged start is there in the end, once:
+ * acknowledged starts: the first half while worker A runs alone (so that it surely holds
+ * runs), the rest once worker B runs beside it. Once every start is judged and every admitted
+ * run waits in its step (the upstream holds the requests open), worker A is SIGKILLed and
+ * worker B takes its runs over. Every acknowledged start is there in the end, once:
  * exactly 60 and 20 ran, one per key, the rest ended `skipped` with the reason and never
  * reached the upstream; a run the kill interrupted ran its step again, on record, and was
  * not judged again into a skip.
@@ -58,32 +59,44 @@ for (const deployment of redisDeployments()) {
         const rateLimited = await flowOf("rate limited", { rate_limit: { limit: RATE_LIMIT, period_s: 3600 } });
         const singleton = await flowOf("singleton", { singleton: { key: "{{trigger.k}}", mode: "skip" } });
 
-        const workerA = platform.worker("worker A");
-        platform.worker("worker B");
-        // Rate-limited starts are n 0–99, singleton ones 1000–1099 (key n mod 20).
-        const starts = [
-          ...Array.from({ length: STARTS }, (_, n) => ({ flowId: rateLimited, trigger: { n } })),
-          ...Array.from({ length: STARTS }, (_, i) => ({ flowId: singleton, trigger: { n: 1000 + i, k: i % KEYS } })),
+        // Rate-limited starts are n 0–99, singleton ones 1000–1099 (key n mod 20); half of each at a time.
+        const half = (from: number) => [
+          ...Array.from({ length: STARTS / 2 }, (_, i) => ({ flowId: rateLimited, trigger: { n: from + i } })),
+          ...Array.from({ length: STARTS / 2 }, (_, i) => ({
+            flowId: singleton,
+            trigger: { n: 1000 + from + i, k: (from + i) % KEYS },
+          })),
         ];
         const acknowledged = new Map<string, number>();
-        for (let from = 0; from < starts.length; from += 25) {
-          const answers = await Promise.all(
-            starts
-              .slice(from, from + 25)
-              .map(({ flowId, trigger }) => platform.request("POST", `/flows/${flowId}/runs`, trigger, token)),
-          );
-          answers.forEach((answer, i) => {
-            expect(answer.status).toBe(200);
-            acknowledged.set(answer.body.run_id as string, (starts[from + i] as (typeof starts)[number]).trigger.n);
-          });
-        }
-
+        const startAll = async (starts: ReturnType<typeof half>) => {
+          for (let from = 0; from < starts.length; from += 25) {
+            const batch = starts.slice(from, from + 25);
+            const answers = await Promise.all(
+              batch.map(({ flowId, trigger }) => platform.request("POST", `/flows/${flowId}/runs`, trigger, token)),
+            );
+            answers.forEach((answer, i) => {
+              expect(answer.status).toBe(200);
+              acknowledged.set(answer.body.run_id as string, (batch[i] as (typeof batch)[number]).trigger.n);
+            });
+          }
+        };
         const readRuns = () =>
           platform.database.db
             .selectFrom("runs")
             .select(["id", "flow_id", "status", "error", "end_reason", "trigger", stepRecordsColumn])
             .where("flow_id", "in", [rateLimited, singleton])
             .execute();
+
+        const workerA = platform.worker("worker A");
+        await startAll(half(0));
+        // Worker A alone admits the first 50 rate-limited starts and one start of each key, and holds them.
+        await platform.until(
+          "worker A to hold the first half's admitted runs",
+          () => (upstream.held === STARTS / 2 + KEYS ? true : undefined),
+          WAIT_MS,
+        );
+        platform.worker("worker B");
+        await startAll(half(STARTS / 2));
         // Every start is judged, and every admitted run waits in its step, held by the upstream.
         await platform.until(
           "every start to be judged and every admitted run to reach its step",
