@@ -11,7 +11,10 @@
  * both: at least half the rate of the flow without a limit. The flow controls that judge each start (issue 31) are measured on the
  * one-step flow where they admit every start, so that the row shows what judging costs: a
  * rate limit of 100,000 starts a second, above what the engine completes, and a singleton
- * keyed by a random number (one key per start).
+ * keyed by a random number (one key per start). The controls that hold starts back are
+ * measured where every start is run: a debounce keyed by a random number (each start runs
+ * alone after its second of quiet, so its rates are bounded by `--window` runs a second) and
+ * a flow-wide batch of 10 (each run completed takes ten starts, and `--window` counts starts).
  *
  *   bun bench/runs.ts [--seconds N] [--connections N] [--window N] [--modes embedded,scale-out]
  *
@@ -41,6 +44,9 @@ const MODES = modesFlag();
 
 /** Runs of the phase whose `duration_ms` is read back for the percentiles (the newest). */
 const SAMPLE = 20_000;
+
+/** Starts one run of the batched flow takes: its runs complete this many times slower than starts are accepted. */
+const BATCH_ITEMS = 10;
 
 const TRIGGER = JSON.stringify({ order: "A-1001", qty: 3, customer: { name: "Ada", tier: "gold" } });
 /** The trigger data of each run a phase starts: TRIGGER, with `slot` counting through the per-key limited flow's 64 keys. */
@@ -120,6 +126,22 @@ const FLOWS = {
         payload: { order: "{{trigger.order}}", qty: "{{trigger.qty}}", who: "{{trigger.customer.name}}" },
       },
     ],
+  },
+  "debounced transform": {
+    name: "bench debounce",
+    debounce: { period_s: 1, key: "{{$random()}}" },
+    steps: [
+      {
+        name: "shape",
+        subject: "transform",
+        payload: { order: "{{trigger.order}}", qty: "{{trigger.qty}}", who: "{{trigger.customer.name}}" },
+      },
+    ],
+  },
+  "batched transform": {
+    name: "bench batch",
+    batch: { max_items: BATCH_ITEMS, timeout_s: 1 },
+    steps: [{ name: "count", subject: "transform", payload: { orders: "{{$count(trigger)}}" } }],
   },
   "64-key concurrency-limited transform": {
     name: "bench concurrency per key",
@@ -288,7 +310,13 @@ interface FlowResult {
 }
 
 /** Starts runs of a flow as fast as they complete (at most WINDOW outstanding), then waits for the last. */
-async function measureFlow(platform: RunningPlatform, token: string, flowId: string, seconds: number) {
+async function measureFlow(
+  platform: RunningPlatform,
+  token: string,
+  flowId: string,
+  seconds: number,
+  startsPerRun = 1,
+) {
   const start = await endedRuns(platform, token);
   const ended = followEnded(platform, token, start.succeeded);
   let accepted = 0;
@@ -306,20 +334,22 @@ async function measureFlow(platform: RunningPlatform, token: string, flowId: str
     body: nextTrigger,
     admit: () => {
       accepted++;
-      if (accepted - ended.ended <= WINDOW) return undefined;
+      if (accepted - ended.ended * startsPerRun <= WINDOW) return undefined;
       return (async () => {
-        while (accepted - ended.ended > WINDOW) await ended.change();
+        while (accepted - ended.ended * startsPerRun > WINDOW) await ended.change();
       })();
     },
   });
   // Every accepted run completes (a stuck one fails the bench rather than its figures).
   const deadline = performance.now() + 120_000;
-  while (ended.ended < result.ok) {
-    if (performance.now() > deadline) throw new Error(`${result.ok - ended.ended} runs did not complete in 2 minutes`);
+  while (ended.ended * startsPerRun < result.ok) {
+    if (performance.now() > deadline) {
+      throw new Error(`${result.ok - ended.ended * startsPerRun} starts were not run in 2 minutes`);
+    }
     await Promise.race([ended.change(), Bun.sleep(500)]);
   }
   await ended.stop();
-  const sorted = await durations(platform, token, flowId, Math.min(SAMPLE, result.ok));
+  const sorted = await durations(platform, token, flowId, Math.min(SAMPLE, Math.ceil(result.ok / startsPerRun)));
   return {
     accepted: result.ok,
     acceptedPerSecond: result.rps,
@@ -352,11 +382,14 @@ async function measureMode(platform: RunningPlatform, baselineUrl: string): Prom
     flows[kind] = (await callApi(platform, token, "POST", "/flows", definition)).data.id;
   }
   // Warm up: revisions cached, connections open, the js sandbox's threads started.
-  for (const id of Object.values(flows)) await measureFlow(platform, token, id, 2);
+  /** A batch run takes BATCH_ITEMS starts. */
+  const startsPerRun = (kind: string) => (kind === "batched transform" ? BATCH_ITEMS : 1);
+  for (const [kind, id] of Object.entries(flows)) await measureFlow(platform, token, id, 2, startsPerRun(kind));
 
   const rows: [string, FlowResult][] = [];
   for (const [kind, id] of Object.entries(flows)) {
-    rows.push([kind.includes("step") ? kind : `one-step ${kind}`, await measureFlow(platform, token, id, SECONDS)]);
+    const result = await measureFlow(platform, token, id, SECONDS, startsPerRun(kind));
+    rows.push([kind.includes("step") ? kind : `one-step ${kind}`, result]);
   }
   const waits: [string, Drive][] = [];
   for (const connections of [1, CONNECTIONS]) {

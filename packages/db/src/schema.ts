@@ -1,7 +1,9 @@
 import type { ColumnType, Generated, Insertable, JSONColumnType, Selectable, Updateable } from "kysely";
 import type {
+  BatchSettings,
   BuiltInSubject,
   ConcurrencyLimit,
+  DebounceSettings,
   RateLimit,
   RegistryEntry,
   ReplayJobFilter,
@@ -196,6 +198,10 @@ export interface FlowsTable {
   concurrency: JSONColumnType<ConcurrencyLimit | null, string | null | undefined, string | null>;
   /** How many of its runs start per period (per key). Written as a JSON string. */
   throttle: JSONColumnType<ThrottleLimit | null, string | null | undefined, string | null>;
+  /** Starts wait for quiet per key (the last one runs). Written as a JSON string. */
+  debounce: JSONColumnType<DebounceSettings | null, string | null | undefined, string | null>;
+  /** Starts gathered into one run per key. Written as a JSON string. */
+  batch: JSONColumnType<BatchSettings | null, string | null | undefined, string | null>;
   /** How many of its starts are taken per period (per key); the others are skipped. Written as a JSON string. */
   rate_limit: JSONColumnType<RateLimit | null, string | null | undefined, string | null>;
   /** One queued or running run per key. Written as a JSON string. */
@@ -222,6 +228,8 @@ export interface FlowRevisionsTable {
   on_failure: JSONColumnType<StoredStep[], string | undefined, string>;
   concurrency: JSONColumnType<ConcurrencyLimit | null, string | null | undefined, string | null>;
   throttle: JSONColumnType<ThrottleLimit | null, string | null | undefined, string | null>;
+  debounce: JSONColumnType<DebounceSettings | null, string | null | undefined, string | null>;
+  batch: JSONColumnType<BatchSettings | null, string | null | undefined, string | null>;
   rate_limit: JSONColumnType<RateLimit | null, string | null | undefined, string | null>;
   singleton: JSONColumnType<Singleton | null, string | null | undefined, string | null>;
   start_timeout_s: ColumnType<number | null, number | null | undefined, number | null>;
@@ -372,6 +380,13 @@ export interface RunsTable {
   /** Of a flow with a throttle: the key it was given its turn under, and the turn (when it may start). */
   throttle_key: string | null;
   throttle_at: Date | null;
+  /** Of a flow with a debounce: its key, and when the quiet it waits for began (the first start it replaced was accepted). */
+  debounce_key: string | null;
+  debounce_since: Date | null;
+  /** Of a run holding a batch: its key, how many starts it holds (itself included) and the bytes of their trigger data. */
+  batch_key: string | null;
+  batch_size: number | null;
+  batch_bytes: ColumnType<string | number | null, number | null | undefined, number | null>;
   /** Of a flow with a rate limit: the key it was admitted under (null: not admitted, or no rate limit). */
   rate_key: string | null;
   /** Of a flow with a singleton: the key it was admitted under, the one run of that key while it is queued or running. */

@@ -174,6 +174,22 @@ export type ThrottleLimit = {
   key?: string;
 };
 
+/** `debounce` of `flows` and `flow_revisions`: a start waits `period_s` of quiet (at most `timeout_s`) per key. */
+export type DebounceSettings = {
+  period_s: number;
+  timeout_s?: number;
+  /** A template of the trigger data; absent, all the flow's runs share the debounce. */
+  key?: string;
+};
+
+/** `batch` of `flows` and `flow_revisions`: starts gathered into one run per key, `max_items` or `timeout_s` at most. */
+export type BatchSettings = {
+  max_items: number;
+  timeout_s: number;
+  /** A template of the trigger data; absent, all the flow's runs share the batch. */
+  key?: string;
+};
+
 export type RateLimit = {
   limit: number;
   period_s: number;

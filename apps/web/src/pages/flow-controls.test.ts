@@ -1,7 +1,15 @@
 import { describe, expect, test } from "bun:test";
 import { controlFacts } from "./flow-controls.ts";
 
-const none = { start_timeout_s: null, rate_limit: null, singleton: null, throttle: null, concurrency: null };
+const none = {
+  start_timeout_s: null,
+  rate_limit: null,
+  singleton: null,
+  debounce: null,
+  batch: null,
+  throttle: null,
+  concurrency: null,
+};
 
 describe("the flow page's flow controls", () => {
   test("a flow without controls lists none", () => {
@@ -16,11 +24,18 @@ describe("the flow page's flow controls", () => {
         singleton: { key: "{{trigger.customer}}", mode: "cancel" },
         rate_limit: { limit: 10, period_s: 60 },
         start_timeout_s: 300,
+        debounce: { period_s: 30, timeout_s: 300, key: "{{trigger.company}}" },
+        batch: { max_items: 100, timeout_s: 60 },
       }),
     ).toEqual([
       { label: "Start timeout", text: "cancelled if not started within 300 s" },
       { label: "Rate limit", text: "10 starts per 60 s; the others are skipped" },
       { label: "Singleton", text: "one run at a time per {{trigger.customer}}; a new start cancels the run under way" },
+      {
+        label: "Debounce",
+        text: "runs after 30 s of quiet per {{trigger.company}}, at most 300 s; a later start replaces a waiting one",
+      },
+      { label: "Batch", text: "up to 100 starts or 60 s run as one" },
       { label: "Throttle", text: "100 starts per 60 s per {{trigger.customer}}; the others wait" },
       { label: "Concurrency", text: "5 at once" },
     ]);

@@ -15,10 +15,13 @@ const perKey = (key: string | undefined) => (key === undefined ? "" : ` per ${ke
  * control"); one without a setting is left out.
  */
 export function controlFacts(
-  flow: Pick<SavedFlowAnswer, "start_timeout_s" | "rate_limit" | "singleton" | "throttle" | "concurrency">,
+  flow: Pick<
+    SavedFlowAnswer,
+    "start_timeout_s" | "rate_limit" | "singleton" | "debounce" | "batch" | "throttle" | "concurrency"
+  >,
 ): ControlFact[] {
   const facts: ControlFact[] = [];
-  const { start_timeout_s: startTimeout, rate_limit: rate, singleton, throttle, concurrency } = flow;
+  const { start_timeout_s: startTimeout, rate_limit: rate, singleton, debounce, batch, throttle, concurrency } = flow;
   if (startTimeout !== null) {
     facts.push({ label: "Start timeout", text: `cancelled if not started within ${startTimeout} s` });
   }
@@ -31,6 +34,19 @@ export function controlFacts(
   if (singleton !== null) {
     const then = singleton.mode === "skip" ? "a new start is skipped" : "a new start cancels the run under way";
     facts.push({ label: "Singleton", text: `one run at a time${perKey(singleton.key)}; ${then}` });
+  }
+  if (debounce !== null) {
+    const bound = debounce.timeout_s === undefined ? "" : `, at most ${debounce.timeout_s} s`;
+    facts.push({
+      label: "Debounce",
+      text: `runs after ${debounce.period_s} s of quiet${perKey(debounce.key)}${bound}; a later start replaces a waiting one`,
+    });
+  }
+  if (batch !== null) {
+    facts.push({
+      label: "Batch",
+      text: `up to ${batch.max_items} starts or ${batch.timeout_s} s${perKey(batch.key)} run as one`,
+    });
   }
   if (throttle !== null) {
     facts.push({

@@ -44,6 +44,8 @@ const savedFlow = {
   rate_limit: { limit: 10, period_s: 60 },
   singleton: { key: "{{trigger.body.customer}}", mode: "cancel" as const },
   start_timeout_s: null,
+  debounce: { period_s: 30, key: "{{trigger.body.customer}}" },
+  batch: null,
   webhook: { id: "abc", url: "http://localhost/webhooks/abc" },
   revision: 3,
 };
@@ -126,6 +128,8 @@ describe("editing a saved flow", () => {
       rate_limit: { limit: 10, period_s: 60 },
       singleton: { key: "{{trigger.body.customer}}", mode: "cancel" },
       start_timeout_s: null,
+      debounce: { period_s: 30, key: "{{trigger.body.customer}}" },
+      batch: null,
       name: "Orders",
       description: "charges paid orders",
       active: false,

@@ -120,7 +120,10 @@ export function parseSteps(text: string): { steps: unknown } | { error: string }
  * the form does not edit (failure steps, the flow controls) is sent back as it was.
  */
 export type SavedFlow = Partial<
-  Pick<SavedFlowAnswer, "on_failure" | "concurrency" | "throttle" | "rate_limit" | "singleton" | "start_timeout_s">
+  Pick<
+    SavedFlowAnswer,
+    "on_failure" | "concurrency" | "throttle" | "rate_limit" | "singleton" | "start_timeout_s" | "debounce" | "batch"
+  >
 > & {
   id: string;
   trigger: SavedTrigger;
@@ -158,6 +161,8 @@ export function draftOf(form: FlowForm, steps: unknown, saved?: SavedFlow): Flow
         ...(saved.rate_limit !== undefined ? { rate_limit: saved.rate_limit } : {}),
         ...(saved.singleton !== undefined ? { singleton: saved.singleton } : {}),
         ...(saved.start_timeout_s !== undefined ? { start_timeout_s: saved.start_timeout_s } : {}),
+        ...(saved.debounce !== undefined ? { debounce: saved.debounce } : {}),
+        ...(saved.batch !== undefined ? { batch: saved.batch } : {}),
       }
     : {};
   return {

@@ -49,7 +49,7 @@ const WAIT_RECHECK_MS = 30_000;
 export async function limitKeyOf(
   limit: { key: CompiledPayload | null },
   trigger: unknown,
-  name: "concurrency" | "throttle" | "rate_limit" | "singleton",
+  name: "concurrency" | "throttle" | "rate_limit" | "singleton" | "debounce" | "batch",
 ): Promise<string> {
   if (!limit.key) return "";
   let value: unknown;

@@ -3,8 +3,10 @@ import { PLATFORM_SCOPE } from "../broker/port.ts";
 import { isDomainError, messageOf } from "../errors.ts";
 import type { Services } from "../services.ts";
 import { defineConsumer, type WorkerConsumer } from "../worker/catalog.ts";
+import { batchRun } from "./batch.ts";
 import { createStepFunctions, type ModuleSteps } from "./built-ins.ts";
 import { createSlotGate, limitKeyOf } from "./concurrency.ts";
+import { debounceRun } from "./debounce.ts";
 import { type ExecutorDeps, executeRun, RunClaimedElsewhere, type RunEnd, RunTakenOver } from "./executor.ts";
 import { createRunLeases, type RunLease } from "./leases.ts";
 import { createModuleSteps } from "./module-steps.ts";
@@ -197,7 +199,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
           );
         } else {
           const limits = gated ? accepted : run.claimed ? await revisions.flow(run.flowId, run.revision) : null;
-          const { startTimeoutMs, rateLimit, singleton, throttle, concurrency } = limits ?? {};
+          const { startTimeoutMs, rateLimit, singleton, debounce, batch, throttle, concurrency } = limits ?? {};
           // The flow controls, in the order docs/guide/flows.md gives: one that ends or parks the run ends this delivery.
           if (startTimeoutMs !== undefined && (await startTimedOut(services, run, startTimeoutMs))) return;
           if (
@@ -214,6 +216,19 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
           const parked = async () => {
             if (startTimeoutMs !== undefined) await wakeByStartDeadline(services, run, startTimeoutMs);
           };
+          if (
+            debounce &&
+            !(await debounceRun(services, run, debounce, await limitKeyOf(debounce, run.trigger, "debounce")))
+          )
+            return parked();
+          if (batch) {
+            const { triggerMaxBytes } = services.config.runs;
+            const key = await limitKeyOf(batch, run.trigger, "batch");
+            const closed = await batchRun(services, run, batch, key, triggerMaxBytes);
+            if (!closed) return parked();
+            // The batch run runs with the list of its batch's trigger data (the later controls' keys read it too).
+            run.trigger = closed.trigger;
+          }
           if (
             throttle &&
             !(await takeTurn(services.db, run, throttle, await limitKeyOf(throttle, run.trigger, "throttle")))

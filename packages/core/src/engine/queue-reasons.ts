@@ -9,6 +9,10 @@ export const QUEUE_REASONS = {
   slot_woken: "waiting for concurrency slot",
   /** Waiting for its turn in the flow's throttle window. */
   throttle: "waiting for throttle window",
+  /** Waiting for its debounce period to pass with no later start of its key. */
+  debounce: "waiting for debounce period",
+  /** Holding its key's open batch: waiting for more starts, or for the batch's timeout. */
+  batch: "collecting a batch",
 } as const;
 
 export type QueueReason = keyof typeof QUEUE_REASONS;

@@ -65,6 +65,10 @@ export interface LoadedFlow {
   singleton?: { mode: "skip" | "cancel"; key: CompiledPayload | null };
   /** A run not started this long after it was accepted is cancelled. */
   startTimeoutMs?: number;
+  /** A start waits `periodMs` of quiet per key value, at most `timeoutMs` after the first start it replaced (null: no bound). */
+  debounce?: { periodMs: number; timeoutMs: number | null; key: CompiledPayload | null };
+  /** Starts gather into one run per key value, which runs at `maxItems` starts or `timeoutMs` after the first. */
+  batch?: { maxItems: number; timeoutMs: number; key: CompiledPayload | null };
 }
 
 /**
@@ -72,8 +76,10 @@ export interface LoadedFlow {
  * the controls judge claimed runs and count them (see consumer.ts).
  */
 export function hasFlowControl(flow: LoadedFlow): boolean {
-  const { concurrency, throttle, rateLimit, singleton, startTimeoutMs } = flow;
-  return [concurrency, throttle, rateLimit, singleton, startTimeoutMs].some((control) => control !== undefined);
+  const { concurrency, throttle, rateLimit, singleton, startTimeoutMs, debounce, batch } = flow;
+  return [concurrency, throttle, rateLimit, singleton, startTimeoutMs, debounce, batch].some(
+    (control) => control !== undefined,
+  );
 }
 
 /** The keys of the secrets the templates of `fields` name. */
@@ -157,7 +163,17 @@ export function createRevisionCache(db: Kysely<Database>, maxEntries = 1000): Re
   async function load(flowId: string, revision: number): Promise<LoadedFlow | null> {
     const row = await db
       .selectFrom("flow_revisions")
-      .select(["steps", "on_failure", "concurrency", "throttle", "rate_limit", "singleton", "start_timeout_s"])
+      .select([
+        "steps",
+        "on_failure",
+        "concurrency",
+        "throttle",
+        "rate_limit",
+        "singleton",
+        "start_timeout_s",
+        "debounce",
+        "batch",
+      ])
       .where("flow_id", "=", flowId)
       .where("revision", "=", revision)
       .executeTakeFirst();
@@ -191,6 +207,24 @@ export function createRevisionCache(db: Kysely<Database>, maxEntries = 1000): Re
         ? { singleton: { mode: singleton.mode, key: singleton.key ? compilePayload(singleton.key) : null } }
         : {}),
       ...(startTimeoutS !== null ? { startTimeoutMs: startTimeoutS * 1000 } : {}),
+      ...(row.debounce
+        ? {
+            debounce: {
+              periodMs: row.debounce.period_s * 1000,
+              timeoutMs: row.debounce.timeout_s === undefined ? null : row.debounce.timeout_s * 1000,
+              key: row.debounce.key ? compilePayload(row.debounce.key) : null,
+            },
+          }
+        : {}),
+      ...(row.batch
+        ? {
+            batch: {
+              maxItems: row.batch.max_items,
+              timeoutMs: row.batch.timeout_s * 1000,
+              key: row.batch.key ? compilePayload(row.batch.key) : null,
+            },
+          }
+        : {}),
     };
   }
 

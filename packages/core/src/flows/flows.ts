@@ -61,6 +61,8 @@ function toFlow(row: FlowRow, config: FlowsDeps["config"]): Flow {
     rate_limit: row.rate_limit,
     singleton: row.singleton,
     start_timeout_s: row.start_timeout_s,
+    debounce: row.debounce,
+    batch: row.batch,
     webhook: { id: row.webhook_id, url: `${config.webhookBaseUrl}/${row.webhook_id}` },
     revision: row.revision,
     created: unixSeconds(row.created_at),
@@ -89,6 +91,8 @@ function definitionColumns(input: FlowInput, schedule: CheckedSchedule) {
     rate_limit: input.rate_limit ? JSON.stringify(input.rate_limit) : null,
     singleton: input.singleton ? JSON.stringify(input.singleton) : null,
     start_timeout_s: input.start_timeout_s,
+    debounce: input.debounce ? JSON.stringify(input.debounce) : null,
+    batch: input.batch ? JSON.stringify(input.batch) : null,
   };
 }
 
@@ -221,6 +225,8 @@ function writeRevision(
       rateLimit: input.rate_limit,
       singleton,
       startTimeoutS: input.start_timeout_s,
+      debounce: input.debounce,
+      batch: input.batch,
     },
     revisionQuota,
   );

@@ -1,6 +1,8 @@
 import type {
+  BatchSettings,
   ConcurrencyLimit,
   Database,
+  DebounceSettings,
   RateLimit,
   Singleton,
   StoredStep,
@@ -35,6 +37,10 @@ export interface FlowRevision {
   singleton: Singleton | null;
   /** Seconds a run may wait to start before it is cancelled; null: no start timeout. */
   startTimeoutS: number | null;
+  /** How starts wait for quiet (per key value); null: no debounce. */
+  debounce: DebounceSettings | null;
+  /** How starts gather into batch runs (per key value); null: no batching. */
+  batch: BatchSettings | null;
 }
 
 /**
@@ -57,16 +63,18 @@ export async function insertRevision(
     revision.throttle ? JSON.stringify(revision.throttle) : null,
     revision.rateLimit ? JSON.stringify(revision.rateLimit) : null,
     revision.singleton ? JSON.stringify(revision.singleton) : null,
+    revision.debounce ? JSON.stringify(revision.debounce) : null,
+    revision.batch ? JSON.stringify(revision.batch) : null,
   ] as const;
   const bytes = columns.reduce((sum, json) => sum + (json === null ? 0 : Buffer.byteLength(json)), 0);
-  const [trigger, steps, onFailure, concurrency, throttle, rateLimit, singleton] = columns;
+  const [trigger, steps, onFailure, concurrency, throttle, rateLimit, singleton, debounce, batch] = columns;
   const { rows } = await sql`
     with counted as (${countWithin(accountId, "flow_revision_bytes", bytes, quota.limit)})
     insert into flow_revisions (flow_id, revision, trigger, steps, on_failure, concurrency, throttle, rate_limit,
-      singleton, start_timeout_s)
+      singleton, start_timeout_s, debounce, batch)
     select ${revision.flowId}::uuid, ${revision.revision}::integer, ${trigger}::jsonb, ${steps}::jsonb,
       ${onFailure}::jsonb, ${concurrency}::jsonb, ${throttle}::jsonb, ${rateLimit}::jsonb, ${singleton}::jsonb,
-      ${revision.startTimeoutS}::integer
+      ${revision.startTimeoutS}::integer, ${debounce}::jsonb, ${batch}::jsonb
     from counted
     returning revision`.execute(db);
   if (rows.length === 0) throw await storageRefusal(db, accountId, "flow_revision_bytes", quota);
@@ -94,6 +102,8 @@ export async function readRevision(
       "flow_revisions.rate_limit",
       "flow_revisions.singleton",
       "flow_revisions.start_timeout_s",
+      "flow_revisions.debounce",
+      "flow_revisions.batch",
     ])
     .where("flows.account_id", "=", accountId)
     .where("flow_revisions.flow_id", "=", flowId)
@@ -111,5 +121,7 @@ export async function readRevision(
     rateLimit: row.rate_limit,
     singleton: row.singleton,
     startTimeoutS: row.start_timeout_s,
+    debounce: row.debounce,
+    batch: row.batch,
   };
 }

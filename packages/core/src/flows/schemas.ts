@@ -2,6 +2,7 @@ import type { ConcurrencyLimit, RateLimit, Singleton, ThrottleLimit } from "@pla
 import { z } from "zod";
 import type { Same } from "../same-shape.ts";
 import { uuidParam } from "../schemas.ts";
+import { batchInput, batchOutput, debounceInput, debounceOutput } from "./debounce-batch-schemas.ts";
 import { MAX_STEPS, stepInput, stepOutput, templateField } from "./step-schemas.ts";
 import { triggerInput, triggerOutput } from "./trigger-schemas.ts";
 
@@ -129,6 +130,8 @@ const flowFields = (secretRequired: boolean) =>
         description:
           "A run that has not started its first step this many seconds after it was accepted (behind a backlog, a concurrency limit, a throttle, a debounce or a batch) ends `cancelled` with `end_reason` (`waited more than 30 s to start (start_timeout_s)`) instead of acting on stale data. A run waiting on a flow control is woken by then to be cancelled on time.",
       }),
+    debounce: debounceInput,
+    batch: batchInput,
     on_failure: z
       .array(stepInput)
       .max(MAX_STEPS, { error: `must hold at most ${MAX_STEPS} steps` })
@@ -178,6 +181,8 @@ export const flow = z
       .int()
       .nullable()
       .meta({ description: "Seconds a run may wait to start before it is cancelled; null: no start timeout." }),
+    debounce: debounceOutput,
+    batch: batchOutput,
     webhook: z
       .object({
         id: z.string().meta({ description: "Random and unguessable; replaced by regeneration." }),
