@@ -107,6 +107,25 @@ for (const { label, backend, redis, skip } of runModes()) {
       for (const run of ran) expect(JSON.stringify(run.trigger).length).toBeLessThanOrEqual(TRIGGER_MAX_BYTES);
     }, 60_000);
 
+    test("with a rate limit, the starts past it are skipped before they join a batch", async () => {
+      const created = await call(api, owner, "POST", "/flows", {
+        name: "limited batches",
+        rate_limit: { limit: 3, period_s: 600 },
+        batch: { max_items: 3, timeout_s: 600 },
+        steps: [{ name: "echo", subject: "transform", payload: { items: "{{trigger}}" } }],
+      });
+      expect(created.status).toBe(200);
+      const ids: string[] = [];
+      for (let n = 0; n < 5; n++) ids.push((await startRun(api, owner, created.body.data.id, { n })).body.run_id);
+      const { runs, ran } = await outcome(ids);
+      // The three the rate limit lets through fill one batch; the two past it never join one.
+      expect(ran.filter((run) => run.status === "succeeded").map((run) => run.output.items)).toEqual([
+        [{ n: 0 }, { n: 1 }, { n: 2 }],
+      ]);
+      expect(runs.map((run) => run.status).sort()).toEqual(["batched", "batched", "skipped", "skipped", "succeeded"]);
+      expect(runs.filter((run) => run.status === "skipped").map((run) => run.trigger.n)).toEqual([3, 4]);
+    }, 60_000);
+
     test("a batch is added by an update and shown; a bad one is a 400 naming its field", async () => {
       const definition = { name: "later", steps: [{ name: "s", subject: "transform", payload: {} }] };
       const created = await call(api, owner, "POST", "/flows", definition);
