@@ -4,9 +4,10 @@ import { CountingUpstream, PlatformProcesses, redisDeployments, stepRecordsColum
 
 /**
  * Debounce and batch across processes (issue 31): an API and three workers in scale-out mode
- * take bursts of starts of ten keys for a debounced flow and a batched one. Once runs hold
- * requests open at the upstream (others wait in their windows and batches, or are being
- * decided), worker A is SIGKILLed, and a second wave of starts goes on without it. Every
+ * take bursts of starts of ten keys for a debounced flow and a batched one. Worker A alone
+ * takes the first wave; once its runs hold requests open at the upstream (others wait in
+ * their windows and batches, or are being decided), workers B and C start, A is SIGKILLed,
+ * and a second wave of starts goes on without it. Every
  * acknowledged start is accounted for, once: a debounced start ran or was skipped in favour
  * of a run that ran, and each key's last start ran; a batched start's data is in exactly one
  * batch run's trigger, which ran; and no run's step reached the upstream more than once but
@@ -63,9 +64,8 @@ for (const deployment of redisDeployments()) {
           hitUrl("{{100000 + trigger[0].n}}"),
         );
 
+        // Worker A alone takes the first wave: the runs held at the upstream when it dies are its own.
         const workerA = platform.worker("worker A");
-        platform.worker("worker B");
-        platform.worker("worker C");
         const accepted = new Map<string, Map<string, number>>([
           [debounced, new Map()],
           [batched, new Map()],
@@ -87,6 +87,8 @@ for (const deployment of redisDeployments()) {
         await wave(0);
         // Runs hold requests open at the upstream while others still wait: worker A dies among them.
         await platform.until("runs to reach the upstream", () => (upstream.held >= KEYS ? true : undefined), WAIT_MS);
+        platform.worker("worker B");
+        platform.worker("worker C");
         await platform.kill(workerA);
         upstream.open();
         await wave(WAVE);
@@ -144,6 +146,8 @@ for (const deployment of redisDeployments()) {
           expect(seen).toBeGreaterThanOrEqual(1);
           expect(seen).toBeLessThanOrEqual(1 + interrupted(run));
         }
+        // The kill caught runs at their step: taken over, their attempt is on record as interrupted.
+        expect([...debouncedRuns, ...ran].some((run) => interrupted(run) > 0)).toBe(true);
         const holders = new Set(ran.map((run) => run.id));
         for (const run of batchedRuns.filter((one) => one.status === "batched")) {
           expect(holders.has(run.taken_by as string)).toBe(true);
