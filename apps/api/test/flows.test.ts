@@ -123,6 +123,7 @@ for (const { backend, redis, label, skip } of runModes()) {
         webhook: { id: data.webhook.id, url: `${WEBHOOK_BASE_URL}/${data.webhook.id}` },
         on_failure: [],
         concurrency: null,
+        priority: null,
         throttle: null,
         revision: 1,
         created: expect.any(Number),
@@ -189,6 +190,7 @@ for (const { backend, redis, label, skip } of runModes()) {
         ],
         onFailure: [],
         concurrency: null,
+        priority: null,
         throttle: null,
       });
       expect(await revisionOf(data.id, 2)).toBeNull();
@@ -281,6 +283,7 @@ for (const { backend, redis, label, skip } of runModes()) {
         webhook: first.webhook,
         on_failure: [],
         concurrency: null,
+        priority: null,
         throttle: null,
         revision: 2,
         created: first.created,

@@ -4,6 +4,7 @@ import type {
   BuiltInSubject,
   ConcurrencyLimit,
   DebounceSettings,
+  PriorityRule,
   RateLimit,
   RegistryEntry,
   ReplayJobFilter,
@@ -198,6 +199,8 @@ export interface FlowsTable {
   concurrency: JSONColumnType<ConcurrencyLimit | null, string | null | undefined, string | null>;
   /** How many of its runs start per period (per key). Written as a JSON string. */
   throttle: JSONColumnType<ThrottleLimit | null, string | null | undefined, string | null>;
+  /** Seconds each run moves ahead of the others waiting for a concurrency slot. Written as a JSON string. */
+  priority: JSONColumnType<PriorityRule | null, string | null | undefined, string | null>;
   /** Starts wait for quiet per key (the last one runs). Written as a JSON string. */
   debounce: JSONColumnType<DebounceSettings | null, string | null | undefined, string | null>;
   /** Starts gathered into one run per key. Written as a JSON string. */
@@ -228,6 +231,7 @@ export interface FlowRevisionsTable {
   on_failure: JSONColumnType<StoredStep[], string | undefined, string>;
   concurrency: JSONColumnType<ConcurrencyLimit | null, string | null | undefined, string | null>;
   throttle: JSONColumnType<ThrottleLimit | null, string | null | undefined, string | null>;
+  priority: JSONColumnType<PriorityRule | null, string | null | undefined, string | null>;
   debounce: JSONColumnType<DebounceSettings | null, string | null | undefined, string | null>;
   batch: JSONColumnType<BatchSettings | null, string | null | undefined, string | null>;
   rate_limit: JSONColumnType<RateLimit | null, string | null | undefined, string | null>;
@@ -375,6 +379,8 @@ export interface RunsTable {
   call_depth: Generated<number>;
   /** Of a flow with a concurrency limit: the key whose slot it takes (or waits for). */
   slot_key: string | null;
+  /** Of a run waiting for a slot: its place in the key's queue (its acceptance, moved earlier by its priority). */
+  slot_order: Date | null;
   /** Why a run waits before it can execute: `waiting for concurrency slot`, `waiting for throttle window`. */
   queue_reason: string | null;
   /** Of a flow with a throttle: the key it was given its turn under, and the turn (when it may start). */

@@ -167,6 +167,11 @@ export type ConcurrencyLimit = {
   key?: string;
 };
 
+/** `priority` of `flows` and `flow_revisions`: a template of the trigger data giving a run's priority, in seconds. */
+export type PriorityRule = {
+  run: string;
+};
+
 export type ThrottleLimit = {
   limit: number;
   period_s: number;

@@ -9,6 +9,7 @@ const none = {
   batch: null,
   throttle: null,
   concurrency: null,
+  priority: null,
 };
 
 describe("the flow page's flow controls", () => {
@@ -20,6 +21,7 @@ describe("the flow page's flow controls", () => {
     expect(
       controlFacts({
         concurrency: { limit: 5 },
+        priority: { run: "{{trigger.vip ? 300 : 0}}" },
         throttle: { limit: 100, period_s: 60, key: "{{trigger.customer}}" },
         singleton: { key: "{{trigger.customer}}", mode: "cancel" },
         rate_limit: { limit: 10, period_s: 60 },
@@ -38,6 +40,10 @@ describe("the flow page's flow controls", () => {
       { label: "Batch", text: "up to 100 starts or 60 s run as one" },
       { label: "Throttle", text: "100 starts per 60 s per {{trigger.customer}}; the others wait" },
       { label: "Concurrency", text: "5 at once" },
+      {
+        label: "Priority",
+        text: "a run waiting for a slot moves ahead by {{trigger.vip ? 300 : 0}} seconds (-600 to 600)",
+      },
     ]);
     expect(controlFacts({ ...none, singleton: { mode: "skip" } })).toEqual([
       { label: "Singleton", text: "one run at a time; a new start is skipped" },

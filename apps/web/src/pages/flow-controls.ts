@@ -17,7 +17,7 @@ const perKey = (key: string | undefined) => (key === undefined ? "" : ` per ${ke
 export function controlFacts(
   flow: Pick<
     SavedFlowAnswer,
-    "start_timeout_s" | "rate_limit" | "singleton" | "debounce" | "batch" | "throttle" | "concurrency"
+    "start_timeout_s" | "rate_limit" | "singleton" | "debounce" | "batch" | "throttle" | "concurrency" | "priority"
   >,
 ): ControlFact[] {
   const facts: ControlFact[] = [];
@@ -56,6 +56,12 @@ export function controlFacts(
   }
   if (concurrency !== null) {
     facts.push({ label: "Concurrency", text: `${concurrency.limit} at once${perKey(concurrency.key)}` });
+  }
+  if (flow.priority !== null) {
+    facts.push({
+      label: "Priority",
+      text: `a run waiting for a slot moves ahead by ${flow.priority.run} seconds (-600 to 600)`,
+    });
   }
   return facts;
 }

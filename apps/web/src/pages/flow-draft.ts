@@ -122,7 +122,15 @@ export function parseSteps(text: string): { steps: unknown } | { error: string }
 export type SavedFlow = Partial<
   Pick<
     SavedFlowAnswer,
-    "on_failure" | "concurrency" | "throttle" | "rate_limit" | "singleton" | "start_timeout_s" | "debounce" | "batch"
+    | "on_failure"
+    | "concurrency"
+    | "priority"
+    | "throttle"
+    | "rate_limit"
+    | "singleton"
+    | "start_timeout_s"
+    | "debounce"
+    | "batch"
   >
 > & {
   id: string;
@@ -157,6 +165,7 @@ export function draftOf(form: FlowForm, steps: unknown, saved?: SavedFlow): Flow
         id: saved.id,
         ...(saved.on_failure !== undefined ? { on_failure: saved.on_failure } : {}),
         ...(saved.concurrency !== undefined ? { concurrency: saved.concurrency } : {}),
+        ...(saved.priority !== undefined ? { priority: saved.priority } : {}),
         ...(saved.throttle !== undefined ? { throttle: saved.throttle } : {}),
         ...(saved.rate_limit !== undefined ? { rate_limit: saved.rate_limit } : {}),
         ...(saved.singleton !== undefined ? { singleton: saved.singleton } : {}),

@@ -24,11 +24,12 @@ import type { ClaimedRun } from "./store.ts";
  *   holding a slot after the lock is held. A run is admitted while fewer than `limit` hold
  *   one and no run waits ahead of it; otherwise its claim is given back and it waits
  *   `queued` (`queue_reason`), with `wake_at` WAIT_RECHECK_MS ahead should every hand-over
- *   pass it by.
+ *   pass it by. Its place in the key's queue (`slot_order`) is its acceptance, moved earlier
+ *   by its priority's seconds (priority.ts): without a priority, the oldest run is first.
  * - Hand-over (the run store's write, store.ts): the write that parks or ends a run holding
- *   a slot gives the slot, in the same statement, to the oldest run of the key waiting for
- *   one, which then holds it (the count of holders does not change, so no lock is needed),
- *   and appends that run to the run queue. When the write found no run waiting, one may have
+ *   a slot gives the slot, in the same statement, to the first run of the key's queue,
+ *   which then holds it (the count of holders does not change, so no lock is needed), and
+ *   appends that run to the run queue. When the write found no run waiting, one may have
  *   begun to wait while it was written, unseen: `handFreeSlots` then looks again under the
  *   key's lock, after the write committed, so that a slot freed while a run decided to wait
  *   is never lost on it.
@@ -76,6 +77,8 @@ interface SlotAsk {
   flow_id: string;
   key: string;
   lim: number;
+  /** Its priority: seconds it moves ahead of the runs waiting with it. */
+  ahead_s: number;
 }
 
 /**
@@ -85,7 +88,7 @@ interface SlotAsk {
  * reason). The asks of runs taken at one time share one transaction (a group commit).
  */
 export function createSlotGate(db: Kysely<Database>): {
-  take(run: ClaimedRun, slot: HeldSlot): Promise<boolean>;
+  take(run: ClaimedRun, slot: HeldSlot, aheadS: number): Promise<boolean>;
 } {
   const take = groupCommit<SlotAsk, boolean>(
     (asks) =>
@@ -99,30 +102,36 @@ export function createSlotGate(db: Kysely<Database>): {
         // a hand-over leaves the count as it was.
         const { rows } = await sql<{ holder: string; admitted: boolean }>`
           with v as (
-            select v.*, (r.slot_key is not distinct from v.key and r.queue_reason is null) as holds
-            from jsonb_to_recordset(${JSON.stringify(asks)}::jsonb) as v(id uuid, holder text, flow_id uuid, key text, lim integer)
+            select v.*, (r.slot_key is not distinct from v.key and r.queue_reason is null) as holds,
+              r.created_at - v.ahead_s * interval '1 second' as place
+            from jsonb_to_recordset(${JSON.stringify(asks)}::jsonb) as v(
+              id uuid, holder text, flow_id uuid, key text, lim integer, ahead_s double precision)
             join runs as r on r.id = v.id and r.id = any(${ids}::uuid[]) and r.held_by = v.holder
           ),
           k as (
-            select v.flow_id, v.key, max(v.lim) - count(*) filter (where v.holds) - (
-                select count(*) from runs as o
-                where o.flow_id = v.flow_id and o.slot_key = v.key and o.queue_reason is null
-                  and o.status in ('queued', 'running') and o.id <> all(${ids}::uuid[])) as free,
-              (select w.id from runs as w
-                where w.flow_id = v.flow_id and w.slot_key = v.key and w.queue_reason = ${WAITING_FOR_SLOT}
-                  and w.status in ('queued', 'running') and w.id <> all(${ids}::uuid[])
-                order by w.id limit 1) as first_waiting
-            from v group by v.flow_id, v.key
+            select g.flow_id, g.key, g.free, f.slot_order as first_place, f.id as first_id
+            from (
+              select v.flow_id, v.key, max(v.lim) - count(*) filter (where v.holds) - (
+                  select count(*) from runs as o
+                  where o.flow_id = v.flow_id and o.slot_key = v.key and o.queue_reason is null
+                    and o.status in ('queued', 'running') and o.id <> all(${ids}::uuid[])) as free
+              from v group by v.flow_id, v.key) as g
+            left join lateral (
+              select w.slot_order, w.id from runs as w
+              where w.flow_id = g.flow_id and w.slot_key = g.key and w.queue_reason = ${WAITING_FOR_SLOT}
+                and w.status in ('queued', 'running') and w.id <> all(${ids}::uuid[])
+              order by w.slot_order, w.id limit 1) as f on true
           ),
           decided as (
-            select v.id, v.holder, v.key, v.holds or (
-              row_number() over (partition by v.flow_id, v.key, v.holds order by v.id) <= k.free
-              and (k.first_waiting is null or v.id < k.first_waiting)) as admitted
+            select v.id, v.holder, v.key, v.place, v.holds or (
+              row_number() over (partition by v.flow_id, v.key, v.holds order by v.place, v.id) <= k.free
+              and (k.first_id is null or (v.place, v.id) < (k.first_place, k.first_id))) as admitted
             from v join k on k.flow_id = v.flow_id and k.key = v.key
           )
           update runs set
             slot_key = d.key,
             queue_reason = case when d.admitted then null else ${WAITING_FOR_SLOT} end,
+            slot_order = case when d.admitted then null else d.place end,
             held_by = case when d.admitted then runs.held_by end,
             wake_at = case when d.admitted then runs.wake_at
               else now() + ${WAIT_RECHECK_MS}::integer * interval '1 millisecond' end,
@@ -139,33 +148,41 @@ export function createSlotGate(db: Kysely<Database>): {
     { maxBatch: 500, maxInFlight: ONE_STATEMENT_AT_A_TIME },
   );
   return {
-    take(run, slot) {
-      return take({ id: run.id, holder: run.holder, flow_id: run.flowId, key: slot.key, lim: slot.limit });
+    take(run, slot, aheadS) {
+      return take({
+        id: run.id,
+        holder: run.holder,
+        flow_id: run.flowId,
+        key: slot.key,
+        lim: slot.limit,
+        ahead_s: aheadS,
+      });
     },
   };
 }
 
 /**
- * The runs the write that frees slots of a key hands them to: per flow and key, as many of the
- * oldest runs waiting for one as slots were freed (`freed`: rows of flow_id, key, n), locked so
+ * The runs the write that frees slots of a key hands them to: per flow and key, as many runs
+ * from the front of the key's queue as slots were freed (`freed`: rows of flow_id, key, n), locked so
  * that two writes at once hand them different runs. Read by the run store's write (store.ts).
  */
 export function slotSuccessors(freed: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`
-    select q.id, q.account_id, f.flow_id, f.key, row_number() over (partition by f.flow_id, f.key order by q.id) as n
+    select q.id, q.account_id, f.flow_id, f.key,
+      row_number() over (partition by f.flow_id, f.key order by q.slot_order, q.id) as n
     from (${freed}) as f cross join lateral (
-      select w.id, w.account_id from runs as w
+      select w.id, w.account_id, w.slot_order from runs as w
       where w.flow_id = f.flow_id and w.slot_key = f.key and w.queue_reason = ${WAITING_FOR_SLOT}
         and w.status in ('queued', 'running')
-      order by w.id limit f.n for update skip locked) as q`;
+      order by w.slot_order, w.id limit f.n for update skip locked) as q`;
 }
 
 /** What a run handed a slot is set to: it holds the slot, and the waker queues it should its entry be lost. */
-export const HANDED_SLOT = sql`queue_reason = null, wake_at = now() + ${REQUEUE_AFTER}::interval`;
+export const HANDED_SLOT = sql`queue_reason = null, slot_order = null, wake_at = now() + ${REQUEUE_AFTER}::interval`;
 
 /**
  * A slot of the key was freed by a write that found no run waiting for it: under the key's
- * lock, after that write committed, the oldest runs waiting are handed the slots free now
+ * lock, after that write committed, the runs at the front of its queue are handed the slots free now
  * (a run that decided to wait while the write was under way has committed its wait by then).
  */
 export async function handFreeSlots(
@@ -182,7 +199,7 @@ export async function handFreeSlots(
         select w.id from runs as w
         where w.flow_id = ${flowId} and w.slot_key = ${slot.key} and w.queue_reason = ${WAITING_FOR_SLOT}
           and w.status in ('queued', 'running')
-        order by w.id
+        order by w.slot_order, w.id
         limit greatest(0, ${slot.limit}::integer - (
           select count(*) from runs as o
           where o.flow_id = ${flowId} and o.slot_key = ${slot.key} and o.queue_reason is null

@@ -10,6 +10,7 @@ import { debounceRun } from "./debounce.ts";
 import { type ExecutorDeps, executeRun, RunClaimedElsewhere, type RunEnd, RunTakenOver } from "./executor.ts";
 import { createRunLeases, type RunLease } from "./leases.ts";
 import { createModuleSteps } from "./module-steps.ts";
+import { priorityOf } from "./priority.ts";
 import { takeRate } from "./rate-limit.ts";
 import { createRevisionCache, hasFlowControl } from "./revisions.ts";
 import { RUN_LANE_QUANTUM, RUN_STREAM } from "./run-queue.ts";
@@ -240,7 +241,10 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
             : undefined;
           if (concurrency && key !== undefined) {
             const slot = { key, limit: concurrency.limit };
-            if (run.heldSlotKey === null && !(await slots.take(run, slot))) return parked();
+            if (run.heldSlotKey === null) {
+              const ahead = concurrency.priority ? await priorityOf(concurrency.priority, run.trigger) : 0;
+              if (!(await slots.take(run, slot, ahead))) return parked();
+            }
             run.slot = slot;
           }
           if (run.claimed) hold(claimedAt);

@@ -56,7 +56,12 @@ export interface LoadedFlow {
   steps: LoadedStep[];
   onFailure: LoadedStep[];
   /** How many of the flow's runs execute at once, per value of `key` (absent: one key for all). */
-  concurrency?: { limit: number; key: CompiledPayload | null };
+  concurrency?: {
+    limit: number;
+    key: CompiledPayload | null;
+    /** Gives each run's priority: seconds it moves ahead in the key's queue (see priority.ts). */
+    priority: CompiledPayload | null;
+  };
   /** At most `limit` starts per `periodMs` (per key value). */
   throttle?: { limit: number; periodMs: number; key: CompiledPayload | null };
   /** At most `limit` starts taken per `periodMs` (per key value); the others are skipped. */
@@ -167,6 +172,7 @@ export function createRevisionCache(db: Kysely<Database>, maxEntries = 1000): Re
         "steps",
         "on_failure",
         "concurrency",
+        "priority",
         "throttle",
         "rate_limit",
         "singleton",
@@ -183,7 +189,13 @@ export function createRevisionCache(db: Kysely<Database>, maxEntries = 1000): Re
       steps: loadSteps(row.steps),
       onFailure: loadSteps(row.on_failure),
       ...(concurrency
-        ? { concurrency: { limit: concurrency.limit, key: concurrency.key ? compilePayload(concurrency.key) : null } }
+        ? {
+            concurrency: {
+              limit: concurrency.limit,
+              key: concurrency.key ? compilePayload(concurrency.key) : null,
+              priority: row.priority ? compilePayload(row.priority.run) : null,
+            },
+          }
         : {}),
       ...(throttle
         ? {

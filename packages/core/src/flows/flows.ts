@@ -58,6 +58,7 @@ function toFlow(row: FlowRow, config: FlowsDeps["config"]): Flow {
     on_failure: row.on_failure,
     concurrency: row.concurrency,
     throttle: row.throttle,
+    priority: row.priority,
     rate_limit: row.rate_limit,
     singleton: row.singleton,
     start_timeout_s: row.start_timeout_s,
@@ -88,6 +89,7 @@ function definitionColumns(input: FlowInput, schedule: CheckedSchedule) {
     on_failure: JSON.stringify(input.on_failure),
     concurrency: input.concurrency ? JSON.stringify(input.concurrency) : null,
     throttle: input.throttle ? JSON.stringify(input.throttle) : null,
+    priority: input.priority ? JSON.stringify(input.priority) : null,
     rate_limit: input.rate_limit ? JSON.stringify(input.rate_limit) : null,
     singleton: input.singleton ? JSON.stringify(input.singleton) : null,
     start_timeout_s: input.start_timeout_s,
@@ -194,6 +196,12 @@ async function revisionQuotaOf(deps: FlowsDeps, accountId: string): Promise<{ li
 
 /** What a save (create or update) checks and resolves before its transaction. */
 async function prepareSave(deps: FlowsDeps, principal: Principal, input: FlowInput) {
+  if (input.priority && !input.concurrency) {
+    throw invalidInput({
+      path: "priority",
+      message: "orders the runs waiting for a concurrency slot: set concurrency too",
+    });
+  }
   const { steps, onFailure } = await stepsToSave(deps, principal, input);
   const schedule = await checkSchedule(deps, principal.accountId, input);
   const revisionQuota = await revisionQuotaOf(deps, principal.accountId);
@@ -222,6 +230,7 @@ function writeRevision(
       onFailure,
       concurrency,
       throttle,
+      priority: input.priority,
       rateLimit: input.rate_limit,
       singleton,
       startTimeoutS: input.start_timeout_s,

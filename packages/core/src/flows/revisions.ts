@@ -3,6 +3,7 @@ import type {
   ConcurrencyLimit,
   Database,
   DebounceSettings,
+  PriorityRule,
   RateLimit,
   Singleton,
   StoredStep,
@@ -31,6 +32,8 @@ export interface FlowRevision {
   concurrency: ConcurrencyLimit | null;
   /** How many runs start per period (per key value); null: no throttle. */
   throttle: ThrottleLimit | null;
+  /** The seconds by which each run moves ahead in the concurrency slot queue; null: none. */
+  priority: PriorityRule | null;
   /** How many starts are taken per period (per key value), the others skipped; null: no rate limit. */
   rateLimit: RateLimit | null;
   /** One queued or running run per key value; null: none. */
@@ -61,19 +64,21 @@ export async function insertRevision(
     JSON.stringify(revision.onFailure),
     revision.concurrency ? JSON.stringify(revision.concurrency) : null,
     revision.throttle ? JSON.stringify(revision.throttle) : null,
+    revision.priority ? JSON.stringify(revision.priority) : null,
     revision.rateLimit ? JSON.stringify(revision.rateLimit) : null,
     revision.singleton ? JSON.stringify(revision.singleton) : null,
     revision.debounce ? JSON.stringify(revision.debounce) : null,
     revision.batch ? JSON.stringify(revision.batch) : null,
   ] as const;
   const bytes = columns.reduce((sum, json) => sum + (json === null ? 0 : Buffer.byteLength(json)), 0);
-  const [trigger, steps, onFailure, concurrency, throttle, rateLimit, singleton, debounce, batch] = columns;
+  const [trigger, steps, onFailure, concurrency, throttle, priority, rateLimit, singleton, debounce, batch] = columns;
   const { rows } = await sql`
     with counted as (${countWithin(accountId, "flow_revision_bytes", bytes, quota.limit)})
-    insert into flow_revisions (flow_id, revision, trigger, steps, on_failure, concurrency, throttle, rate_limit,
-      singleton, start_timeout_s, debounce, batch)
+    insert into flow_revisions (flow_id, revision, trigger, steps, on_failure, concurrency, throttle, priority,
+      rate_limit, singleton, start_timeout_s, debounce, batch)
     select ${revision.flowId}::uuid, ${revision.revision}::integer, ${trigger}::jsonb, ${steps}::jsonb,
-      ${onFailure}::jsonb, ${concurrency}::jsonb, ${throttle}::jsonb, ${rateLimit}::jsonb, ${singleton}::jsonb,
+      ${onFailure}::jsonb, ${concurrency}::jsonb, ${throttle}::jsonb, ${priority}::jsonb, ${rateLimit}::jsonb,
+      ${singleton}::jsonb,
       ${revision.startTimeoutS}::integer, ${debounce}::jsonb, ${batch}::jsonb
     from counted
     returning revision`.execute(db);
@@ -99,6 +104,7 @@ export async function readRevision(
       "flow_revisions.on_failure",
       "flow_revisions.concurrency",
       "flow_revisions.throttle",
+      "flow_revisions.priority",
       "flow_revisions.rate_limit",
       "flow_revisions.singleton",
       "flow_revisions.start_timeout_s",
@@ -118,6 +124,7 @@ export async function readRevision(
     onFailure: row.on_failure,
     concurrency: row.concurrency,
     throttle: row.throttle,
+    priority: row.priority,
     rateLimit: row.rate_limit,
     singleton: row.singleton,
     startTimeoutS: row.start_timeout_s,

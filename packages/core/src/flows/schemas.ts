@@ -1,5 +1,6 @@
-import type { ConcurrencyLimit, RateLimit, Singleton, ThrottleLimit } from "@platform/db";
+import type { ConcurrencyLimit, PriorityRule, RateLimit, Singleton, ThrottleLimit } from "@platform/db";
 import { z } from "zod";
+import { MAX_PRIORITY_S } from "../engine/priority.ts";
 import type { Same } from "../same-shape.ts";
 import { uuidParam } from "../schemas.ts";
 import { batchInput, batchOutput, debounceInput, debounceOutput } from "./debounce-batch-schemas.ts";
@@ -57,7 +58,18 @@ const flowFields = (secretRequired: boolean) =>
       .transform((value) => value ?? null)
       .meta({
         description:
-          "At most `limit` runs of the flow (per `key` value) execute at once, across every worker; the others wait `queued` (`queue_reason`: `waiting for concurrency slot`), oldest first, and are never dropped. A run parked on a delay or a wait gives its slot up until it goes on.",
+          "At most `limit` runs of the flow (per `key` value) execute at once, across every worker; the others wait `queued` (`queue_reason`: `waiting for concurrency slot`), oldest first (as `priority` moves them), and are never dropped. A run parked on a delay or a wait gives its slot up until it goes on.",
+      }),
+    priority: z
+      .strictObject({
+        run: templateField(
+          `Gives the run's priority in seconds (\`{{trigger.body.plan = 'enterprise' ? 300 : 0}}\`), read when a worker first takes it: positive moves it ahead, negative behind. A number beyond ±${MAX_PRIORITY_S} counts as the bound; no value counts as 0; any other value fails the run (\`priority.run: must give a number of seconds, not "high"\`).`,
+        ),
+      })
+      .nullish()
+      .transform((value) => value ?? null)
+      .meta({
+        description: `Orders the runs waiting for a concurrency slot (it needs \`concurrency\`): each waits as if it had been accepted \`run\` seconds earlier (−${MAX_PRIORITY_S} to ${MAX_PRIORITY_S}), so a run of priority 60 goes before the runs of priority 0 accepted up to a minute before it. Only the slot queue is ordered: throttle turns, debounces and batches keep the order of acceptance, and a run holding a slot is never stopped for another.`,
       }),
     throttle: z
       .strictObject({
@@ -162,6 +174,10 @@ export const flow = z
       .object({ limit: z.number().int(), key: z.string().optional() })
       .nullable()
       .meta({ description: "How many of its runs execute at once (per key); null: no limit." }),
+    priority: z
+      .object({ run: z.string() })
+      .nullable()
+      .meta({ description: "The seconds by which each run moves ahead in the concurrency slot queue; null: none." }),
     throttle: z
       .object({ limit: z.number().int(), period_s: z.number().int(), key: z.string().optional() })
       .nullable()
@@ -206,6 +222,7 @@ export const flowOutput = z.object({ data: flow });
 const _limitsAreStored: [
   Same<Flow["concurrency"], ConcurrencyLimit | null>,
   Same<Flow["throttle"], ThrottleLimit | null>,
+  Same<Flow["priority"], PriorityRule | null>,
   Same<Flow["rate_limit"], RateLimit | null>,
   Same<Flow["singleton"], Singleton | null>,
-] = [true, true, true, true];
+] = [true, true, true, true, true];
