@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import type { Server } from "bun";
 import { eventually } from "@platform/core/testing";
+import type { Server } from "bun";
 import { type Caller, call, newCaller, runUntil, startRun } from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
 

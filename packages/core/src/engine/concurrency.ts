@@ -7,7 +7,6 @@ import type { CompiledPayload } from "../templates/index.ts";
 import type { QueueReason } from "./queue-reasons.ts";
 import { REQUEUE_AFTER, type RunQueue } from "./run-queue.ts";
 import { StepFailure } from "./step-failure.ts";
-import type { ClaimedRun } from "./store.ts";
 
 /**
  * Per-flow concurrency limits (`concurrency: {limit, key?}`). A run of such a flow executes
@@ -81,6 +80,9 @@ interface SlotAsk {
   ahead_s: number;
 }
 
+/** The claimed run asking for a slot (store.ts's ClaimedRun, which holds the slot it gets). */
+type SlotAsker = { id: string; flowId: string; accountId: string; holder: string };
+
 /**
  * Slot admission for one process: `take` answers true when the claimed run may execute (it
  * holds a slot of `key` now, or held one already: handed over, or kept through a crash), false
@@ -88,7 +90,7 @@ interface SlotAsk {
  * reason). The asks of runs taken at one time share one transaction (a group commit).
  */
 export function createSlotGate(db: Kysely<Database>): {
-  take(run: ClaimedRun, slot: HeldSlot, aheadS: number): Promise<boolean>;
+  take(run: SlotAsker, slot: HeldSlot, aheadS: number): Promise<boolean>;
 } {
   const take = groupCommit<SlotAsk, boolean>(
     (asks) =>
