@@ -227,6 +227,8 @@ for (const { label, backend, redis, skip } of runModes()) {
           "replay_of",
           "parent_run_id",
           "queue_reason",
+          "end_reason",
+          "taken_by",
           "revision",
           "started_at",
           "status",
