@@ -178,23 +178,8 @@ export interface NodeTemplatesTable {
 }
 
 /** A flow: a webhook trigger and ordered steps; the definition that runs is in `flow_revisions`. */
-export interface FlowsTable {
-  /** A UUID. */
-  id: string;
-  account_id: string;
-  name: string;
-  description: string;
-  active: boolean;
-  /** The trigger as saved, without its signing secret. Written as a JSON string. */
-  trigger: JSONColumnType<TriggerSettings>;
-  /** The steps as saved (node references as `nodes.<id>`). Written as a JSON string. */
-  steps: JSONColumnType<StepInput[], string | undefined, string>;
-  /** Steps run once when a run fails, as saved. Written as a JSON string. */
-  on_failure: JSONColumnType<StepInput[], string | undefined, string>;
-  /** A schedule trigger's next tick; null for other triggers and inactive flows. */
-  schedule_next_at: Date | null;
-  /** A schedule trigger's shortest interval between ticks in seconds, measured at save; null for other triggers. */
-  schedule_interval_s: ColumnType<number | null, number | null | undefined, number | null>;
+/** A flow's controls, kept on the flow and on each of its revisions (null: none of that kind). */
+interface FlowControlColumns {
   /** How many of its runs execute at once (per key). Written as a JSON string. */
   concurrency: JSONColumnType<ConcurrencyLimit | null, string | null | undefined, string | null>;
   /** How many of its runs start per period (per key). Written as a JSON string. */
@@ -211,6 +196,25 @@ export interface FlowsTable {
   singleton: JSONColumnType<Singleton | null, string | null | undefined, string | null>;
   /** How long a run may wait to start before it is cancelled, in seconds. */
   start_timeout_s: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+export interface FlowsTable extends FlowControlColumns {
+  /** A UUID. */
+  id: string;
+  account_id: string;
+  name: string;
+  description: string;
+  active: boolean;
+  /** The trigger as saved, without its signing secret. Written as a JSON string. */
+  trigger: JSONColumnType<TriggerSettings>;
+  /** The steps as saved (node references as `nodes.<id>`). Written as a JSON string. */
+  steps: JSONColumnType<StepInput[], string | undefined, string>;
+  /** Steps run once when a run fails, as saved. Written as a JSON string. */
+  on_failure: JSONColumnType<StepInput[], string | undefined, string>;
+  /** A schedule trigger's next tick; null for other triggers and inactive flows. */
+  schedule_next_at: Date | null;
+  /** A schedule trigger's shortest interval between ticks in seconds, measured at save; null for other triggers. */
+  schedule_interval_s: ColumnType<number | null, number | null | undefined, number | null>;
   /** Sealed; never returned. */
   signing_secret: string | null;
   webhook_id: string;
@@ -221,7 +225,7 @@ export interface FlowsTable {
 }
 
 /** One immutable saved definition of a flow. */
-export interface FlowRevisionsTable {
+export interface FlowRevisionsTable extends FlowControlColumns {
   flow_id: string;
   revision: number;
   /** Written as JSON strings. */
@@ -229,14 +233,6 @@ export interface FlowRevisionsTable {
   /** Tasks resolved (node references copied in), options complete. */
   steps: JSONColumnType<StoredStep[]>;
   on_failure: JSONColumnType<StoredStep[], string | undefined, string>;
-  concurrency: JSONColumnType<ConcurrencyLimit | null, string | null | undefined, string | null>;
-  throttle: JSONColumnType<ThrottleLimit | null, string | null | undefined, string | null>;
-  priority: JSONColumnType<PriorityRule | null, string | null | undefined, string | null>;
-  debounce: JSONColumnType<DebounceSettings | null, string | null | undefined, string | null>;
-  batch: JSONColumnType<BatchSettings | null, string | null | undefined, string | null>;
-  rate_limit: JSONColumnType<RateLimit | null, string | null | undefined, string | null>;
-  singleton: JSONColumnType<Singleton | null, string | null | undefined, string | null>;
-  start_timeout_s: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: CreatedAt;
 }
 
