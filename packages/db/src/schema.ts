@@ -177,7 +177,6 @@ export interface NodeTemplatesTable {
   updated_at: CreatedAt;
 }
 
-/** A flow: a webhook trigger and ordered steps; the definition that runs is in `flow_revisions`. */
 /** A flow's controls, kept on the flow and on each of its revisions (null: none of that kind). */
 interface FlowControlColumns {
   /** How many of its runs execute at once (per key). Written as a JSON string. */
@@ -198,6 +197,7 @@ interface FlowControlColumns {
   start_timeout_s: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
+/** A flow: a webhook trigger and ordered steps; the definition that runs is in `flow_revisions`. */
 export interface FlowsTable extends FlowControlColumns {
   /** A UUID. */
   id: string;
