@@ -100,11 +100,13 @@ function migratedTemplateName(): Promise<string> {
         // Another process finished one first: its copy serves.
         await admin.query(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`);
       }
-      // Earlier days' templates go (one still being copied from stays). Today's others may serve
-      // processes testing other sources: a checkout's, another worktree's.
+      // Templates of days before yesterday go (one still being copied from stays). Today's others
+      // may serve processes testing other sources (another worktree's), and yesterday's a run
+      // that began before midnight.
+      const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10).replaceAll("-", "");
       const { rows } = await admin.query<{ datname: string }>(
-        "SELECT datname FROM pg_database WHERE datname ~ '^platform_template_[0-9]{8}_' AND datname NOT LIKE $1",
-        [`platform_template_${day}_%`],
+        "SELECT datname FROM pg_database WHERE datname ~ '^platform_template_[0-9]{8}_' AND datname NOT LIKE $1 AND datname NOT LIKE $2",
+        [`platform_template_${day}_%`, `platform_template_${yesterday}_%`],
       );
       for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS ${datname}`).catch(() => {});
     });
