@@ -21,6 +21,7 @@ const SUBJECTS = [
   "wait.event",
   "event.send",
   "flow.call",
+  "mcp.call",
 ] as const satisfies readonly BuiltInSubject[];
 
 export const BUILT_IN_SUBJECTS: EveryMember<BuiltInSubject, typeof SUBJECTS> = SUBJECTS;

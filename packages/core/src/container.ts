@@ -5,6 +5,7 @@ import { createAccountsDeps } from "./accounts/deps.ts";
 import { createBroker } from "./broker/index.ts";
 import type { CoreConfig } from "./config.ts";
 import { createRunEvents } from "./engine/events.ts";
+import { createMcpTools } from "./engine/mcp-call/tools.ts";
 import { createOutboundSlots } from "./engine/outbound-slots.ts";
 import { createRunQueue } from "./engine/run-queue.ts";
 import { createRegistry } from "./hub/registry/service.ts";
@@ -138,6 +139,7 @@ export async function createServices(
     registry,
     limits,
     outbound: createOutboundSlots(),
+    mcp: createMcpTools({ db: database.db, http: config.steps.http }),
   };
   return {
     services,

@@ -6,6 +6,7 @@ import type { Broker } from "./broker/port.ts";
 import type { Credential, Principal } from "./caller.ts";
 import type { CoreConfig } from "./config.ts";
 import type { RunEvents } from "./engine/events.ts";
+import type { McpTools } from "./engine/mcp-call/tools.ts";
 import type { OutboundSlots } from "./engine/outbound-slots.ts";
 import type { RunQueue } from "./engine/run-queue.ts";
 import type { Registry } from "./hub/registry/service.ts";
@@ -47,4 +48,6 @@ export interface Services {
   limits: AccountLimits;
   /** Outbound requests of runs in flight in this process, per run and per account (see outbound-slots.ts). */
   outbound: OutboundSlots;
+  /** The platform as an MCP client: `mcp.call` steps and the tool lists their saves are checked against. */
+  mcp: McpTools;
 }

@@ -23,7 +23,8 @@ export type BuiltInSubject =
   | "js"
   | "wait.event"
   | "event.send"
-  | "flow.call";
+  | "flow.call"
+  | "mcp.call";
 
 /** A task's retry options; a stored revision holds all three. */
 export type StepOptions = {

@@ -7,6 +7,7 @@ import { publish } from "../storage/streams/messages.ts";
 import { SUBJECT_RULE, subjectProblem } from "../storage/streams/subjects.ts";
 import { eventKey } from "./event-keys.ts";
 import type { RunEvents } from "./events.ts";
+import type { McpTools } from "./mcp-call/tools.ts";
 import { boundedOutbound, type OutboundSlots } from "./outbound-slots.ts";
 import type { RespondOutput } from "./records.ts";
 import { failStep, type StepFunction, type StepFunctions, unavailableStep } from "./step-functions.ts";
@@ -106,11 +107,11 @@ export interface ModuleSteps {
 /**
  * Every built-in subject but the engine's own (`delay`, `wait.event`, `flow.call`).
  * `http.request` and `js` come from their modules; a build without them fails those steps
- * with a clear error. Each `http.request` waits first for a slot of its run and of its
- * account (`deps.outbound`, the bounds of the account's plan).
+ * with a clear error. Each `http.request` and `mcp.call` waits first for a slot of its run
+ * and of its account (`deps.outbound`, the bounds of the account's plan).
  */
 export function createStepFunctions(
-  deps: StorageDeps & { events: RunEvents; outbound: OutboundSlots },
+  deps: StorageDeps & { events: RunEvents; outbound: OutboundSlots; mcp: McpTools },
   modules: ModuleSteps = {},
 ): StepFunctions {
   const request = modules["http.request"];
@@ -123,6 +124,7 @@ export function createStepFunctions(
     "stream.publish": streamPublish(deps),
     "http.request": request ? boundedOutbound(request, deps.outbound, deps.limits) : unavailableStep("http.request"),
     js: modules.js ?? unavailableStep("js"),
+    "mcp.call": boundedOutbound((payload, context) => deps.mcp.call(payload, context), deps.outbound, deps.limits),
   };
 }
 
@@ -130,7 +132,10 @@ export function createStepFunctions(
  * Payload fields that hold a URL, per subject: a reference inside their text is percent-
  * encoded where it lands, so data cannot change the URL's shape (see templates/payload.ts).
  */
-export const URL_FIELDS: Partial<Record<string, readonly string[]>> = { "http.request": ["url"] };
+export const URL_FIELDS: Partial<Record<string, readonly string[]>> = {
+  "http.request": ["url"],
+  "mcp.call": ["server"],
+};
 
 /**
  * Subjects whose attempts change nothing outside the run: re-running one after a crash is

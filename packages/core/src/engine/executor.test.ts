@@ -63,6 +63,7 @@ describe("the run executor", () => {
       "http.request": unused,
       js: unused,
       "event.send": unused,
+      "mcp.call": unused,
       ...overrides,
     };
   }

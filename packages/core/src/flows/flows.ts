@@ -10,6 +10,7 @@ import { requireSecretReads, secretReferences } from "../secrets/references.ts";
 import type { DefinitionCache } from "../storage/definition-cache.ts";
 import { unixSeconds } from "../time.ts";
 import { signingSecretProblem } from "../webhooks/schemas.ts";
+import { type McpCheckDeps, mcpCallProblems } from "./mcp-check.ts";
 import { insertRevision } from "./revisions.ts";
 import { countProblem, intervalProblem, lockSchedules, shortestInterval } from "./schedule-limits.ts";
 import { fireTimes, nextFireTime } from "./schedules.ts";
@@ -30,6 +31,8 @@ export interface FlowsDeps {
   storageDefinitions: DefinitionCache;
   /** The account's plan, which bounds its schedules (see schedule-limits.ts). */
   limits: Pick<AccountLimits, "of">;
+  /** Reads the tools of `mcp.call` steps' servers, whose arguments a save checks (mcp-check.ts). */
+  mcp: McpCheckDeps["mcp"];
 }
 
 type FlowRow = Selectable<Database["flows"]>;
@@ -109,6 +112,8 @@ export async function stepsToSave(deps: FlowsDeps, principal: Principal, input: 
     principal,
     fields.flatMap(({ origin, value }) => secretReferences(value, origin.join("."))),
   );
+  const problems = await mcpCallProblems(deps, principal.accountId, resolved.steps, resolved.onFailure);
+  if (problems.length > 0) throw invalidInput(problems);
   return resolved;
 }
 

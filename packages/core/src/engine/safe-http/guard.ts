@@ -38,7 +38,8 @@ function refusal(ip: Ip, options: GuardOptions): string | undefined {
   return specialRange(ip);
 }
 
-export async function resolveTarget(url: URL, options: GuardOptions): Promise<Target> {
+/** Resolves and checks `url`; refusals are step failures whose text begins with `subject` (the step that asked). */
+export async function resolveTarget(url: URL, options: GuardOptions, subject = "http.request"): Promise<Target> {
   if (options.allowPrivateNetwork) return { connectUrl: url, host: url.host };
   const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1");
   const literal = parseIp(hostname);
@@ -50,9 +51,9 @@ export async function resolveTarget(url: URL, options: GuardOptions): Promise<Ta
       addresses = await options.resolve(hostname);
     } catch (error) {
       const code = (error as { code?: string }).code;
-      throw new StepFailure(`http.request: could not resolve ${hostname}${code ? ` (${code})` : ""}`);
+      throw new StepFailure(`${subject}: could not resolve ${hostname}${code ? ` (${code})` : ""}`);
     }
-    if (addresses.length === 0) throw new StepFailure(`http.request: could not resolve ${hostname}`);
+    if (addresses.length === 0) throw new StepFailure(`${subject}: could not resolve ${hostname}`);
   }
   const refused: string[] = [];
   for (const address of addresses) {
@@ -77,5 +78,5 @@ export async function resolveTarget(url: URL, options: GuardOptions): Promise<Ta
     };
   }
   const what = literal ? refused.join(", ") : `${hostname}, which resolves to ${refused.join(", ")}`;
-  throw new StepFailure(`http.request: refused ${what}: ${REFUSAL_HINT}`, false);
+  throw new StepFailure(`${subject}: refused ${what}: ${REFUSAL_HINT}`, false);
 }

@@ -80,6 +80,7 @@ const REQUIRED_FIELDS: Partial<Record<string, readonly string[]>> = {
   "wait.event": ["key"],
   "event.send": ["key"],
   "flow.call": ["flow_id"],
+  "mcp.call": ["server", "tool"],
 };
 
 export const nodeTemplateInput = z

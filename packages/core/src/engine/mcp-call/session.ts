@@ -1,0 +1,90 @@
+/**
+ * One short MCP session over Streamable HTTP: connect (initialize), use, end. The transport
+ * fetches through the address guard (guarded-fetch.ts), never reconnects on its own, and is
+ * closed whatever happens, its session ended on the server when it had one: a step leaves
+ * no connection open. Failures become step failures that say whether another attempt may do
+ * better.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { messageOf } from "../../errors.ts";
+import { StepFailure } from "../step-failure.ts";
+import { createGuardedFetch, type GuardedFetchOptions } from "./guarded-fetch.ts";
+
+export interface SessionTarget {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** How long ending a session on the server may take before the connection is dropped anyway. */
+const END_SESSION_MS = 1000;
+
+const CLIENT_INFO = { name: "workflow-platform", version: "1.0.0" };
+
+/** JSON-RPC errors that another attempt of the same request meets again. */
+const REFUSALS = new Set<number>([
+  ErrorCode.InvalidParams,
+  ErrorCode.InvalidRequest,
+  ErrorCode.MethodNotFound,
+  ErrorCode.ParseError,
+]);
+
+/** A failure of the session as a step failure naming the server (never its headers). */
+export function sessionFailure(error: unknown, url: string): StepFailure {
+  if (error instanceof StepFailure) return error;
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.RequestTimeout) return new StepFailure(`mcp.call: ${url} did not answer in time`);
+    return new StepFailure(`mcp.call: ${url} answered an error: ${error.message}`, !REFUSALS.has(error.code));
+  }
+  if (error instanceof StreamableHTTPError) {
+    const status = error.code ?? 0;
+    const retryable = status === 0 || status >= 500 || status === 408 || status === 429;
+    return new StepFailure(`mcp.call: ${url} answered ${status || "without a status"}: ${error.message}`, retryable);
+  }
+  return new StepFailure(`mcp.call: ${url} failed: ${messageOf(error)}`);
+}
+
+export function createSessions(options: GuardedFetchOptions) {
+  /** Connects to `target`, runs `use`, and ends the session; rejects with a step failure (or the signal's reason once it aborted). */
+  return async function withSession<T>(
+    target: SessionTarget,
+    signal: AbortSignal,
+    timeoutMs: number,
+    use: (client: Client) => Promise<T>,
+  ): Promise<T> {
+    signal.throwIfAborted();
+    const guarded = createGuardedFetch(options);
+    const transport = new StreamableHTTPClientTransport(new URL(target.url), {
+      fetch: guarded.fetch,
+      requestInit: { headers: target.headers },
+      reconnectionOptions: {
+        maxRetries: 0,
+        initialReconnectionDelay: 1000,
+        maxReconnectionDelay: 1000,
+        reconnectionDelayGrowFactor: 1,
+      },
+    });
+    const client = new Client(CLIENT_INFO);
+    // Errors of the transport's own background requests reach the request they belong to; nothing to log here.
+    client.onerror = () => undefined;
+    // The transport's requests share its own abort signal: closing it is what aborts them.
+    const onAbort = () => void transport.close().catch(() => undefined);
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      await client.connect(transport, { signal, timeout: timeoutMs });
+      return await use(client);
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      throw sessionFailure(guarded.refusal() ?? error, target.url);
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+      if (transport.sessionId !== undefined && !signal.aborted) {
+        await Promise.race([transport.terminateSession().catch(() => undefined), Bun.sleep(END_SESSION_MS)]);
+      }
+      await client.close().catch(() => undefined);
+    }
+  };
+}
+
+export type WithSession = ReturnType<typeof createSessions>;
