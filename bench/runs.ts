@@ -17,6 +17,11 @@
  * a flow-wide batch of 10 (each run completed takes ten starts, and `--window` counts starts).
  *
  *   bun bench/runs.ts [--seconds N] [--connections N] [--window N] [--modes embedded,scale-out]
+ *                     [--flows transform,concurrency-limited,…] [--no-wait]
+ *
+ * `--flows` measures only the flows whose names contain one of the words given (the one-step
+ * `transform` flow is always measured: the other rows are read against it); `--no-wait` leaves
+ * out the wait-mode rows.
  *
  * Each flow phase starts runs with `POST /flows/{id}/runs` on `--connections` connections as
  * fast as the engine completes them: a connection waits while `--window` accepted runs have
@@ -32,7 +37,7 @@
  * scale-out runs when DATABASE_URL and REDIS_URL are set.
  */
 import { loadavg } from "node:os";
-import { flag } from "./lib/args.ts";
+import { flag, listFlag } from "./lib/args.ts";
 import { inEveryMode } from "./lib/every-mode.ts";
 import { callApi, modesFlag, type RunningPlatform, signUpForBench } from "./lib/platform.ts";
 import { printTable } from "./lib/table.ts";
@@ -41,6 +46,8 @@ const SECONDS = flag("seconds", 10);
 const CONNECTIONS = flag("connections", 64);
 const WINDOW = flag("window", 1024);
 const MODES = modesFlag();
+const ONLY_FLOWS = listFlag("flows", []);
+const WAIT_ROWS = !Bun.argv.includes("--no-wait");
 
 /** Runs of the phase whose `duration_ms` is read back for the percentiles (the newest). */
 const SAMPLE = 20_000;
@@ -379,7 +386,8 @@ async function measureMode(platform: RunningPlatform, baselineUrl: string): Prom
   const { token } = await signUpForBench(platform.url);
   const flows: Record<string, string> = {};
   for (const [kind, definition] of Object.entries(FLOWS)) {
-    flows[kind] = (await callApi(platform, token, "POST", "/flows", definition)).data.id;
+    const measured = kind === "transform" || ONLY_FLOWS.length === 0 || ONLY_FLOWS.some((word) => kind.includes(word));
+    if (measured) flows[kind] = (await callApi(platform, token, "POST", "/flows", definition)).data.id;
   }
   // Warm up: revisions cached, connections open, the js sandbox's threads started.
   /** A batch run takes BATCH_ITEMS starts. */
@@ -392,7 +400,7 @@ async function measureMode(platform: RunningPlatform, baselineUrl: string): Prom
     rows.push([kind.includes("step") ? kind : `one-step ${kind}`, result]);
   }
   const waits: [string, Drive][] = [];
-  for (const connections of [1, CONNECTIONS]) {
+  for (const connections of WAIT_ROWS ? [1, CONNECTIONS] : []) {
     waits.push([
       `wait mode, transform, ${connections} conn.`,
       await measureWait(platform, token, flows.transform as string, connections),

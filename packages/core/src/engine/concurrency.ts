@@ -5,7 +5,7 @@ import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import { indexedKey } from "../indexed-key.ts";
 import type { CompiledPayload } from "../templates/index.ts";
 import type { QueueReason } from "./queue-reasons.ts";
-import { REQUEUE_AFTER, type RunQueue } from "./run-queue.ts";
+import { MAX_ENTRY_TRIGGER_BYTES, REQUEUE_AFTER, type RunQueue } from "./run-queue.ts";
 import { StepFailure } from "./step-failure.ts";
 
 /**
@@ -78,16 +78,23 @@ interface SlotAsk {
   lim: number;
   /** Its priority: seconds it moves ahead of the runs waiting with it. */
   ahead_s: number;
+  /** Whether the asker holds the run already; else it asks for it as queued (taken from its entry). */
+  claimed: boolean;
 }
 
-/** The claimed run asking for a slot (store.ts's ClaimedRun, which holds the slot it gets). */
-type SlotAsker = { id: string; flowId: string; accountId: string; holder: string };
+/** The run asking for a slot (store.ts's ClaimedRun, which holds the slot it gets). */
+type SlotAsker = { id: string; flowId: string; accountId: string; holder: string; claimed: boolean };
+
+/** A run the asker may ask a slot for: held by it, or, taken from its entry, queued and held by nobody. */
+const ASKERS_RUN = sql`case when v.claimed then r.held_by = v.holder else r.status = 'queued' and r.held_by is null end`;
 
 /**
- * Slot admission for one process: `take` answers true when the claimed run may execute (it
- * holds a slot of `key` now, or held one already: handed over, or kept through a crash), false
- * when it waits (its claim is given back, it is `queued` again unless it had begun, with the
- * reason). The asks of runs taken at one time share one transaction (a group commit).
+ * Slot admission for one process: `take` answers true when the run may execute (it holds a
+ * slot of `key` now, or held one already: handed over, or kept through a crash), false when
+ * it waits (its claim is given back, it is `queued` again unless it had begun, with the
+ * reason). A run taken from its entry (not claimed) is asked for while `queued` and held by
+ * nobody, and is left so: admitted, its first write claims it as a new run's does. The asks
+ * of runs taken at one time share one transaction (a group commit).
  */
 export function createSlotGate(db: Kysely<Database>): {
   take(run: SlotAsker, slot: HeldSlot, aheadS: number): Promise<boolean>;
@@ -107,8 +114,8 @@ export function createSlotGate(db: Kysely<Database>): {
             select v.*, (r.slot_key is not distinct from v.key and r.queue_reason is null) as holds,
               r.created_at - v.ahead_s * interval '1 second' as place
             from jsonb_to_recordset(${JSON.stringify(asks)}::jsonb) as v(
-              id uuid, holder text, flow_id uuid, key text, lim integer, ahead_s double precision)
-            join runs as r on r.id = v.id and r.id = any(${ids}::uuid[]) and r.held_by = v.holder
+              id uuid, holder text, flow_id uuid, key text, lim integer, ahead_s double precision, claimed boolean)
+            join runs as r on r.id = v.id and r.id = any(${ids}::uuid[]) and ${ASKERS_RUN}
           ),
           k as (
             select g.flow_id, g.key, g.free, f.slot_order as first_place, f.id as first_id
@@ -125,7 +132,7 @@ export function createSlotGate(db: Kysely<Database>): {
               order by w.slot_order, w.id limit 1) as f on true
           ),
           decided as (
-            select v.id, v.holder, v.key, v.place, v.holds or (
+            select v.id, v.holder, v.claimed, v.key, v.place, v.holds or (
               row_number() over (partition by v.flow_id, v.key, v.holds order by v.place, v.id) <= k.free
               and (k.first_id is null or (v.place, v.id) < (k.first_place, k.first_id))) as admitted
             from v join k on k.flow_id = v.flow_id and k.key = v.key
@@ -142,7 +149,8 @@ export function createSlotGate(db: Kysely<Database>): {
             started_at = case when d.admitted or exists (select 1 from run_steps where run_id = runs.id)
               then runs.started_at end
           from decided as d
-          where runs.id = d.id and runs.id = any(${ids}::uuid[]) and runs.held_by = d.holder
+          where runs.id = d.id and runs.id = any(${ids}::uuid[])
+            and runs.held_by is not distinct from (case when d.claimed then d.holder end)
           returning d.holder, d.admitted`.execute(trx);
         const admitted = new Map(rows.map((row) => [row.holder, row.admitted]));
         return asks.map((ask) => admitted.get(ask.holder) ?? false);
@@ -158,6 +166,7 @@ export function createSlotGate(db: Kysely<Database>): {
         key: slot.key,
         lim: slot.limit,
         ahead_s: aheadS,
+        claimed: run.claimed,
       });
     },
   };
@@ -167,13 +176,19 @@ export function createSlotGate(db: Kysely<Database>): {
  * The runs the write that frees slots of a key hands them to: per flow and key, as many runs
  * from the front of the key's queue as slots were freed (`freed`: rows of flow_id, key, n), locked so
  * that two writes at once hand them different runs. Read by the run store's write (store.ts).
+ * A run that never began (`queued`, no `started_at`: the gate clears it for a run it turns
+ * back before its first step) is read as its entry carries it (`trigger` as JSON text, null
+ * when too large for an entry), so that its delivery takes it unread, as a new run's does.
  */
 export function slotSuccessors(freed: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`
-    select q.id, q.account_id, f.flow_id, f.key,
+    select q.id, q.account_id, f.flow_id, f.key, q.revision, q.waiter, q.parent_run_id, q.call_depth,
+      case when q.status = 'queued' and q.started_at is null and length(q.trigger::text) <= ${MAX_ENTRY_TRIGGER_BYTES}::integer
+        then q.trigger::text end as trigger,
       row_number() over (partition by f.flow_id, f.key order by q.slot_order, q.id) as n
     from (${freed}) as f cross join lateral (
-      select w.id, w.account_id, w.slot_order from runs as w
+      select w.id, w.account_id, w.slot_order, w.revision, w.waiter, w.parent_run_id, w.call_depth, w.status,
+        w.started_at, w.trigger from runs as w
       where w.flow_id = f.flow_id and w.slot_key = f.key and w.queue_reason = ${WAITING_FOR_SLOT}
         and w.status in ('queued', 'running')
       order by w.slot_order, w.id limit f.n for update skip locked) as q`;

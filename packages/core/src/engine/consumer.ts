@@ -12,7 +12,7 @@ import { createRunLeases, type RunLease } from "./leases.ts";
 import { createModuleSteps } from "./module-steps.ts";
 import { priorityOf } from "./priority.ts";
 import { takeRate } from "./rate-limit.ts";
-import { createRevisionCache, hasFlowControl } from "./revisions.ts";
+import { createRevisionCache, hasStartControl } from "./revisions.ts";
 import { RUN_LANE_QUANTUM, RUN_STREAM } from "./run-queue.ts";
 import { takeSingleton } from "./singleton.ts";
 import { startTimedOut, wakeByStartDeadline } from "./start-timeout.ts";
@@ -41,6 +41,8 @@ export const runEntrySchema = z.object({
       /** A run started by a `flow.call`: its parent and how deep the calls go. */
       parent: z.uuid().optional(),
       depth: z.number().int().optional(),
+      /** The concurrency key of the slot the run was handed (store.ts): it holds it already. */
+      slot: z.string().optional(),
     })
     .optional(),
 });
@@ -127,6 +129,7 @@ function takeRun(store: RunStore, entry: RunEntry, entryId: string, attempt: num
         waiter: start.waiter,
         parentRunId: start.parent ?? null,
         callDepth: start.depth ?? 0,
+        slot: start.slot,
       },
       entryId,
     ),
@@ -167,13 +170,14 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
     async handle(payload, context) {
       const claimedAt = Date.now();
       const entry = payload as RunEntry;
-      // A run of a flow with a flow control is claimed at once (the controls judge and count claimed runs).
       const accepted =
         entry.start !== undefined && context.attempt === 1
           ? await revisions.flow(entry.start.flow, entry.start.revision)
           : null;
-      const gated = accepted !== null && hasFlowControl(accepted);
-      const run = gated
+      // A run of a flow with a control that judges starts is claimed at once (those controls
+      // judge and count claimed runs); the slot gate takes a run as its entry carries it.
+      const claimFirst = accepted !== null && hasStartControl(accepted);
+      const run = claimFirst
         ? await store.claim(entry.run, context.entryId, context.attempt)
         : await takeRun(store, entry, context.entryId, context.attempt);
       // Ended, unknown, or held by another entry's delivery: nothing to do for this one.
@@ -199,7 +203,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
             `the run was delivered ${context.attempt - 1} times without an end (its worker stopped, or could not go on)`,
           );
         } else {
-          const limits = gated ? accepted : run.claimed ? await revisions.flow(run.flowId, run.revision) : null;
+          const limits = accepted ?? (run.claimed ? await revisions.flow(run.flowId, run.revision) : null);
           const { startTimeoutMs, rateLimit, singleton, debounce, batch, throttle, concurrency } = limits ?? {};
           // The flow controls, in the order docs/guide/flows.md gives: one that ends or parks the run ends this delivery.
           if (startTimeoutMs !== undefined && (await startTimedOut(services, run, startTimeoutMs))) return;

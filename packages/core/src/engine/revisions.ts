@@ -77,14 +77,13 @@ export interface LoadedFlow {
 }
 
 /**
- * Whether a flow has a flow control: its runs are claimed as a worker first takes them, for
- * the controls judge claimed runs and count them (see consumer.ts).
+ * Whether a control other than the concurrency limit judges the flow's starts: its runs are
+ * claimed as a worker first takes them, for those controls judge claimed runs and count them
+ * (see consumer.ts). The concurrency limit's slot gate judges a run claimed or not.
  */
-export function hasFlowControl(flow: LoadedFlow): boolean {
-  const { concurrency, throttle, rateLimit, singleton, startTimeoutMs, debounce, batch } = flow;
-  return [concurrency, throttle, rateLimit, singleton, startTimeoutMs, debounce, batch].some(
-    (control) => control !== undefined,
-  );
+export function hasStartControl(flow: LoadedFlow): boolean {
+  const { throttle, rateLimit, singleton, startTimeoutMs, debounce, batch } = flow;
+  return [throttle, rateLimit, singleton, startTimeoutMs, debounce, batch].some((control) => control !== undefined);
 }
 
 /** The keys of the secrets the templates of `fields` name. */

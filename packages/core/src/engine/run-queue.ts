@@ -37,6 +37,38 @@ export interface RunQueue {
 }
 
 /**
+ * Trigger data up to this size (JSON) travels in the run's stream entry, so that the worker
+ * runs it without reading the row first; larger trigger data stays in the row only.
+ */
+export const MAX_ENTRY_TRIGGER_BYTES = 8 * 1024;
+
+/** A run as the entry that queues it carries it, so that its delivery executes it without a read. */
+export interface EntryRun extends QueuedRun {
+  revision: number;
+  waiter: string | null;
+  /** The trigger data as JSON text. */
+  trigger: string;
+  /** The run whose `flow.call` step starts this one, and how deep the calls go. */
+  parent?: { runId: string; depth: number } | undefined;
+  /** The concurrency key whose slot the run was handed (see concurrency.ts). */
+  slot?: string | undefined;
+}
+
+/** The stream entry of a run (see `runEntrySchema`): the run as it is, unless its trigger data is large. */
+export function entryOf(run: EntryRun): string {
+  if (run.trigger.length > MAX_ENTRY_TRIGGER_BYTES) return JSON.stringify({ run: run.id });
+  const start = JSON.stringify({
+    account: run.accountId,
+    flow: run.flowId,
+    revision: run.revision,
+    waiter: run.waiter,
+    ...(run.parent ? { parent: run.parent.runId, depth: run.parent.depth } : {}),
+    ...(run.slot !== undefined ? { slot: run.slot } : {}),
+  });
+  return `{"run":"${run.id}","start":${start.slice(0, -1)},"trigger":${run.trigger}}}`;
+}
+
+/**
  * How far ahead `wake_at` is set for a run whose entry may be lost (appended by the waker, or
  * not yet by a background start: see runs/insert.ts): the waker queues it again then, and
  * again each time, until a worker's claim clears it.

@@ -3,7 +3,7 @@ import { sql } from "kysely";
 import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import { HANDED_SLOT, type HeldSlot, handFreeSlots, slotSuccessors } from "./concurrency.ts";
 import type { StepRecord, StepRecords } from "./records.ts";
-import type { QueuedRun, RunQueue } from "./run-queue.ts";
+import { type EntryRun, entryOf, type QueuedRun, type RunQueue } from "./run-queue.ts";
 
 /** A run as the worker takes it over. */
 export interface ClaimedRun {
@@ -48,6 +48,8 @@ export interface FreshRun {
   waiter: string | null;
   parentRunId: string | null;
   callDepth: number;
+  /** The concurrency key whose slot it was handed (its entry says so; see concurrency.ts). */
+  slot?: string | undefined;
 }
 
 /** A step whose record changed since the run's last write. */
@@ -120,19 +122,48 @@ interface ClaimRow {
   held_slot_key: string | null;
 }
 
-/** A run the write wrote, with the run it handed its slot to, if any. */
+/** A run the write wrote, with the run it handed its slot to, if any (see `slotSuccessors`). */
 interface WrittenRow {
   holder: string;
   flow_id: string;
   account_id: string;
   successor: string | null;
   successor_account: string | null;
+  successor_revision: number | null;
+  successor_waiter: string | null;
+  successor_parent: string | null;
+  successor_depth: number | null;
+  /** Its trigger data as JSON, when its entry carries it (it never began, and the data is small). */
+  successor_trigger: string | null;
+  slot_key: string | null;
 }
 
-/** A write that was the holder's to write, and the run handed the slot it let go of (null: none waited). */
+/**
+ * A write that was the holder's to write, and the run handed the slot it let go of (null:
+ * none waited), with what its entry carries when it is to be taken unread.
+ */
 interface Written {
   run: { flowId: string; accountId: string };
-  successor: QueuedRun | null;
+  successor: QueuedRun | EntryRun | null;
+}
+
+/** The run a write handed its slot to, as its entry is to carry it. */
+function successorOf(row: WrittenRow): QueuedRun | EntryRun | null {
+  const { successor: id, successor_account: accountId, flow_id: flowId } = row;
+  if (!id || !accountId) return null;
+  if (row.successor_trigger === null || row.successor_revision === null || row.slot_key === null) {
+    return { id, flowId, accountId };
+  }
+  return {
+    id,
+    flowId,
+    accountId,
+    revision: row.successor_revision,
+    waiter: row.successor_waiter,
+    trigger: row.successor_trigger,
+    parent: row.successor_parent ? { runId: row.successor_parent, depth: row.successor_depth ?? 0 } : undefined,
+    slot: row.slot_key,
+  };
 }
 
 /** A step's row as the write sends it: its record without the output, and the output once it succeeded. */
@@ -153,7 +184,8 @@ function stepRow({ name, record }: StepChange) {
  * is when the worker began it (within the row's acceptance and the write). A write that
  * releases a run lets go of its concurrency key; one of a run holding a slot hands it over
  * (concurrency.ts) in the same statement, and its successor is queued (`runQueue`) before the
- * write answers. Statements with no such write read no other run.
+ * write answers: a successor that never began as a new run is, its entry carrying it and the
+ * slot it holds, so that its delivery executes it without a claim. Statements with no such write read no other run.
  *
  * Each statement names its runs twice: joined from the batch's JSON, and as an array of ids
  * (`r.id = any(...)`). PostgreSQL prunes the day partitions of runs (and of steps) to those
@@ -225,7 +257,9 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number, runQue
             ),
             successors as (${slotSuccessors(sql`select flow_id, key, count(*) as n from freeing group by flow_id, key`)}),
             handed as (update runs set ${HANDED_SLOT} from successors as s where runs.id = s.id)
-            select w.holder, w.flow_id, w.account_id, s.id as successor, s.account_id as successor_account
+            select w.holder, w.flow_id, w.account_id, s.id as successor, s.account_id as successor_account,
+              s.revision as successor_revision, s.waiter as successor_waiter, s.parent_run_id as successor_parent,
+              s.call_depth as successor_depth, s.trigger as successor_trigger, s.key as slot_key
             from written as w left join freeing as f on f.id = w.id
               left join successors as s on s.flow_id = f.flow_id and s.key = f.key and s.n = f.n`.execute(db)
         : await sql<WrittenRow>`
@@ -235,11 +269,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number, runQue
       return changes.map((change) => {
         const row = byHolder.get(change.holder);
         if (!row) return null;
-        const { successor, successor_account: accountId } = row;
-        return {
-          run: { flowId: row.flow_id, accountId: row.account_id },
-          successor: successor && accountId ? { id: successor, flowId: row.flow_id, accountId } : null,
-        };
+        return { run: { flowId: row.flow_id, accountId: row.account_id }, successor: successorOf(row) };
       });
     },
     {
@@ -253,7 +283,8 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number, runQue
   /** After a write that let go of a slot: its successor is queued, or, none found, the slots free now are handed. */
   async function passOn(slot: HeldSlot, { run, successor }: Written) {
     if (!runQueue) throw new Error("a run store that writes concurrency slots needs the run queue");
-    if (successor) await runQueue.requeue([successor]);
+    if (successor && "trigger" in successor) await runQueue.append(successor, entryOf(successor));
+    else if (successor) await runQueue.requeue([successor]);
     else await handFreeSlots({ db, runQueue }, run, slot);
   }
 
@@ -278,7 +309,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number, runQue
         heldSlotKey: row.held_slot_key,
       };
     },
-    fresh(run, entryId) {
+    fresh({ slot, ...run }, entryId) {
       return {
         ...run,
         startedAt: new Date().toISOString(),
@@ -286,7 +317,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number, runQue
         recordedBytes: 0,
         holder: `${entryId}/1`,
         claimed: false,
-        heldSlotKey: null,
+        heldSlotKey: slot ?? null,
       };
     },
     async write(change) {

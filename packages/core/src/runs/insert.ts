@@ -2,7 +2,7 @@ import type { Database, DatabaseHandle } from "@platform/db";
 import { type Kysely, sql, type Transaction } from "kysely";
 import { PLATFORM_SCOPE } from "../broker/port.ts";
 import { isRowFault } from "../database-errors.ts";
-import { type QueuedRun, REQUEUE_AFTER, type RunQueue } from "../engine/run-queue.ts";
+import { entryOf, type QueuedRun, REQUEUE_AFTER, type RunQueue } from "../engine/run-queue.ts";
 import { DomainError } from "../errors.ts";
 import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import type { Logger } from "../logger.ts";
@@ -56,12 +56,6 @@ import type { MetricsRecorder } from "../monitoring/recorder.ts";
  */
 
 export const newRunId = () => Bun.randomUUIDv7();
-
-/**
- * Trigger data up to this size (JSON) travels in the run's stream entry, so that the worker
- * runs it without reading the row first; larger trigger data stays in the row only.
- */
-export const MAX_ENTRY_TRIGGER_BYTES = 8 * 1024;
 
 /**
  * How long after its acceptance (by the database's clock) a run no worker has taken is
@@ -160,24 +154,14 @@ async function insertRows(db: Kysely<Database>, rows: RunRow[], entering: Enteri
   return new Map(inserted.map((row) => [row.id, row.revision]));
 }
 
-/** The run stream entry of a run just accepted (see `runEntrySchema`): the run as accepted, unless its trigger data is large. */
-export function entryOf({ run, revision }: InsertedRun): string {
-  if (run.trigger.length > MAX_ENTRY_TRIGGER_BYTES) return JSON.stringify({ run: run.id });
-  const start = JSON.stringify({
-    account: run.accountId,
-    flow: run.flowId,
-    revision,
-    waiter: run.waiter ?? null,
-    ...(run.parent ? { parent: run.parent.runId, depth: run.parent.depth } : {}),
-  });
-  return `{"run":"${run.id}","start":${start.slice(0, -1)},"trigger":${run.trigger}}}`;
-}
+/** The run stream entry of a run just accepted (see `entryOf`). */
+const entryOfInserted = ({ run, revision }: InsertedRun) => entryOf({ ...run, revision, waiter: run.waiter ?? null });
 
 type QueueDeps = { runQueue: RunQueue; metrics: MetricsRecorder };
 
 /** Step 3, once the INSERT has committed: each run appended to its account's lane; counted as started. */
 async function queueInserted(deps: QueueDeps, inserted: InsertedRun[]): Promise<void> {
-  await Promise.all(inserted.map((one) => deps.runQueue.append(one.run, entryOf(one))));
+  await Promise.all(inserted.map((one) => deps.runQueue.append(one.run, entryOfInserted(one))));
   const started = new Map<string, number>();
   for (const { run } of inserted) started.set(run.accountId, (started.get(run.accountId) ?? 0) + 1);
   for (const [account, count] of started) deps.metrics.count(account, "runs.started", count);
