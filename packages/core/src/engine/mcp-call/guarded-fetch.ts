@@ -21,24 +21,55 @@ export interface GuardedFetch {
   refusal(): StepFailure | undefined;
 }
 
-/** Passes a body through, failing the stream once it passes `limit` bytes. */
-function bounded(body: ReadableStream<Uint8Array>, limit: number, url: URL): ReadableStream<Uint8Array> {
+/**
+ * Passes a body through, failing it once it passes `limit` bytes; `onBroken` hears of a body
+ * that fails (a connection cut mid-answer, or one too large) as it fails.
+ */
+function watched(
+  body: ReadableStream<Uint8Array>,
+  limit: number,
+  url: URL,
+  onBroken: (error: unknown) => void,
+): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
   let size = 0;
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        size += chunk.byteLength;
-        if (size > limit) {
-          controller.error(new StepFailure(`mcp.call: the answer of ${url.href} is larger than ${limit} bytes`, false));
-          return;
-        }
-        controller.enqueue(chunk);
-      },
-    }),
-  );
+  const fail = (controller: ReadableStreamDefaultController<Uint8Array>, error: unknown) => {
+    onBroken(error);
+    controller.error(error);
+  };
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let read: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        read = await reader.read();
+      } catch (error) {
+        fail(controller, error);
+        return;
+      }
+      if (read.done) {
+        controller.close();
+        return;
+      }
+      size += read.value.byteLength;
+      if (size > limit) {
+        reader.cancel().catch(() => undefined);
+        fail(controller, new StepFailure(`mcp.call: the answer of ${url.href} is larger than ${limit} bytes`, false));
+        return;
+      }
+      controller.enqueue(read.value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
 }
 
-export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
+/**
+ * `onBroken` hears of the body of an answer to a POST (a message's answer) that fails: the SDK
+ * only reports it aside, and the request it answers would wait for its timeout.
+ */
+export function createGuardedFetch(
+  options: GuardedFetchOptions,
+  onBroken: (error: unknown) => void = () => undefined,
+): GuardedFetch {
   let refused: StepFailure | undefined;
   const guardedFetch: FetchLike = async (input, init) => {
     const url = new URL(input);
@@ -54,7 +85,11 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
     const tls = target.serverName || options.ca ? { serverName: target.serverName, ca: options.ca } : undefined;
     const response = await fetch(target.connectUrl, { ...init, headers, redirect: "manual", tls });
     // A new response without `url`: the SDK judges a redirect against the URL it asked for, not the address.
-    return new Response(response.body ? bounded(response.body, options.maxResponseBytes, url) : null, {
+    const post = (init?.method ?? "GET").toUpperCase() === "POST";
+    const body = response.body
+      ? watched(response.body, options.maxResponseBytes, url, post ? onBroken : () => undefined)
+      : null;
+    return new Response(body, {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,

@@ -46,15 +46,21 @@ export function sessionFailure(error: unknown, url: string): StepFailure {
 }
 
 export function createSessions(options: GuardedFetchOptions) {
-  /** Connects to `target`, runs `use`, and ends the session; rejects with a step failure (or the signal's reason once it aborted). */
+  /**
+   * Connects to `target`, runs `use` with the client and the signal of its requests (aborted
+   * as well when an answer's connection breaks), and ends the session; rejects with a step
+   * failure (or the signal's reason once it aborted).
+   */
   return async function withSession<T>(
     target: SessionTarget,
     signal: AbortSignal,
     timeoutMs: number,
-    use: (client: Client) => Promise<T>,
+    use: (client: Client, signal: AbortSignal) => Promise<T>,
   ): Promise<T> {
     signal.throwIfAborted();
-    const guarded = createGuardedFetch(options);
+    const broken = new AbortController();
+    const guarded = createGuardedFetch(options, (error) => broken.abort(error));
+    const requests = AbortSignal.any([signal, broken.signal]);
     const transport = new StreamableHTTPClientTransport(new URL(target.url), {
       fetch: guarded.fetch,
       requestInit: { headers: target.headers },
@@ -72,11 +78,12 @@ export function createSessions(options: GuardedFetchOptions) {
     const onAbort = () => void transport.close().catch(() => undefined);
     signal.addEventListener("abort", onAbort, { once: true });
     try {
-      await client.connect(transport, { signal, timeout: timeoutMs });
-      return await use(client);
+      await client.connect(transport, { signal: requests, timeout: timeoutMs });
+      return await use(client, requests);
     } catch (error) {
       if (signal.aborted) throw signal.reason;
-      throw sessionFailure(guarded.refusal() ?? error, target.url);
+      const cause = guarded.refusal() ?? (broken.signal.aborted ? broken.signal.reason : error);
+      throw sessionFailure(cause, target.url);
     } finally {
       signal.removeEventListener("abort", onAbort);
       if (transport.sessionId !== undefined && !signal.aborted) {

@@ -152,7 +152,10 @@ export function createMcpTools(options: McpToolsOptions): McpTools {
     serverUrl,
     async tools(accountId, target, signal, timeoutMs) {
       const key = keyOf(accountId, target);
-      return cached(key) ?? withSession(target, signal, timeoutMs, (client) => listed(key, client, signal, timeoutMs));
+      return (
+        cached(key) ??
+        withSession(target, signal, timeoutMs, (client, requests) => listed(key, client, requests, timeoutMs))
+      );
     },
     async call(payload, context) {
       const { server, tool, arguments: args, headers } = parseMcpCallPayload(payload);

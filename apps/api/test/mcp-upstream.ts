@@ -1,0 +1,111 @@
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { Server } from "bun";
+import { z } from "zod";
+
+/**
+ * A remote MCP server for `mcp.call` tests and benchmarks: the SDK's own `McpServer` behind
+ * its Streamable HTTP transport (stateless, a server per request), served by `Bun.serve` on
+ * 127.0.0.1. It counts the calls of each tool and the tool lists it answers.
+ *
+ * Tools: `add {a, b}` answers `{sum}` as structured content; `shout {text}` answers text
+ * only; `refuse {}` answers `isError` with a text that quotes the request's authorization
+ * header; `slow {ms}` answers `{slept: ms}` after `ms`. `die()` stops it at once, cutting the
+ * connections of calls in flight; `revive()` listens again on the same port.
+ */
+export interface McpUpstream {
+  url: string;
+  port: number;
+  /** Calls of each tool so far. */
+  calls: Map<string, number>;
+  /** `tools/list` requests answered. */
+  lists(): number;
+  /** Stops at once: calls in flight lose their connection. */
+  die(): void;
+  /** Listens again, on the same port. */
+  revive(): void;
+  stop(): void;
+}
+
+export function startMcpUpstream(): McpUpstream {
+  const calls = new Map<string, number>();
+  let lists = 0;
+  const count = (tool: string) => {
+    const n = (calls.get(tool) ?? 0) + 1;
+    calls.set(tool, n);
+    return n;
+  };
+
+  function toolServer(authorization: string): McpServer {
+    const server = new McpServer({ name: "test-upstream", version: "1.0.0" });
+    server.registerTool(
+      "add",
+      {
+        description: "Adds two numbers.",
+        inputSchema: { a: z.number(), b: z.number() },
+        outputSchema: { sum: z.number() },
+      },
+      async ({ a, b }) => {
+        count("add");
+        return { content: [{ type: "text", text: String(a + b) }], structuredContent: { sum: a + b } };
+      },
+    );
+    server.registerTool("shout", { inputSchema: { text: z.string() } }, async ({ text }) => {
+      count("shout");
+      return { content: [{ type: "text", text: text.toUpperCase() }] };
+    });
+    server.registerTool("refuse", { inputSchema: {} }, async () => {
+      count("refuse");
+      return { isError: true, content: [{ type: "text", text: `order refused for ${authorization || "nobody"}` }] };
+    });
+    server.registerTool("slow", { inputSchema: { ms: z.number() } }, async ({ ms }) => {
+      count("slow");
+      await Bun.sleep(ms);
+      return { content: [{ type: "text", text: "done" }], structuredContent: { slept: ms } };
+    });
+    return server;
+  }
+
+  const serve = (port: number): Server<undefined> =>
+    Bun.serve({
+      port,
+      hostname: "127.0.0.1",
+      idleTimeout: 60,
+      fetch: answer,
+    });
+  let http: Server<undefined> | undefined;
+  const upstream: McpUpstream = {
+    url: "",
+    port: 0,
+    calls,
+    lists: () => lists,
+    die: () => {
+      http?.stop(true);
+      http = undefined;
+    },
+    revive: () => {
+      http ??= serve(upstream.port);
+    },
+    stop: () => upstream.die(),
+  };
+
+  async function answer(request: Request): Promise<Response> {
+    if (request.method === "POST") {
+      const message = (await request
+        .clone()
+        .json()
+        .catch(() => null)) as { method?: string } | null;
+      if (message?.method === "tools/list") lists += 1;
+    }
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    await toolServer(request.headers.get("authorization") ?? "").connect(transport);
+    return transport.handleRequest(request);
+  }
+  http = serve(0);
+  upstream.port = http.port ?? 0;
+  upstream.url = `http://127.0.0.1:${upstream.port}/mcp`;
+  return upstream;
+}
