@@ -168,7 +168,7 @@ for (const { label, backend, redis, skip } of runModes()) {
       expect(saved.body.problems).toEqual([
         {
           path: "steps.0.payload.tool",
-          message: `${upstream.url} has no tool "subtract" (its tools: add, shout, refuse, slow)`,
+          message: `${upstream.url} has no tool "subtract" (its tools: add, shout, refuse, slow, hold)`,
         },
       ]);
     });
@@ -261,6 +261,50 @@ for (const { label, backend, redis, skip } of runModes()) {
       expect(unknown.error).toBe(
         'step "tool" failed: mcp.call: no server "io.example/nowhere" in the MCP registry mirror',
       );
+    });
+
+    test("tool lists are kept per account and credentials: another account, or other headers, reads its own", async () => {
+      const other = await newCaller(api, "mcp-call-other");
+      const step = (headers: Record<string, string>) =>
+        mcpStep({ tool: "add", arguments: { a: 1, b: 2 }, headers: { "x-tenant": "{{trigger.t}}", ...headers } });
+      const lists = upstream.lists();
+      // Headers with templates other than secrets are known only at run: the save asks nothing.
+      await createFlow(api, owner, [step({})]);
+      expect(upstream.lists()).toBe(lists);
+      const keyed = (caller: Caller, key: string) =>
+        createFlow(api, caller, [mcpStep({ tool: "add", arguments: { a: 1, b: 2 }, headers: { "x-api-key": key } })]);
+      await keyed(owner, "k1");
+      expect(upstream.lists()).toBe(lists + 1);
+      await keyed(owner, "k1");
+      expect(upstream.lists()).toBe(lists + 1);
+      await keyed(owner, "k2");
+      expect(upstream.lists()).toBe(lists + 2);
+      await keyed(other, "k1");
+      expect(upstream.lists()).toBe(lists + 3);
+    });
+
+    test("the guard applies to a registry server's remote too", async () => {
+      const name = `io.example/private-${crypto.randomUUID().slice(0, 8)}`;
+      registry.publish({
+        name,
+        version: "1.0.0",
+        description: "a remote on a private address",
+        remotes: [{ type: "streamable-http", url: `http://10.0.0.1:${upstream.port}/mcp` }],
+      });
+      await api.services.registry.sync.run();
+      const run = await runOf(owner, [
+        {
+          name: "tool",
+          subject: "mcp.call",
+          payload: { server: { registry: name }, tool: "add" },
+          options: { attempts: 3 },
+        },
+      ]);
+      expect(run.status).toBe("failed");
+      expect(run.error).toBe(
+        'step "tool" failed: mcp.call: refused 10.0.0.1 (private 10.0.0.0/8): flows may not reach private, loopback, link-local or metadata addresses (ALLOW_PRIVATE_NETWORK)',
+      );
+      expect(run.steps[0].attempts).toHaveLength(1);
     });
 
     test("a payload without server or tool is refused at save", async () => {

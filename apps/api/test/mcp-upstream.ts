@@ -10,8 +10,9 @@ import { z } from "zod";
  *
  * Tools: `add {a, b}` answers `{sum}` as structured content; `shout {text}` answers text
  * only; `refuse {}` answers `isError` with a text that quotes the request's authorization
- * header; `slow {ms}` answers `{slept: ms}` after `ms`. `die()` stops it at once, cutting the
- * connections of calls in flight; `revive()` listens again on the same port.
+ * header; `slow {ms}` answers `{slept: ms}` after `ms`; `hold {n}` counts its calls per `n`
+ * and waits at a gate until `openGate()`, then answers `{n}`. `die()` stops it at once,
+ * cutting the connections of calls in flight; `revive()` listens again on the same port.
  */
 export interface McpUpstream {
   url: string;
@@ -20,6 +21,11 @@ export interface McpUpstream {
   calls: Map<string, number>;
   /** `tools/list` requests answered. */
   lists(): number;
+  /** Calls of `hold` per `n`. */
+  holds: Map<number, number>;
+  /** Calls of `hold` waiting at the gate. */
+  held(): number;
+  openGate(): void;
   /** Stops at once: calls in flight lose their connection. */
   die(): void;
   /** Listens again, on the same port. */
@@ -30,6 +36,12 @@ export interface McpUpstream {
 export function startMcpUpstream(): McpUpstream {
   const calls = new Map<string, number>();
   let lists = 0;
+  const holds = new Map<number, number>();
+  let held = 0;
+  let openGate: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => {
+    openGate = resolve;
+  });
   const count = (tool: string) => {
     const n = (calls.get(tool) ?? 0) + 1;
     calls.set(tool, n);
@@ -63,6 +75,13 @@ export function startMcpUpstream(): McpUpstream {
       await Bun.sleep(ms);
       return { content: [{ type: "text", text: "done" }], structuredContent: { slept: ms } };
     });
+    server.registerTool("hold", { inputSchema: { n: z.number().int() } }, async ({ n }) => {
+      holds.set(n, (holds.get(n) ?? 0) + 1);
+      held += 1;
+      await gate;
+      held -= 1;
+      return { content: [{ type: "text", text: String(n) }], structuredContent: { n } };
+    });
     return server;
   }
 
@@ -70,7 +89,8 @@ export function startMcpUpstream(): McpUpstream {
     Bun.serve({
       port,
       hostname: "127.0.0.1",
-      idleTimeout: 60,
+      // Calls held at the gate keep their connection as long as it takes.
+      idleTimeout: 0,
       fetch: answer,
     });
   let http: Server<undefined> | undefined;
@@ -79,6 +99,9 @@ export function startMcpUpstream(): McpUpstream {
     port: 0,
     calls,
     lists: () => lists,
+    holds,
+    held: () => held,
+    openGate: () => openGate(),
     die: () => {
       http?.stop(true);
       http = undefined;
@@ -86,7 +109,10 @@ export function startMcpUpstream(): McpUpstream {
     revive: () => {
       http ??= serve(upstream.port);
     },
-    stop: () => upstream.die(),
+    stop: () => {
+      openGate();
+      upstream.die();
+    },
   };
 
   async function answer(request: Request): Promise<Response> {
