@@ -2,6 +2,7 @@ import {
   type AppRouter,
   createContext,
   handleGatewayRequest,
+  handleMcpRequest,
   receiveWebhook,
   type Services,
   startRunByHand,
@@ -112,6 +113,10 @@ export function createApp({ services, router, openapi, metrics, consolePages }: 
         parse: "none",
       },
     )
+    // The account's MCP endpoint (Streamable HTTP): its flows marked as tools, for MCP clients.
+    .all("/mcp", ({ request }) => uncached(handleMcpRequest(services, request, requestMeta(request).id)), {
+      parse: "none",
+    })
     // Gateways answer with their flows' own status, headers and body, for any method.
     .all("/gw/*", ({ request }) => handleGatewayRequest(services, request, requestMeta(request).id), {
       parse: "none",

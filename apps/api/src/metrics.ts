@@ -43,7 +43,7 @@ export function createRouteNamer(known: {
   procedures: string[];
 }): (method: string, pathname: string) => string {
   const procedures = new Set(known.procedures);
-  const fixed = new Set(["/healthz", "/readyz", "/metrics", "/openapi.json", "/docs"]);
+  const fixed = new Set(["/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/mcp"]);
   const patterns = known.templates.map((template) => ({
     template,
     regex: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "[^/]+")}$`),

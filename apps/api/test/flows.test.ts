@@ -130,6 +130,7 @@ for (const { backend, redis, label, skip } of runModes()) {
         singleton: null,
         debounce: null,
         batch: null,
+        mcp: null,
         revision: 1,
         created: expect.any(Number),
         modified: data.created,
@@ -202,6 +203,7 @@ for (const { backend, redis, label, skip } of runModes()) {
         singleton: null,
         debounce: null,
         batch: null,
+        mcp: null,
       });
       expect(await revisionOf(data.id, 2)).toBeNull();
     });
@@ -300,6 +302,7 @@ for (const { backend, redis, label, skip } of runModes()) {
         singleton: null,
         debounce: null,
         batch: null,
+        mcp: null,
         revision: 2,
         created: first.created,
         modified: expect.any(Number),

@@ -21,6 +21,7 @@ export {
 } from "./housekeeping/housekeeping.ts";
 export { EXPIRY_RULES, type ExpiryRule } from "./housekeeping/rules.ts";
 export * from "./logger.ts";
+export { handleMcpRequest } from "./mcp-server/endpoint.ts";
 export { buildOpenApiDocument } from "./openapi.ts";
 export { readAtMost } from "./read-at-most.ts";
 export { bodyReadFailure, readUtf8Text } from "./request-body.ts";

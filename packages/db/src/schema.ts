@@ -4,6 +4,7 @@ import type {
   BuiltInSubject,
   ConcurrencyLimit,
   DebounceSettings,
+  McpTool,
   PriorityRule,
   RateLimit,
   RegistryEntry,
@@ -177,7 +178,7 @@ export interface NodeTemplatesTable {
   updated_at: CreatedAt;
 }
 
-/** A flow's controls, kept on the flow and on each of its revisions (null: none of that kind). */
+/** A flow's controls and its MCP tool, kept on the flow and on each of its revisions (null: none of that kind). */
 interface FlowControlColumns {
   /** How many of its runs execute at once (per key). Written as a JSON string. */
   concurrency: JSONColumnType<ConcurrencyLimit | null, string | null | undefined, string | null>;
@@ -195,6 +196,8 @@ interface FlowControlColumns {
   singleton: JSONColumnType<Singleton | null, string | null | undefined, string | null>;
   /** How long a run may wait to start before it is cancelled, in seconds. */
   start_timeout_s: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The flow as a tool of the account's MCP endpoint (not a control: how it is offered). Written as a JSON string. */
+  mcp: JSONColumnType<McpTool | null, string | null | undefined, string | null>;
 }
 
 /** A flow: a webhook trigger and ordered steps; the definition that runs is in `flow_revisions`. */

@@ -210,6 +210,19 @@ export type Singleton = {
   mode: "skip" | "cancel";
 };
 
+/**
+ * `mcp` of `flows` and `flow_revisions`: the flow as a tool of the account's MCP endpoint. The
+ * schemas are JSON Schema objects, checked when the flow is saved.
+ */
+export type McpTool = {
+  /** Unique among the account's live flows. */
+  tool: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+  /** null: the tool declares no output schema. */
+  output_schema: Record<string, unknown> | null;
+};
+
 // Run step records: `run_steps.record` (the output is kept apart, in `run_steps.output`).
 
 /** One try of a step. */

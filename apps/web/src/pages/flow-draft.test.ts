@@ -46,6 +46,12 @@ const savedFlow = {
   start_timeout_s: null,
   debounce: { period_s: 30, key: "{{trigger.body.customer}}" },
   batch: null,
+  mcp: {
+    tool: "charge_order",
+    description: "charges an order",
+    input_schema: { type: "object", properties: { id: { type: "string" } } },
+    output_schema: null,
+  },
   webhook: { id: "abc", url: "http://localhost/webhooks/abc" },
   revision: 3,
 };
@@ -118,7 +124,7 @@ describe("editing a saved flow", () => {
     const parsed = parseSteps(edited.stepsText);
     expect(parsed).toEqual({ steps: STEPS });
     // `PUT` replaces the whole flow. Event types, the custom HMAC, the delivery id, the
-    // de-duplication window, the failure steps and the flow controls are not on the form:
+    // de-duplication window, the failure steps, the flow controls and the MCP tool are not on the form:
     // they are sent as saved. An empty secret field sends no secret, so the saved one stays.
     expect(draftOf(edited, STEPS, savedFlow)).toEqual({
       id: savedFlow.id,
@@ -130,6 +136,7 @@ describe("editing a saved flow", () => {
       start_timeout_s: null,
       debounce: { period_s: 30, key: "{{trigger.body.customer}}" },
       batch: null,
+      mcp: savedFlow.mcp,
       name: "Orders",
       description: "charges paid orders",
       active: false,

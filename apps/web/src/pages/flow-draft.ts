@@ -117,7 +117,7 @@ export function parseSteps(text: string): { steps: unknown } | { error: string }
 
 /**
  * A saved flow, as `GET /flows/{id}` answers it. `PUT` replaces the whole definition, so what
- * the form does not edit (failure steps, the flow controls) is sent back as it was.
+ * the form does not edit (failure steps, the flow controls, its MCP tool) is sent back as it was.
  */
 export type SavedFlow = Partial<
   Pick<
@@ -131,6 +131,7 @@ export type SavedFlow = Partial<
     | "start_timeout_s"
     | "debounce"
     | "batch"
+    | "mcp"
   >
 > & {
   id: string;
@@ -140,7 +141,7 @@ export type SavedFlow = Partial<
 /**
  * The body `POST /flows` (or, with `saved`, `PUT /flows/{id}`) takes. Trigger settings the
  * form does not show (event types, a custom HMAC, de-duplication) are kept as saved, and so
- * are the flow's failure steps and its flow controls.
+ * are the flow's failure steps, its flow controls and its MCP tool.
  */
 export function draftOf(form: FlowForm, steps: unknown, saved?: SavedFlow): FlowDraft {
   let trigger: TriggerInput;
@@ -172,6 +173,7 @@ export function draftOf(form: FlowForm, steps: unknown, saved?: SavedFlow): Flow
         ...(saved.start_timeout_s !== undefined ? { start_timeout_s: saved.start_timeout_s } : {}),
         ...(saved.debounce !== undefined ? { debounce: saved.debounce } : {}),
         ...(saved.batch !== undefined ? { batch: saved.batch } : {}),
+        ...(saved.mcp !== undefined ? { mcp: saved.mcp } : {}),
       }
     : {};
   return {

@@ -17,6 +17,8 @@ import { isAdmin } from "./permissions.ts";
  */
 
 const API_KEY_PREFIX = "wfk_";
+/** Whether a credential's text is an API key (sent as `Authorization: Bearer`, where the MCP endpoint reads it). */
+export const isApiKeyText = (text: string) => text.startsWith(API_KEY_PREFIX);
 /** How much of a key listings show: the prefix and 8 characters of the secret. */
 const SHOWN_LENGTH = API_KEY_PREFIX.length + 8;
 

@@ -1,6 +1,5 @@
 import type { Credential, Principal } from "../caller.ts";
 import { DomainError } from "../errors.ts";
-import type { Authenticator } from "../services.ts";
 import { resolveApiKey } from "./api-keys.ts";
 import type { AccountsDeps } from "./deps.ts";
 import { hashOpaqueToken } from "./opaque-tokens.ts";
@@ -14,9 +13,11 @@ const invalidCredential = () => new DomainError("unauthorized", "invalid credent
  * (a removed user is refused at once) and that the sign-in session was not revoked
  * (logout, refresh-token reuse); its answer is kept in the per-process auth cache, which
  * every revocation empties at once in every process. An API key restricted to paths is
- * refused (403) on others.
+ * refused (403) on others, unless the caller checks them itself (a null target).
  */
-export function createAuthenticator(deps: Pick<AccountsDeps, "db" | "accessTokens" | "authCache">): Authenticator {
+export function createAuthenticator(
+  deps: Pick<AccountsDeps, "db" | "accessTokens" | "authCache">,
+): (credential: Credential, target: AccessTarget | null) => Promise<Principal> {
   const { authCache } = deps;
 
   async function bearer(token: string): Promise<Principal> {
@@ -48,7 +49,7 @@ export function createAuthenticator(deps: Pick<AccountsDeps, "db" | "accessToken
     return principal;
   }
 
-  async function apiKey(key: string, target: AccessTarget): Promise<Principal> {
+  async function apiKey(key: string, target: AccessTarget | null): Promise<Principal> {
     const keyHash = hashOpaqueToken(key);
     let resolved = authCache.apiKey(keyHash);
     if (!resolved) {
@@ -57,13 +58,17 @@ export function createAuthenticator(deps: Pick<AccountsDeps, "db" | "accessToken
       if (!resolved) throw invalidCredential();
       authCache.rememberApiKey(ticket, keyHash, resolved);
     }
-    if (resolved.allowedPaths && !requestAllowed(resolved.allowedPaths, target)) {
+    if (resolved.allowedPaths && target !== null && !requestAllowed(resolved.allowedPaths, target)) {
       throw new DomainError("forbidden", "this API key is not allowed on this path");
     }
     return { ...resolved.principal, allowedPaths: resolved.allowedPaths };
   }
 
-  return async (credential: Credential, target: AccessTarget): Promise<Principal> => {
+  /**
+   * `target` null: the caller checks the key's `allowed_paths` (the principal's `allowedPaths`)
+   * per operation itself, as the MCP endpoint does for each tool (a flow's start path).
+   */
+  return async (credential: Credential, target: AccessTarget | null): Promise<Principal> => {
     if (!credential) throw new DomainError("unauthorized", "missing credential");
     return credential.scheme === "bearer" ? bearer(credential.token) : apiKey(credential.key, target);
   };

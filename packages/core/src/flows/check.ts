@@ -3,6 +3,7 @@ import { type DomainError, isDomainError, type Problem, problemsOfZodError } fro
 import { templateBudgetProblem } from "../templates/index.ts";
 import { type FlowsDeps, scheduleProblem, stepsToSave } from "./flows.ts";
 import { createFlowInput, updateFlowInput } from "./schemas.ts";
+import { toolNameProblem } from "./tool-names.ts";
 
 /** The refusals of a save that are the draft's problems (anything else is the server's). */
 const PROBLEM_CODES = new Set(["validation_error", "forbidden", "payload_too_large", "conflict"]);
@@ -14,7 +15,7 @@ const problemsOf = (error: DomainError): Problem[] =>
 /**
  * What saving `draft` would refuse, without saving it: the body's own rules and those that
  * need the account (node references, step names in templates, the right to read named
- * secrets, what its plan allows of schedules). A draft with an `id` is checked as an update (its signing secret may be left out).
+ * secrets, what its plan allows of schedules, a tool name another flow has). A draft with an `id` is checked as an update (its signing secret may be left out).
  */
 export async function checkFlow(
   deps: FlowsDeps,
@@ -30,7 +31,8 @@ export async function checkFlow(
     await stepsToSave(deps, principal, parsed.data);
     const id = "id" in parsed.data ? (parsed.data.id as string) : null;
     const schedule = await scheduleProblem(deps, principal.accountId, id, parsed.data);
-    return schedule ? problemsOf(schedule) : [];
+    const toolName = await toolNameProblem(deps.db, principal.accountId, id, parsed.data);
+    return [...(schedule ? problemsOf(schedule) : []), ...(toolName ? [toolName] : [])];
   } catch (error) {
     if (isDomainError(error) && PROBLEM_CODES.has(error.code)) {
       return problemsOf(error);

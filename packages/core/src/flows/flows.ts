@@ -16,6 +16,7 @@ import { countProblem, intervalProblem, lockSchedules, shortestInterval } from "
 import { fireTimes, nextFireTime } from "./schedules.ts";
 import type { Flow, FlowInput } from "./schemas.ts";
 import { resolveSteps } from "./steps.ts";
+import { toolNameTaken } from "./tool-names.ts";
 import type { TriggerInput } from "./trigger-schemas.ts";
 import { flowSecretSealingContext, webhookCacheKey } from "./webhook-flows.ts";
 
@@ -67,6 +68,7 @@ function toFlow(row: FlowRow, config: FlowsDeps["config"]): Flow {
     start_timeout_s: row.start_timeout_s,
     debounce: row.debounce,
     batch: row.batch,
+    mcp: row.mcp,
     webhook: { id: row.webhook_id, url: `${config.webhookBaseUrl}/${row.webhook_id}` },
     revision: row.revision,
     created: unixSeconds(row.created_at),
@@ -98,6 +100,7 @@ function definitionColumns(input: FlowInput, schedule: CheckedSchedule) {
     start_timeout_s: input.start_timeout_s,
     debounce: input.debounce ? JSON.stringify(input.debounce) : null,
     batch: input.batch ? JSON.stringify(input.batch) : null,
+    mcp: input.mcp ? JSON.stringify(input.mcp) : null,
   };
 }
 
@@ -241,6 +244,7 @@ function writeRevision(
       startTimeoutS: input.start_timeout_s,
       debounce: input.debounce,
       batch: input.batch,
+      mcp: input.mcp,
     },
     revisionQuota,
   );
@@ -252,23 +256,28 @@ export async function createFlow(deps: FlowsDeps, principal: Principal, input: F
   const { schedule } = save;
   const id = Bun.randomUUIDv7();
   const secret = input.trigger.signingSecret;
-  const row = await deps.db.transaction().execute(async (trx) => {
-    await checkScheduleCount(trx, accountId, null, schedule);
-    const created = await trx
-      .insertInto("flows")
-      .values({
-        id,
-        account_id: accountId,
-        ...definitionColumns(input, schedule),
-        signing_secret: secret === null ? null : deps.sealer.seal(secret, flowSecretSealingContext(id)),
-        webhook_id: newWebhookId(),
-        revision: 1,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await writeRevision(trx, accountId, id, 1, input, save);
-    return created;
-  });
+  const row = await deps.db
+    .transaction()
+    .execute(async (trx) => {
+      await checkScheduleCount(trx, accountId, null, schedule);
+      const created = await trx
+        .insertInto("flows")
+        .values({
+          id,
+          account_id: accountId,
+          ...definitionColumns(input, schedule),
+          signing_secret: secret === null ? null : deps.sealer.seal(secret, flowSecretSealingContext(id)),
+          webhook_id: newWebhookId(),
+          revision: 1,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await writeRevision(trx, accountId, id, 1, input, save);
+      return created;
+    })
+    .catch((error: unknown) => {
+      throw toolNameTaken(error, input);
+    });
   return toFlow(row, deps.config);
 }
 
@@ -343,24 +352,29 @@ export async function updateFlow(deps: FlowsDeps, principal: Principal, id: stri
   const accountId = principal.accountId;
   const save = await prepareSave(deps, principal, input);
   const { schedule } = save;
-  const row = await deps.db.transaction().execute(async (trx) => {
-    const current = await lockFlow(trx, accountId, id);
-    await checkScheduleCount(trx, accountId, current, schedule);
-    const revision = current.revision + 1;
-    const updated = await trx
-      .updateTable("flows")
-      .set({
-        ...definitionColumns(input, schedule),
-        signing_secret: secretToStore(deps, id, input.trigger, current.signing_secret),
-        revision,
-        modified_at: sql`now()`,
-      })
-      .where("id", "=", id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    await writeRevision(trx, accountId, id, revision, input, save);
-    return updated;
-  });
+  const row = await deps.db
+    .transaction()
+    .execute(async (trx) => {
+      const current = await lockFlow(trx, accountId, id);
+      await checkScheduleCount(trx, accountId, current, schedule);
+      const revision = current.revision + 1;
+      const updated = await trx
+        .updateTable("flows")
+        .set({
+          ...definitionColumns(input, schedule),
+          signing_secret: secretToStore(deps, id, input.trigger, current.signing_secret),
+          revision,
+          modified_at: sql`now()`,
+        })
+        .where("id", "=", id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await writeRevision(trx, accountId, id, revision, input, save);
+      return updated;
+    })
+    .catch((error: unknown) => {
+      throw toolNameTaken(error, input);
+    });
   await deps.storageDefinitions.changed(...webhookCacheKey(row.webhook_id));
   return toFlow(row, deps.config);
 }

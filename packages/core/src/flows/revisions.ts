@@ -3,6 +3,7 @@ import type {
   ConcurrencyLimit,
   Database,
   DebounceSettings,
+  McpTool,
   PriorityRule,
   RateLimit,
   Singleton,
@@ -44,6 +45,8 @@ export interface FlowRevision {
   debounce: DebounceSettings | null;
   /** How starts gather into batch runs (per key value); null: no batching. */
   batch: BatchSettings | null;
+  /** The flow as a tool of the account's MCP endpoint; null: not a tool. */
+  mcp: McpTool | null;
 }
 
 /**
@@ -69,17 +72,19 @@ export async function insertRevision(
     revision.singleton ? JSON.stringify(revision.singleton) : null,
     revision.debounce ? JSON.stringify(revision.debounce) : null,
     revision.batch ? JSON.stringify(revision.batch) : null,
+    revision.mcp ? JSON.stringify(revision.mcp) : null,
   ] as const;
   const bytes = columns.reduce((sum, json) => sum + (json === null ? 0 : Buffer.byteLength(json)), 0);
-  const [trigger, steps, onFailure, concurrency, throttle, priority, rateLimit, singleton, debounce, batch] = columns;
+  const [trigger, steps, onFailure, concurrency, throttle, priority, rateLimit, singleton, debounce, batch, mcp] =
+    columns;
   const { rows } = await sql`
     with counted as (${countWithin(accountId, "flow_revision_bytes", bytes, quota.limit)})
     insert into flow_revisions (flow_id, revision, trigger, steps, on_failure, concurrency, throttle, priority,
-      rate_limit, singleton, start_timeout_s, debounce, batch)
+      rate_limit, singleton, start_timeout_s, debounce, batch, mcp)
     select ${revision.flowId}::uuid, ${revision.revision}::integer, ${trigger}::jsonb, ${steps}::jsonb,
       ${onFailure}::jsonb, ${concurrency}::jsonb, ${throttle}::jsonb, ${priority}::jsonb, ${rateLimit}::jsonb,
       ${singleton}::jsonb,
-      ${revision.startTimeoutS}::integer, ${debounce}::jsonb, ${batch}::jsonb
+      ${revision.startTimeoutS}::integer, ${debounce}::jsonb, ${batch}::jsonb, ${mcp}::jsonb
     from counted
     returning revision`.execute(db);
   if (rows.length === 0) throw await storageRefusal(db, accountId, "flow_revision_bytes", quota);
@@ -110,6 +115,7 @@ export async function readRevision(
       "flow_revisions.start_timeout_s",
       "flow_revisions.debounce",
       "flow_revisions.batch",
+      "flow_revisions.mcp",
     ])
     .where("flows.account_id", "=", accountId)
     .where("flow_revisions.flow_id", "=", flowId)
@@ -130,5 +136,6 @@ export async function readRevision(
     startTimeoutS: row.start_timeout_s,
     debounce: row.debounce,
     batch: row.batch,
+    mcp: row.mcp,
   };
 }

@@ -1,6 +1,7 @@
 import type { ConcurrencyLimit, PriorityRule, RateLimit, Singleton, ThrottleLimit } from "@platform/db";
 import { z } from "zod";
 import { MAX_PRIORITY_S } from "../engine/priority.ts";
+import { mcpToolInput, mcpToolOutput } from "../mcp-server/tool-field.ts";
 import type { Same } from "../same-shape.ts";
 import { uuidParam } from "../schemas.ts";
 import { batchInput, batchOutput, debounceInput, debounceOutput } from "./debounce-batch-schemas.ts";
@@ -144,6 +145,7 @@ const flowFields = (secretRequired: boolean) =>
       }),
     debounce: debounceInput,
     batch: batchInput,
+    mcp: mcpToolInput,
     on_failure: z
       .array(stepInput)
       .max(MAX_STEPS, { error: `must hold at most ${MAX_STEPS} steps` })
@@ -199,6 +201,7 @@ export const flow = z
       .meta({ description: "Seconds a run may wait to start before it is cancelled; null: no start timeout." }),
     debounce: debounceOutput,
     batch: batchOutput,
+    mcp: mcpToolOutput,
     webhook: z
       .object({
         id: z.string().meta({ description: "Random and unguessable; replaced by regeneration." }),

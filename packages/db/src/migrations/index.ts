@@ -42,6 +42,7 @@ import * as m20261129010000 from "./20261129010000_run_end_reason.ts";
 import * as m20261129020000 from "./20261129020000_flow_rate_limit_singleton_start_timeout.ts";
 import * as m20261129030000 from "./20261129030000_flow_debounce_batch.ts";
 import * as m20261129040000 from "./20261129040000_flow_priority.ts";
+import * as m20261130010000 from "./20261130010000_flow_mcp_tool.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -91,4 +92,5 @@ export const migrations: Record<string, Migration> = {
   "20261129020000_flow_rate_limit_singleton_start_timeout": m20261129020000,
   "20261129030000_flow_debounce_batch": m20261129030000,
   "20261129040000_flow_priority": m20261129040000,
+  "20261130010000_flow_mcp_tool": m20261130010000,
 };
