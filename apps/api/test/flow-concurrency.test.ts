@@ -91,6 +91,32 @@ for (const { label, backend, redis, skip } of runModes()) {
       expect([...reasons].filter(Boolean)).toEqual(["waiting for concurrency slot"]);
     }, 120_000);
 
+    test("cancelling the run that holds the only slot hands it to the run waiting, at once", async () => {
+      held = Promise.withResolvers<void>();
+      const created = await call(api, owner, "POST", "/flows", {
+        name: "one at a time",
+        concurrency: { limit: 1 },
+        steps: [
+          { name: "call", subject: "http.request", payload: { url: `http://127.0.0.1:${upstream.port}/one/alone` } },
+        ],
+      });
+      const flowId = created.body.data.id;
+      const first = (await startRun(api, owner, flowId, {})).body.run_id;
+      await eventually(() => inFlight.get("alone") === 1, 10_000);
+      const second = (await startRun(api, owner, flowId, {})).body.run_id;
+      await eventually(
+        async () =>
+          (await call(api, owner, "GET", `/runs/${second}`)).body.queue_reason === "waiting for concurrency slot",
+        10_000,
+      );
+      expect((await call(api, owner, "POST", `/runs/${first}/cancel`)).body.status).toBe("cancelled");
+      // Well before the 30 s after which a waiting run looks for a slot again by itself.
+      await eventually(() => inFlight.get("alone") === 2, 10_000);
+      held.resolve();
+      expect((await runUntil(api, owner, second)).status).toBe("succeeded");
+      expect((await call(api, owner, "GET", `/runs/${first}`)).body.status).toBe("cancelled");
+    }, 60_000);
+
     test("a key of any length works: a run keyed by 10 KB of trigger data gets its slot and ends", async () => {
       const created = await call(api, owner, "POST", "/flows", {
         name: "long keys",

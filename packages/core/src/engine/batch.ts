@@ -2,7 +2,7 @@ import type { Database } from "@platform/db";
 import { type RawBuilder, sql, type Transaction } from "kysely";
 import type { QueueReason } from "./queue-reasons.ts";
 import { type ControlDeps, type EndedRun, tellEnded } from "./run-ends.ts";
-import type { QueuedRun, RunQueue } from "./run-queue.ts";
+import type { QueuedRun } from "./run-queue.ts";
 import type { ClaimedRun } from "./store.ts";
 
 /**
@@ -62,7 +62,7 @@ async function close(trx: Transaction<Database>, holder: string): Promise<{ trig
  * ended in one, or is no longer this delivery's.
  */
 export async function batchRun(
-  deps: ControlDeps & { runQueue: RunQueue },
+  deps: ControlDeps,
   run: ClaimedRun,
   batch: Batch,
   key: string,

@@ -227,3 +227,28 @@ export async function handFreeSlots(
   });
   await deps.runQueue.requeue(handed.map((row) => ({ id: row.id, flowId, accountId: run.accountId })));
 }
+
+/**
+ * Runs cancelled from outside their execution let go of their slots without a write of their
+ * own (run-ends.ts's `cancelRuns`): once that has committed, each slot freed goes to the front
+ * of its key's queue, under the limit the flow has now.
+ */
+export async function passOnSlots(
+  deps: { db: Kysely<Database>; runQueue: RunQueue },
+  cancelled: readonly { flow_id: string; account_id: string; slot_key: string | null }[],
+): Promise<void> {
+  const freed = new Map<string, { flowId: string; accountId: string; key: string }>();
+  for (const run of cancelled) {
+    if (run.slot_key !== null) {
+      freed.set(`${run.flow_id}/${run.slot_key}`, {
+        flowId: run.flow_id,
+        accountId: run.account_id,
+        key: run.slot_key,
+      });
+    }
+  }
+  for (const { flowId, accountId, key } of freed.values()) {
+    const flow = await deps.db.selectFrom("flows").select("concurrency").where("id", "=", flowId).executeTakeFirst();
+    if (flow?.concurrency) await handFreeSlots(deps, { flowId, accountId }, { key, limit: flow.concurrency.limit });
+  }
+}

@@ -2,6 +2,7 @@ import type { Database } from "@platform/db";
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { Broker } from "../broker/port.ts";
 import type { RunEvents } from "./events.ts";
+import type { RunQueue } from "./run-queue.ts";
 import { publishRunDone } from "./waiting.ts";
 
 /**
@@ -10,11 +11,12 @@ import { publishRunDone } from "./waiting.ts";
  * Who waits on such a run is told as a worker tells them of a run it ended (`tellEnded`).
  */
 
-/** What a flow control that ends runs needs: the database, and whom to tell. */
+/** What a flow control that ends runs needs: the database, whom to tell, and the queue that slots freed send runs to. */
 export interface ControlDeps {
   db: Kysely<Database>;
   broker: Broker;
   events: Pick<RunEvents, "wake">;
+  runQueue: RunQueue;
 }
 
 /** A run ended here: whom to tell. */
@@ -22,6 +24,13 @@ export interface EndedRun {
   id: string;
   waiter: string | null;
   parent_run_id: string | null;
+}
+
+/** A run cancelled here, with the concurrency slot it let go of (`slot_key`: null when it held none). */
+export interface CancelledRun extends EndedRun {
+  flow_id: string;
+  account_id: string;
+  slot_key: string | null;
 }
 
 /** Why a flow control ended a run (the run view's `end_reason`), and the run that runs in its place. */
@@ -36,20 +45,26 @@ export interface EndReason {
  * nothing more of the run (a write needs it `running` and held): its result is discarded and
  * no further step starts. It lets go of whatever it held or waited for (its slot, its wake);
  * one that had begun no step never started (a worker's claim before its first step is undone).
+ * A slot it held is answered with it, for the caller to hand on once this has committed
+ * (`passOnSlots`, concurrency.ts).
  */
 export async function cancelRuns(
   db: Kysely<Database>,
   which: RawBuilder<boolean>,
   why: EndReason | null = null,
-): Promise<EndedRun[]> {
-  const { rows } = await sql<EndedRun>`
+): Promise<CancelledRun[]> {
+  const { rows } = await sql<CancelledRun>`
+    with held as (
+      select id as held_id, case when queue_reason is null then slot_key end as held_key
+      from runs where ${which} and status in ('queued', 'running') for update)
     update runs
     set status = 'cancelled', error = 'cancelled', finished_at = now(), held_by = null, wake_at = null,
       waiting_on = null, slot_key = null, queue_reason = null, end_reason = ${why?.text ?? null},
       started_at = case when exists (select 1 from run_steps where run_id = runs.id) then started_at end,
       taken_by = ${why?.takenBy ?? null}::uuid
-    where ${which} and status in ('queued', 'running')
-    returning id, waiter, parent_run_id`.execute(db);
+    from held
+    where runs.id = held.held_id and ${which}
+    returning id, waiter, parent_run_id, flow_id, account_id, held.held_key as slot_key`.execute(db);
   return rows;
 }
 

@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import type { CompiledPayload } from "../templates/index.ts";
-import { admitOrSkip, type ControlDeps, cancelRuns, type EndedRun, tellEnded } from "./run-ends.ts";
+import { passOnSlots } from "./concurrency.ts";
+import { admitOrSkip, type CancelledRun, type ControlDeps, cancelRuns, tellEnded } from "./run-ends.ts";
 import type { ClaimedRun } from "./store.ts";
 
 /**
@@ -37,7 +38,7 @@ export async function takeSingleton(
     if (singleton.mode === "skip" || !live) {
       const reason = `singleton: run ${live?.id}${ofKey(shown)} is queued or running`;
       const judged = await admitOrSkip(trx, run, { column: "singleton_key", key, reason }, sql`${live === undefined}`);
-      return judged && { ...judged, reason, replaced: [] as EndedRun[] };
+      return judged && { ...judged, reason, replaced: [] as CancelledRun[] };
     }
     const admitted = await admitOrSkip(trx, run, { column: "singleton_key", key, reason: "" }, sql`true`);
     if (!admitted) return null;
@@ -48,6 +49,7 @@ export async function takeSingleton(
     return { admitted: true as const, reason: "", replaced };
   });
   if (!decided) return false;
+  await passOnSlots(deps, decided.replaced);
   await tellEnded(deps, decided.replaced, () => "cancelled");
   if (!decided.admitted) await tellEnded(deps, [decided.skipped], () => `skipped: ${decided.reason}`);
   return decided.admitted;

@@ -1,5 +1,6 @@
 import { idTime } from "@platform/db";
 import { sql } from "kysely";
+import { passOnSlots } from "./concurrency.ts";
 import { type ControlDeps, cancelRuns, tellEnded } from "./run-ends.ts";
 import type { ClaimedRun } from "./store.ts";
 
@@ -28,6 +29,7 @@ export async function startTimedOut(deps: ControlDeps, run: ClaimedRun, timeoutM
     text: `waited more than ${timeoutMs / 1000} s to start (start_timeout_s)`,
     takenBy: null,
   });
+  await passOnSlots(deps, cancelled);
   await tellEnded(deps, cancelled, () => "cancelled");
   return true;
 }

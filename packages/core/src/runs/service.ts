@@ -1,6 +1,7 @@
 import type { Database, DatabaseHandle } from "@platform/db";
 import { type Kysely, sql } from "kysely";
 import type { Broker } from "../broker/port.ts";
+import { passOnSlots } from "../engine/concurrency.ts";
 import type { RunEvents } from "../engine/events.ts";
 import { isFinal, type RespondOutput, type StepRecords } from "../engine/records.ts";
 import { cancelRuns, tellEnded } from "../engine/run-ends.ts";
@@ -270,6 +271,7 @@ export function createRunsService(deps: RunsDeps): RunsService {
       const { row, records } = await findRunWithSteps(accountId, runId);
       return runView(row, await readDetail(row, records));
     },
+      await passOnSlots(deps, cancelled);
 
     async replay(accountId, runId) {
       const original = await db
