@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { matchesExpected, type Statement, statementsOf } from "./guide-walker.ts";
 import { startTestApi, type TestApi } from "./harness.ts";
+import { type McpUpstream, startMcpUpstream } from "./mcp-upstream.ts";
 import { loadRegistrySnapshot, type StandInRegistry, startStandInRegistry } from "./registry-upstream.ts";
 
 /** The guide's pages in reading order: later pages use what earlier ones made ($TOKEN, $FLOW, …). */
@@ -18,6 +19,7 @@ const PAGES = [
   "storage",
   "gateways",
   "registry",
+  "mcp",
   "limits",
 ];
 const guide = new URL("../../../docs/guide/", import.meta.url).pathname;
@@ -66,14 +68,21 @@ class Shell {
 
 let api: TestApi;
 let registry: StandInRegistry;
+/** The MCP server the mcp page's steps call (`$MCP_SERVER`), on 127.0.0.1 (HTTP_REQUEST_ALLOWED_NETWORKS). */
+let mcpServer: McpUpstream;
 let shell: Shell;
 let scratch: string;
 
 beforeAll(async () => {
   registry = await startStandInRegistry(await loadRegistrySnapshot());
-  api = await startTestApi({ backend: "pglite", worker: true, env: { MCP_REGISTRY_URL: registry.url } });
+  mcpServer = startMcpUpstream();
+  api = await startTestApi({
+    backend: "pglite",
+    worker: true,
+    env: { MCP_REGISTRY_URL: registry.url, HTTP_REQUEST_ALLOWED_NETWORKS: "127.0.0.1" },
+  });
   scratch = await mkdtemp(join(tmpdir(), "guide-"));
-  shell = new Shell(join(scratch, "out"), {});
+  shell = new Shell(join(scratch, "out"), { MCP_SERVER: mcpServer.url });
   await shell.run("set -o pipefail");
 });
 
@@ -81,6 +90,7 @@ afterAll(async () => {
   shell?.close();
   await api?.stop();
   await registry?.stop();
+  mcpServer?.stop();
   if (scratch) await rm(scratch, { recursive: true, force: true });
 });
 
