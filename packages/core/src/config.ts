@@ -342,15 +342,17 @@ export const coreConfigSchema = z.object({
   }),
   ALLOW_PRIVATE_NETWORK: envBoolean(false).meta({
     description:
-      "`true` lets http.request steps reach private, loopback, link-local and metadata addresses (a trusted network only).",
+      "`true` lets http.request and mcp.call steps reach private, loopback, link-local and metadata addresses (a trusted network only).",
   }),
   HTTP_REQUEST_ALLOWED_NETWORKS: networkList.meta({
-    description: "Private addresses or networks http.request steps may reach even so (one internal service, say).",
+    description:
+      "Private addresses or networks http.request and mcp.call steps may reach even so (one internal service, say).",
   }),
   HTTP_REQUEST_MAX_RESPONSE_BYTES: wholeNumber({
     min: 1,
     fallback: 10 * 1024 * 1024,
-    description: "Largest response body an http.request step reads, in bytes; a larger one fails the step.",
+    description:
+      "Largest response body an http.request step (or an answer an mcp.call step) reads, in bytes; a larger one fails the step.",
   }),
   JS_MEMORY_LIMIT_MB: wholeNumber({
     min: 8,

@@ -35,9 +35,10 @@ const nodeReference = z
   .regex(NODE_REFERENCE, { error: "must be a node template's subject: nodes.<id>" })
   .meta({ description: "A node template of the account, by its subject `nodes.<id>`." });
 
-const subject = z
-  .enum(BUILT_IN_SUBJECTS, { error: `must be one of ${BUILT_IN_SUBJECTS.join(", ")}` })
-  .meta({ description: "The built-in function the step runs." });
+const subject = z.enum(BUILT_IN_SUBJECTS, { error: `must be one of ${BUILT_IN_SUBJECTS.join(", ")}` }).meta({
+  description:
+    'The built-in function the step runs. `mcp.call` calls a tool of a remote MCP server over Streamable HTTP: payload `{"server": "<http(s) URL>" | {"registry": "<server name in the registry mirror>"}, "tool", "arguments": {...}, "headers": {...}}`; its output is the tool\'s `structuredContent`, else its `content`; a tool answering `isError` fails the step with its text; every request goes through the address guard of `http.request` (`ALLOW_PRIVATE_NETWORK`, `HTTP_REQUEST_ALLOWED_NETWORKS`); the arguments are checked against the tool\'s input schema at save (static ones, when the server answers; a server that does not answer at save is not an error) and before the call.',
+});
 
 const option = (name: keyof typeof NODE_OPTION_LIMITS, description: string) =>
   z
