@@ -11,7 +11,7 @@ import { problemsAsText } from "./invalid-input.ts";
  */
 
 const SUBJECTS =
-  "http.request, kv.get, kv.put, stream.publish, transform, respond, delay, js, wait.event, event.send, flow.call";
+  "http.request, kv.get, kv.put, stream.publish, transform, respond, delay, js, wait.event, event.send, flow.call, mcp.call";
 const LATER = "a step sees only the steps before it";
 const UNKNOWN_NODE = "nodes.00000000-0000-4000-8000-000000000001";
 

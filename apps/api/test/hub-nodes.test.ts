@@ -20,6 +20,7 @@ const BUILT_IN_SUBJECTS: Record<string, Record<string, unknown>> = {
   "wait.event": { key: "approval-{{run.id}}" },
   "event.send": { key: "approval-{{trigger.run}}" },
   "flow.call": { flow_id: "{{trigger.flow}}" },
+  "mcp.call": { server: "https://mcp.example.com/mcp", tool: "search" },
 };
 const DEFAULT_OPTIONS = { timeout: 30_000, attempts: 3, backoff_ms: 1_000 };
 const COLLECTION_RULE = "must be 1-128 characters: tokens of letters, digits, _ or - joined by dots";
@@ -127,7 +128,7 @@ for (const { backend, redis, label, skip } of runModes()) {
         [{ collection: "c", data: template({ node_type: "trigger" }) }, 'data.node_type: must be "function"'],
         [
           { collection: "c", data: template({ subject: "email.send" }) },
-          "data.subject: must be one of http.request, kv.get, kv.put, stream.publish, transform, respond, delay, js, wait.event, event.send, flow.call",
+          "data.subject: must be one of http.request, kv.get, kv.put, stream.publish, transform, respond, delay, js, wait.event, event.send, flow.call, mcp.call",
         ],
         [
           { collection: "c", data: template({ options: { timeout: 0, attempts: 2.5, backoff_ms: -1 } }) },
