@@ -10,9 +10,13 @@ import { runModes, startTestApi, type TestApi } from "./harness.ts";
  * called at `/mcp` by the SDK's own client over Streamable HTTP, in both ways the platform runs.
  */
 
-/** How long a call waits for its run (WAIT_TIMEOUT_MS): the slow flow's delay outlives it. */
-const WAIT_MS = 5000;
-const SLOW_MS = 6000;
+/**
+ * How long a call waits for its run (WAIT_TIMEOUT_MS): past the HTTP server's 10 s idle
+ * timeout, which a run of `LONG_MS` outlasts; the slow flow's delay outlives the wait.
+ */
+const WAIT_MS = 12_000;
+const LONG_MS = 10_500;
+const SLOW_MS = 13_000;
 
 const REFUND_INPUT = {
   type: "object" as const,
@@ -261,6 +265,16 @@ for (const { label, backend, redis, skip } of runModes()) {
       expect(answered.content).toEqual([{ type: "text", text: run.error }]);
       expect(run.error).toBe('step "save" failed: bucket not found');
     });
+
+    test("a run longer than the HTTP server's idle timeout still answers its output", async () => {
+      await toolFlow(owner, tool("long_tool"), [
+        { name: "pause", node_type: "function", subject: "delay", payload: { ms: LONG_MS } },
+        { name: "done", node_type: "function", subject: "transform", payload: { done: true } },
+      ]);
+      const client = await connect(owner.headers);
+      const answered = await client.callTool({ name: "long_tool", arguments: {} }, undefined, { timeout: 30_000 });
+      expect(answered.structuredContent).toEqual({ done: true });
+    }, 30_000);
 
     test("a run that outlives the wait answers its id and where to follow it, with progress while it runs", async () => {
       const flowId = await toolFlow(owner, tool("slow_tool"), [

@@ -21,8 +21,8 @@ import { findTool, listTools, type ToolFlow } from "./catalog.ts";
  * listed and called. It is stateless: every POST gets a server and a transport of its own,
  * keeps nothing between requests and so may land on any API process (no `Mcp-Session-Id`;
  * GET and DELETE, which serve sessions' streams and ends, are 405 as the transport specifies
- * for a server without them). An answer is JSON, or an SSE stream when a `tools/call` asks
- * for progress (`_meta.progressToken`).
+ * for a server without them). An answer is JSON, or an SSE stream for a `tools/call` that asks
+ * for progress (`_meta.progressToken`) or may wait longer than a silent connection lasts.
  *
  * The caller authenticates as on the API: `Authorization: Bearer` with an access token or an
  * API key (`X-Api-Key` works too). Without a valid credential: 401 with `WWW-Authenticate:
@@ -59,13 +59,21 @@ function jsonRpcError(status: number, code: number, message: string, headers: Re
   return Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status, headers });
 }
 
-/** Whether a message (or a batch) calls a tool asking for progress: its answer is then a stream. */
-function asksForProgress(body: unknown): boolean {
+/**
+ * The HTTP server closes a connection that is silent for 10 s (Bun's idle timeout), and a
+ * `tools/call` may wait WAIT_TIMEOUT_MS for its run: its answer is a stream, which keep-alive
+ * comments hold open, when that wait may pass this, or when the call asked for progress.
+ */
+const SILENT_ANSWER_MAX_MS = 8000;
+const KEEP_ALIVE_MS = 5000;
+
+/** Whether the answer to a message (or a batch) must be a stream (see `SILENT_ANSWER_MAX_MS`). */
+function answersAsStream(body: unknown, waitMs: number): boolean {
   const messages = Array.isArray(body) ? body : [body];
   return messages.some((message) => {
     if (message === null || typeof message !== "object") return false;
     const { method, params } = message as { method?: unknown; params?: { _meta?: { progressToken?: unknown } } };
-    return method === "tools/call" && params?._meta?.progressToken !== undefined;
+    return method === "tools/call" && (waitMs > SILENT_ANSWER_MAX_MS || params?._meta?.progressToken !== undefined);
   });
 }
 
@@ -152,11 +160,12 @@ export async function handleMcpRequest(services: Services, request: Request, req
     if (error instanceof SyntaxError) return jsonRpcError(400, ErrorCode.ParseError, "Parse error: Invalid JSON");
     return answerError(error, { area: "platform", logger, requestId });
   }
-  const streaming = asksForProgress(body);
+  const streaming = answersAsStream(body, services.config.runs.waitTimeoutMs);
   const server = toolServer(services, principal, requestId);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: !streaming,
+    keepAliveMs: KEEP_ALIVE_MS,
   });
   await server.connect(transport);
   const response = await transport.handleRequest(request, { parsedBody: body });
