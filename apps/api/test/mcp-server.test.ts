@@ -119,7 +119,7 @@ for (const { label, backend, redis, skip } of runModes()) {
       expect(unknown.result.serverInfo.name).toBe("workflow-platform");
     });
 
-    test("without a valid credential the endpoint is 401 with WWW-Authenticate: Bearer", async () => {
+    test("without a valid credential the endpoint is 401 with WWW-Authenticate: Bearer; GET and DELETE are 405", async () => {
       const post = (headers: Record<string, string>) =>
         api.request("/mcp", {
           method: "POST",
@@ -134,6 +134,19 @@ for (const { label, backend, redis, skip } of runModes()) {
         const refused = await post({ authorization: `Bearer ${token}` });
         expect(refused.status).toBe(401);
         expect(refused.headers.get("www-authenticate")).toBe('Bearer realm="mcp", error="invalid_token"');
+      }
+      // Sessions' GET stream and DELETE do not exist here: 405, once the caller is known.
+      for (const method of ["GET", "DELETE"]) {
+        expect((await api.request("/mcp", { method })).status).toBe(401);
+        const refused = await api.request("/mcp", {
+          method,
+          headers: { ...owner.headers, accept: "text/event-stream" },
+        });
+        expect({ method, status: refused.status, allow: refused.headers.get("allow") }).toEqual({
+          method,
+          status: 405,
+          allow: "POST",
+        });
       }
       // The SDK's client hears the 401 at connect.
       const client = new Client({ name: "anonymous", version: "1.0.0" });
