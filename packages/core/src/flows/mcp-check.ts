@@ -66,8 +66,8 @@ function mcpSteps(list: StoredStep[], at: FieldPath, found: McpStep[] = []): Mcp
 }
 
 /** The headers as sent, their secrets read; undefined when one holds another template or a secret cannot be read. */
-async function knownHeaders(
-  deps: McpCheckDeps,
+export async function knownHeaders(
+  deps: SecretsDeps,
   accountId: string,
   headers: unknown,
 ): Promise<Record<string, string> | undefined> {

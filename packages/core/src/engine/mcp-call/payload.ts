@@ -27,6 +27,8 @@ export const mcpCallPayloadSchema = z.object({
         .union([z.string(), z.number(), z.boolean()], "must be a string")
         .transform(String)
         .refine((value) => !/[\r\n\0]/.test(value), "must not hold line breaks"),
+      // A name that is no header name is reported by the record, as an invalid key: said in words.
+      { error: (issue) => (issue.code === "invalid_key" ? "must be an HTTP header name" : "must be an object") },
     )
     .default({}),
 });

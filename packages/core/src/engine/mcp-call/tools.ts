@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
 import { parseNetwork } from "../safe-http/addresses.ts";
@@ -35,6 +36,11 @@ export interface McpTools {
   serverUrl(server: McpCallPayload["server"]): Promise<string>;
   /** A server's tools as `accountId` sees them with `headers` (from the cache, or asked within `timeoutMs`). */
   tools(accountId: string, target: SessionTarget, signal: AbortSignal, timeoutMs: number): Promise<ToolTable>;
+  /**
+   * A server's tools as it describes them (name, description, input schema, ...), read afresh
+   * through the same guard and session as a call; the list is kept for `accountId`'s calls.
+   */
+  describe(accountId: string, target: SessionTarget, signal: AbortSignal, timeoutMs: number): Promise<Tool[]>;
 }
 
 export interface McpToolsOptions {
@@ -72,17 +78,21 @@ function errorText(content: unknown): string {
   return text.length > ERROR_TEXT_CHARS ? `${text.slice(0, ERROR_TEXT_CHARS)}…` : text;
 }
 
-async function listTools(client: Client, signal: AbortSignal, timeoutMs: number): Promise<ToolTable> {
-  const table = new Map<string, ArgumentsCheck>();
+/** Every page of `tools/list` (at most MAX_LIST_PAGES). */
+async function readTools(client: Client, signal: AbortSignal, timeoutMs: number): Promise<Tool[]> {
+  const tools: Tool[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_LIST_PAGES; page++) {
     const answer = await client.listTools(cursor ? { cursor } : undefined, { signal, timeout: timeoutMs });
-    for (const tool of answer.tools) table.set(tool.name, compileArgumentsCheck(tool.inputSchema));
+    tools.push(...answer.tools);
     cursor = answer.nextCursor;
     if (!cursor) break;
   }
-  return table;
+  return tools;
 }
+
+const tableOf = (tools: Tool[]): ToolTable =>
+  new Map(tools.map((tool) => [tool.name, compileArgumentsCheck(tool.inputSchema)] as const));
 
 export function createMcpTools(options: McpToolsOptions): McpTools {
   const ttl = options.listTtlMs ?? LIST_TTL_MS;
@@ -122,7 +132,7 @@ export function createMcpTools(options: McpToolsOptions): McpTools {
   }
 
   async function listed(key: string, client: Client, signal: AbortSignal, timeoutMs: number): Promise<ToolTable> {
-    const table = await listTools(client, signal, timeoutMs);
+    const table = tableOf(await readTools(client, signal, timeoutMs));
     keep(key, table);
     return table;
   }
@@ -156,6 +166,13 @@ export function createMcpTools(options: McpToolsOptions): McpTools {
         cached(key) ??
         withSession(target, signal, timeoutMs, (client, requests) => listed(key, client, requests, timeoutMs))
       );
+    },
+    describe(accountId, target, signal, timeoutMs) {
+      return withSession(target, signal, timeoutMs, async (client, requests) => {
+        const tools = await readTools(client, requests, timeoutMs);
+        keep(keyOf(accountId, target), tableOf(tools));
+        return tools;
+      });
     },
     async call(payload, context) {
       const { server, tool, arguments: args, headers } = parseMcpCallPayload(payload);

@@ -131,3 +131,17 @@ export async function readPage(
     : {};
   return { page: { servers, ...next, received: shown.length }, bytes };
 }
+
+/** The entry of the latest version of the server `name` (as the list answers it), if the mirror has one. */
+export async function readLatestEntry(
+  db: Kysely<Database>,
+  name: string,
+): Promise<RegistryPage["servers"][number] | undefined> {
+  const row = await db
+    .selectFrom("mcp_registry_servers")
+    .select(sql<string>`entry::text`.as("entry"))
+    .where("name", "=", name)
+    .where("is_latest", "=", true)
+    .executeTakeFirst();
+  return row ? (JSON.parse(row.entry) as RegistryPage["servers"][number]) : undefined;
+}

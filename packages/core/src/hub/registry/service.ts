@@ -6,8 +6,8 @@ import { DomainError } from "../../errors.ts";
 import type { Logger } from "../../logger.ts";
 import { createAnswerCache } from "./cache.ts";
 import { readMirrorVersion } from "./mirror.ts";
-import { countMatches, decodeCursor, planQuery, readPage } from "./query.ts";
-import type { RegistryPage, RegistryQuery } from "./schemas.ts";
+import { countMatches, decodeCursor, planQuery, readLatestEntry, readPage } from "./query.ts";
+import type { RegistryPage, RegistryQuery, RegistryServer } from "./schemas.ts";
 import { createRegistrySync, type RegistrySync } from "./sync.ts";
 import { UpstreamError } from "./upstream.ts";
 import { watchMirrorVersion } from "./version-watch.ts";
@@ -31,6 +31,8 @@ export interface Registry {
   sync: RegistrySync;
   /** Answers `GET /hub/mcp/registry` from the mirror, filling it first if no sync has completed. */
   list(query: RegistryQuery): Promise<RegistryPage>;
+  /** The latest version's entry of the server `name`, read once the mirror is filled (as `list` waits for it). */
+  latest(name: string): Promise<RegistryServer | undefined>;
   /** Stops listening for changes announced by other processes. */
   close(): Promise<void>;
 }
@@ -105,6 +107,10 @@ export async function createRegistry(deps: RegistryDeps): Promise<Registry> {
       const answer = { ...read.page, total };
       pages.set(generation, pageKey, answer, read.bytes);
       return answer;
+    },
+    async latest(name) {
+      await filledGeneration();
+      return readLatestEntry(deps.db, name);
     },
     close: () => watch.close(),
   };
