@@ -275,12 +275,18 @@ for (const { label, backend, redis, skip } of runModes()) {
         createFlow(api, caller, [mcpStep({ tool: "add", arguments: { a: 1, b: 2 }, headers: { "x-api-key": key } })]);
       await keyed(owner, "k1");
       expect(upstream.lists()).toBe(lists + 1);
-      await keyed(owner, "k1");
-      expect(upstream.lists()).toBe(lists + 1);
-      await keyed(owner, "k2");
+      // Two steps of one save naming the same server and credentials: one list.
+      await createFlow(api, owner, [
+        { ...mcpStep({ tool: "add", arguments: { a: 1, b: 2 }, headers: { "x-api-key": "k3" } }), name: "one" },
+        { ...mcpStep({ tool: "shout", arguments: { text: "hi" }, headers: { "x-api-key": "k3" } }), name: "two" },
+      ]);
       expect(upstream.lists()).toBe(lists + 2);
-      await keyed(other, "k1");
+      await keyed(owner, "k1");
+      expect(upstream.lists()).toBe(lists + 2);
+      await keyed(owner, "k2");
       expect(upstream.lists()).toBe(lists + 3);
+      await keyed(other, "k1");
+      expect(upstream.lists()).toBe(lists + 4);
     });
 
     test("the guard applies to a registry server's remote too", async () => {
@@ -316,6 +322,13 @@ for (const { label, backend, redis, skip } of runModes()) {
       expect(saved.body.problems).toEqual([
         { path: "steps.0.payload.server", message: "is required by mcp.call" },
         { path: "steps.0.payload.tool", message: "is required by mcp.call" },
+      ]);
+      const ftp = await saveFlow([
+        { name: "tool", subject: "mcp.call", payload: { server: "ftp://example.com/", tool: "add" } },
+      ]);
+      expect(ftp.status).toBe(400);
+      expect(ftp.body.problems).toEqual([
+        { path: "steps.0.payload.server", message: "must be an absolute http:// or https:// URL" },
       ]);
     });
   });

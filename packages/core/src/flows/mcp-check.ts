@@ -8,6 +8,7 @@
  * is refused by the address guard) is not: its steps are checked when they run.
  */
 import type { StoredStep } from "@platform/db";
+import { mcpServerUrl } from "../engine/mcp-call/payload.ts";
 import type { McpTools, ToolTable } from "../engine/mcp-call/tools.ts";
 import type { Problem } from "../errors.ts";
 import { readSecret, type SecretsDeps } from "../secrets/secrets.ts";
@@ -102,6 +103,9 @@ async function stepProblems(deps: McpCheckDeps, accountId: string, step: McpStep
   const tool = staticValue(payload.tool);
   const args = payload.arguments ?? {};
   if (server === NOT_STATIC || typeof tool !== "string") return [];
+  if (typeof server === "string" && !mcpServerUrl.safeParse(server).success) {
+    return [{ path: [...path, "payload", "server"].join("."), message: "must be an absolute http:// or https:// URL" }];
+  }
   if (args === null || typeof args !== "object" || Array.isArray(args)) return [];
   const headers = await knownHeaders(deps, accountId, payload.headers);
   if (!headers) return [];

@@ -109,6 +109,8 @@ export function createMcpTools(options: McpToolsOptions): McpTools {
   });
   /** Lists by key, oldest first (a Map keeps insertion order). */
   const lists = new Map<string, { table: ToolTable; expires: number }>();
+  /** Lists being read for a save, by key (at most one reading per key at a time). */
+  const reading = new Map<string, Promise<ToolTable>>();
 
   const keyOf = (accountId: string, target: SessionTarget) =>
     `${accountId}\u0000${target.url}\u0000${headersHash(target.headers)}`;
@@ -162,10 +164,14 @@ export function createMcpTools(options: McpToolsOptions): McpTools {
     serverUrl,
     async tools(accountId, target, signal, timeoutMs) {
       const key = keyOf(accountId, target);
-      return (
-        cached(key) ??
-        withSession(target, signal, timeoutMs, (client, requests) => listed(key, client, requests, timeoutMs))
-      );
+      const known = cached(key) ?? reading.get(key);
+      if (known) return known;
+      // Steps of one save naming the same server share one reading of its list.
+      const read = withSession(target, signal, timeoutMs, (client, requests) =>
+        listed(key, client, requests, timeoutMs),
+      ).finally(() => reading.delete(key));
+      reading.set(key, read);
+      return read;
     },
     describe(accountId, target, signal, timeoutMs) {
       return withSession(target, signal, timeoutMs, async (client, requests) => {
