@@ -372,6 +372,27 @@ export const coreConfigSchema = z.object({
     fallback: 2,
     description: "Worker threads per process evaluating js steps side by side.",
   }),
+  STEP_LOG_MAX_LINES: wholeNumber({
+    min: 0,
+    max: 10_000,
+    fallback: 100,
+    description:
+      "Console lines a js step attempt keeps; the rest are counted in a last line saying how many were dropped.",
+  }),
+  STEP_LOG_MAX_BYTES: wholeNumber({
+    min: 0,
+    max: 1024 * 1024,
+    fallback: 16 * 1024,
+    description:
+      "Bytes of console lines a js step attempt keeps (UTF-8, after redaction); a line past them is cut, later ones dropped.",
+  }),
+  RUN_LOG_MAX_BYTES: wholeNumber({
+    min: 0,
+    max: 16 * 1024 * 1024,
+    fallback: 64 * 1024,
+    description:
+      "Bytes of console lines one run keeps, all steps and attempts together; they count against the plan's run_record_bytes too.",
+  }),
   MCP_REGISTRY_URL: z
     .url()
     .default("https://registry.modelcontextprotocol.io")
@@ -459,6 +480,11 @@ export function toCoreConfig(env: CoreEnv) {
       queuePartitions: env.RUN_QUEUE_PARTITIONS,
       stepOutputMaxBytes: env.STEP_OUTPUT_MAX_BYTES,
       forEachMaxItems: env.FOR_EACH_MAX_ITEMS,
+      logLimits: {
+        stepLines: env.STEP_LOG_MAX_LINES,
+        stepBytes: env.STEP_LOG_MAX_BYTES,
+        runBytes: env.RUN_LOG_MAX_BYTES,
+      },
       flowCallMaxDepth: env.FLOW_CALL_MAX_DEPTH,
       triggerMaxBytes: env.TRIGGER_MAX_BYTES,
     },
@@ -472,6 +498,9 @@ export function toCoreConfig(env: CoreEnv) {
         memoryBytes: env.JS_MEMORY_LIMIT_MB * 1024 * 1024,
         timeoutMs: env.JS_TIME_LIMIT_MS,
         workers: env.JS_WORKERS,
+        // the sandbox keeps no more than an attempt may record (characters are at least a byte each)
+        logLines: env.STEP_LOG_MAX_LINES,
+        logChars: env.STEP_LOG_MAX_BYTES,
       },
     },
     registry: {

@@ -232,6 +232,24 @@ export type AttemptRecord = {
   finished_at?: string;
   /** Why it failed; absent when it succeeded. */
   error?: string;
+  /** What a `js` step wrote with `console` (redacted, bounded; the last line says what was dropped). */
+  logs?: StepLogLine[];
+  /** The call an `http.request` attempt made. */
+  http?: HttpCallRecord;
+};
+
+/** One `console` line of a `js` step: its method, its text, when (ISO). */
+export type StepLogLine = { level: "log" | "info" | "warn" | "error" | "debug"; message: string; at: string };
+
+/** An `http.request` attempt's call: the URL (redacted) asked, the final answer's status (null: none came), sizes in bytes. */
+export type HttpCallRecord = {
+  method: string;
+  url: string;
+  status: number | null;
+  duration_ms: number;
+  request_bytes: number;
+  /** The answer's body as read (null: none was read). */
+  response_bytes: number | null;
 };
 
 /**

@@ -1,14 +1,16 @@
 import { describe, expect, test } from "bun:test";
 import { coreConfigSchema, parseEnv, toCoreConfig } from "../config.ts";
 
-const steps = (env: Record<string, string>) => toCoreConfig(parseEnv(coreConfigSchema, env)).steps;
+const config = (env: Record<string, string>) => toCoreConfig(parseEnv(coreConfigSchema, env));
+const steps = (env: Record<string, string>) => config(env).steps;
 
 describe("built-in step settings", () => {
   test("default to a guarded network, 10 MiB responses, 64 MiB and 1 s per js run on 2 workers", () => {
     expect(steps({})).toEqual({
       http: { allowPrivateNetwork: false, allowedNetworks: [], maxResponseBytes: 10 * 1024 * 1024 },
-      js: { memoryBytes: 64 * 1024 * 1024, timeoutMs: 1000, workers: 2 },
+      js: { memoryBytes: 64 * 1024 * 1024, timeoutMs: 1000, workers: 2, logLines: 100, logChars: 16 * 1024 },
     });
+    expect(config({}).runs.logLimits).toEqual({ stepLines: 100, stepBytes: 16 * 1024, runBytes: 64 * 1024 });
   });
 
   test("are read from their variables", () => {
@@ -19,6 +21,9 @@ describe("built-in step settings", () => {
       JS_MEMORY_LIMIT_MB: "16",
       JS_TIME_LIMIT_MS: "250",
       JS_WORKERS: "4",
+      STEP_LOG_MAX_LINES: "20",
+      STEP_LOG_MAX_BYTES: "2048",
+      RUN_LOG_MAX_BYTES: "8192",
     };
     expect(steps(env)).toEqual({
       http: {
@@ -26,8 +31,9 @@ describe("built-in step settings", () => {
         allowedNetworks: ["10.1.2.3", "10.8.0.0/16", "fd00::/8"],
         maxResponseBytes: 1024,
       },
-      js: { memoryBytes: 16 * 1024 * 1024, timeoutMs: 250, workers: 4 },
+      js: { memoryBytes: 16 * 1024 * 1024, timeoutMs: 250, workers: 4, logLines: 20, logChars: 2048 },
     });
+    expect(config(env).runs.logLimits).toEqual({ stepLines: 20, stepBytes: 2048, runBytes: 8192 });
   });
 
   test.each([
@@ -40,6 +46,7 @@ describe("built-in step settings", () => {
     [{ JS_MEMORY_LIMIT_MB: "4" }, "JS_MEMORY_LIMIT_MB: Too small"],
     [{ JS_TIME_LIMIT_MS: "soon" }, "JS_TIME_LIMIT_MS: must be a number"],
     [{ JS_WORKERS: "0" }, "JS_WORKERS: Too small"],
+    [{ STEP_LOG_MAX_LINES: "-1" }, "STEP_LOG_MAX_LINES: Too small"],
   ])("refuses %j", (env, message) => {
     expect(() => parseEnv(coreConfigSchema, env)).toThrow(`invalid configuration: ${message}`);
   });

@@ -150,6 +150,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
     secrets: secretsReader(services),
     outputMaxBytes: services.config.runs.stepOutputMaxBytes,
     forEachMaxItems: services.config.runs.forEachMaxItems,
+    logLimits: services.config.runs.logLimits,
     events: services.events,
     startChild: (input) => services.runs.start(input),
     childOutcome: (accountId, runId) => services.runs.outcome(accountId, runId),

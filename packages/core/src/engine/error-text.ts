@@ -27,16 +27,36 @@ function spellings(value: string): string[] {
 /**
  * `text` with every secret value the step resolved replaced by `[secret:<key>]`, in each
  * spelling it may have taken (longest first, so a value inside another is not half
- * replaced), made storable (no NUL, no lone surrogate) and cut to MAX_ERROR_TEXT.
+ * replaced), made storable (no NUL, no lone surrogate). Text that was `cut` before it came
+ * here (a console line cut in the sandbox) also loses an end that begins a spelling: the
+ * cut may have fallen inside a secret.
  */
-export function recordableErrorText(text: string, secrets?: Readonly<Record<string, string>>): string {
+export function redactSecrets(text: string, secrets?: Readonly<Record<string, string>>, cut = false): string {
   let clean = text;
   if (secrets) {
     const replacements = Object.entries(secrets)
-      .flatMap(([key, value]) => spellings(value).map((spelling) => [spelling, `[secret:${key}]`] as const))
+      .flatMap(([key, value]) => spellings(value).map((spelling) => [spelling, key] as const))
       .sort(([a], [b]) => b.length - a.length);
-    for (const [spelling, mark] of replacements) clean = clean.replaceAll(spelling, mark);
+    for (const [spelling, key] of replacements) clean = clean.replaceAll(spelling, `[secret:${key}]`);
+    if (cut) {
+      let tail = 0;
+      for (const [spelling] of replacements) tail = Math.max(tail, sharedEnd(clean, spelling));
+      clean = clean.slice(0, clean.length - tail);
+    }
   }
-  if (clean.length > MAX_ERROR_TEXT) clean = `${clean.slice(0, MAX_ERROR_TEXT)}…`;
   return clean.replaceAll("\u0000", "\uFFFD").toWellFormed();
+}
+
+/** The length of the longest end of `text` that begins `spelling` (shorter than it: a whole one is replaced). */
+function sharedEnd(text: string, spelling: string): number {
+  for (let length = Math.min(text.length, spelling.length - 1); length > 0; length--) {
+    if (text.endsWith(spelling.slice(0, length))) return length;
+  }
+  return 0;
+}
+
+/** `text` redacted as `redactSecrets` does, and cut to MAX_ERROR_TEXT. */
+export function recordableErrorText(text: string, secrets?: Readonly<Record<string, string>>): string {
+  const clean = redactSecrets(text, secrets);
+  return clean.length > MAX_ERROR_TEXT ? `${clean.slice(0, MAX_ERROR_TEXT)}…`.toWellFormed() : clean;
 }

@@ -3,6 +3,7 @@ import { messageOf } from "../errors.ts";
 import type { AccountLimits } from "../limits/account-limits.ts";
 import { sleep } from "../sleep.ts";
 import type { TemplateScope } from "../templates/index.ts";
+import { DEFAULT_LOG_LIMITS } from "./attempt-notes.ts";
 import { PURE_SUBJECTS } from "./built-ins.ts";
 import { createRecordBudget } from "./record-budget.ts";
 import type { RespondOutput, StepRecord, StepRecords } from "./records.ts";
@@ -116,7 +117,8 @@ export async function executeRun(
 ): Promise<RunEnd> {
   const records: StepRecords = { ...run.steps };
   const { plan, limits } = await deps.limits.of(run.accountId);
-  const budget = createRecordBudget({ limit: limits.run_record_bytes, plan }, run.recordedBytes, run.steps);
+  const quota = { limit: limits.run_record_bytes, plan, logs: (deps.logLimits ?? DEFAULT_LOG_LIMITS).runBytes };
+  const budget = createRecordBudget(quota, run.recordedBytes, run.steps);
   const writer: RunWriter = createRunWriter(deps.store, run, onClaimed, () => budget.used);
   // Every secret a step reads goes through it, and every failure text it redacts (run-secrets.ts).
   const secrets = createRunSecrets(deps.secrets, run.accountId);

@@ -28,11 +28,15 @@ export function createModuleSteps(config: StepsConfig): ModuleStepsHandle {
   const request = createHttpRequestStep(config.http);
   let sandbox: Sandbox | undefined;
   return {
-    "http.request": (payload, context) => request(payload, context.signal),
+    "http.request": (payload, context) => request(payload, context.signal, (http) => context.note?.({ http })),
     js: async (payload, context) => {
       const code = codeOf(payload);
       sandbox ??= createSandbox(config.js);
-      return sandbox.run(code, { trigger: context.trigger, steps: context.steps }, { timeoutMs: context.timeoutMs });
+      return sandbox.run(
+        code,
+        { trigger: context.trigger, steps: context.steps },
+        { timeoutMs: context.timeoutMs, onLogs: (logs) => context.note?.({ logs }) },
+      );
     },
     async close() {
       await sandbox?.close();

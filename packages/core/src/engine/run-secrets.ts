@@ -1,6 +1,6 @@
 import { databaseErrorText, isRowFault } from "../database-errors.ts";
 import { messageOf } from "../errors.ts";
-import { recordableErrorText } from "./error-text.ts";
+import { recordableErrorText, redactSecrets } from "./error-text.ts";
 
 /** Reads the named secrets of an account in one go; throws a step failure naming a missing one. */
 export type SecretsReader = (accountId: string, keys: string[]) => Promise<Record<string, string>>;
@@ -22,6 +22,8 @@ export interface RunSecrets {
    * database refusing a value (`isRowFault`) says so.
    */
   failureText(failure: unknown): string;
+  /** Other text the run records (a js step's console lines, a call's URL), redacted and storable; `cut`: see redactSecrets. */
+  redact(text: string, cut?: boolean): string;
 }
 
 export function createRunSecrets(reader: SecretsReader, accountId: string): RunSecrets {
@@ -38,5 +40,6 @@ export function createRunSecrets(reader: SecretsReader, accountId: string): RunS
         isRowFault(failure) ? `the value is not storable: ${databaseErrorText(failure)}` : messageOf(failure),
         seen,
       ),
+    redact: (text, cut) => redactSecrets(text, seen, cut),
   };
 }

@@ -2,6 +2,7 @@ import type { BuiltInSubject } from "@platform/db";
 import { isRowFault } from "../database-errors.ts";
 import { isDomainError } from "../errors.ts";
 import { ExpressionEvaluationError, UrlTemplateError } from "../templates/index.ts";
+import type { AttemptNote } from "./attempt-notes.ts";
 import { StepFailure } from "./step-failure.ts";
 
 /** What a step function knows about the step it runs. */
@@ -17,6 +18,8 @@ export interface StepContext {
   trigger: unknown;
   /** Outputs of the steps before this one, by name. */
   steps: Record<string, unknown>;
+  /** Tells what the attempt did beside its output (console lines, a call), kept with the attempt (attempt-notes.ts). */
+  note?: (note: AttemptNote) => void;
 }
 
 /** One built-in function: takes the step's resolved payload, answers its output (any JSON). */

@@ -2,6 +2,7 @@ import { messageOf } from "../errors.ts";
 import { isStorableJson } from "../input-guard.ts";
 import { sleep } from "../sleep.ts";
 import type { TemplateScope } from "../templates/index.ts";
+import { attemptNotes, DEFAULT_LOG_LIMITS, type LogLimits } from "./attempt-notes.ts";
 import { PURE_SUBJECTS, URL_FIELDS } from "./built-ins.ts";
 import { delayUntil } from "./delay.ts";
 import type { RecordBudget } from "./record-budget.ts";
@@ -19,6 +20,8 @@ export interface TaskDeps {
   secrets: SecretsReader;
   /** The largest output a step may answer, in bytes of JSON (STEP_OUTPUT_MAX_BYTES). */
   outputMaxBytes: number;
+  /** How much of a step's console lines an attempt and a run keep (default DEFAULT_LOG_LIMITS). */
+  logLimits?: LogLimits;
 }
 
 /** The run a task belongs to, as its function hears of it. */
@@ -169,6 +172,8 @@ export async function runAttempts(
     delete record.until;
     if (!pure) await checkpoint();
     let error: unknown;
+    // What the attempt tells beside its output is kept with it, after its output is counted.
+    const notes = attemptNotes(secrets, run.budget, deps.logLimits ?? DEFAULT_LOG_LIMITS);
     try {
       const context = {
         accountId: run.accountId,
@@ -177,6 +182,7 @@ export async function runAttempts(
         timeoutMs: task.options.timeout,
         trigger: run.trigger,
         steps: scope.steps ?? {},
+        note: notes.note,
       };
       const output = instant
         ? await fn(payload, { ...context, signal })
@@ -191,6 +197,8 @@ export async function runAttempts(
       // The worker is stopping: leave the attempt open; the next delivery marks it interrupted.
       if (signal.aborted) throw thrown;
       error = thrown;
+    } finally {
+      notes.keep(attempt);
     }
     attempt.finished_at = now();
     attempt.error = secrets.failureText(error);

@@ -14,6 +14,41 @@ export const attempt = z
     started_at: isoTime,
     finished_at: isoTime.optional().meta({ description: "Absent while the attempt runs." }),
     error: z.string().optional().meta({ description: "Why it failed; absent when it succeeded." }),
+    logs: z
+      .array(
+        z.object({
+          level: z.enum(["log", "info", "warn", "error", "debug"]).meta({ description: "The console method." }),
+          message: z.string().meta({
+            description:
+              "The values written, as console shows them (strings as they are, others as JSON), with the run's secret values redacted (`[secret:<key>]`). A line cut at a bound ends with `… [truncated]`.",
+          }),
+          at: isoTime,
+        }),
+      )
+      .optional()
+      .meta({
+        description:
+          "A `js` step's attempt: what its code wrote with `console.log`, `info`, `warn`, `error` and `debug`, in order. At most `STEP_LOG_MAX_LINES` lines (100) and `STEP_LOG_MAX_BYTES` (16 KiB) per attempt, `RUN_LOG_MAX_BYTES` (64 KiB) per run, within what the run may record (`run_record_bytes`); when lines were dropped the last one says how many. Absent when it wrote nothing.",
+      }),
+    http: z
+      .object({
+        method: z.string(),
+        url: z.string().meta({ description: "The URL asked, secret values redacted." }),
+        status: z
+          .number()
+          .int()
+          .nullable()
+          .meta({ description: "The status of the answer (the last, after redirects); null when none came." }),
+        duration_ms: z.number().int().meta({ description: "From the start of the request to the end of its answer." }),
+        request_bytes: z.number().int().meta({ description: "The body sent, in bytes." }),
+        response_bytes: z
+          .number()
+          .int()
+          .nullable()
+          .meta({ description: "The answer's body as read, in bytes; null when none was read." }),
+      })
+      .optional()
+      .meta({ description: "An `http.request` step's attempt: the call it made." }),
   })
   .meta({ id: "RunStepAttempt" });
 

@@ -36,7 +36,24 @@ export interface HttpResponse {
   body: unknown;
 }
 
-export type HttpRequestStep = (payload: unknown, signal: AbortSignal) => Promise<HttpResponse>;
+/** What one request did, as its attempt records it (see attempt-notes.ts): `status` null when no answer came. */
+export interface HttpCall {
+  method: string;
+  url: string;
+  status: number | null;
+  duration_ms: number;
+  /** The body sent (the last hop's), in bytes. */
+  request_bytes: number;
+  /** The answer's body as read (after decompression); null when none was read. */
+  response_bytes: number | null;
+}
+
+/** Runs one request; `onCall` hears what it did once it is over, whether it succeeded or failed (not for a bad payload). */
+export type HttpRequestStep = (
+  payload: unknown,
+  signal: AbortSignal,
+  onCall?: (call: HttpCall) => void,
+) => Promise<HttpResponse>;
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Credentials a redirect to another origin must not carry along (as browsers do). */
@@ -113,12 +130,14 @@ export function createHttpRequestStep(options: HttpRequestStepOptions): HttpRequ
     return bytes;
   }
 
-  async function run(request: HttpRequestPayload, signal: AbortSignal): Promise<HttpResponse> {
+  async function run(request: HttpRequestPayload, signal: AbortSignal, call: HttpCall): Promise<HttpResponse> {
     const headers = new Headers(request.headers);
     const body = encodeBody(request.body, headers);
     let attempt: Attempt = { method: request.method, url: new URL(request.url), headers, body };
     for (let hop = 0; ; hop++) {
+      call.request_bytes = attempt.body === undefined ? 0 : Buffer.byteLength(attempt.body);
       const response = await send(attempt, await resolveTarget(attempt.url, guard), signal);
+      call.status = response.status;
       const location = response.headers.get("location");
       if (REDIRECTS.has(response.status) && location !== null) {
         await response.body?.cancel();
@@ -129,6 +148,7 @@ export function createHttpRequestStep(options: HttpRequestStepOptions): HttpRequ
         continue;
       }
       const bytes = await readBody(response, attempt.url);
+      call.response_bytes = bytes.byteLength;
       if (response.status >= 400) {
         const text = new TextDecoder().decode(bytes.subarray(0, EXCERPT_CHARS * 4)).slice(0, EXCERPT_CHARS);
         const retryable = response.status >= 500 || response.status === 408 || response.status === 429;
@@ -145,12 +165,21 @@ export function createHttpRequestStep(options: HttpRequestStepOptions): HttpRequ
     }
   }
 
-  return async (payload, signal) => {
+  return async (payload, signal, onCall) => {
     const request = parsePayload(payload);
     const timeoutMs = request.timeout ?? DEFAULT_HTTP_TIMEOUT_MS;
     const timeout = AbortSignal.timeout(timeoutMs);
+    const started = performance.now();
+    const call: HttpCall = {
+      method: request.method,
+      url: request.url,
+      status: null,
+      duration_ms: 0,
+      request_bytes: 0,
+      response_bytes: null,
+    };
     try {
-      return await run(request, AbortSignal.any([signal, timeout]));
+      return await run(request, AbortSignal.any([signal, timeout]), call);
     } catch (error) {
       if (error instanceof StepFailure) throw error;
       if (timeout.aborted) {
@@ -158,6 +187,8 @@ export function createHttpRequestStep(options: HttpRequestStepOptions): HttpRequ
       }
       if (signal.aborted) throw new StepFailure(`http.request: ${request.method} ${request.url} was cancelled`);
       throw new StepFailure(`http.request: ${request.method} ${request.url} failed: ${String(error)}`);
+    } finally {
+      onCall?.({ ...call, duration_ms: Math.round(performance.now() - started) });
     }
   };
 }

@@ -8,15 +8,24 @@
  * the real cap is the module's WebAssembly memory (see host.ts); `outOfMemory` says it is spent.
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
+import { type CapturedLogs, installConsole } from "./console.ts";
 
 export interface EvaluationLimits {
   memoryBytes: number;
   stackBytes: number;
   timeoutMs: number;
+  /** What the console keeps (see console.ts): lines, and characters of them in all. */
+  logLines: number;
+  logChars: number;
 }
 
-/** JSON text of the result (`null` for undefined), or why there is none. */
-export type Outcome = { ok: true; output: string } | { ok: false; message: string; retryable: boolean };
+/**
+ * JSON text of the result (`null` for undefined), or why there is none; either way what the
+ * code wrote with `console` (absent when it wrote nothing, or the sandbox itself failed).
+ */
+export type Outcome = ({ ok: true; output: string } | { ok: false; message: string; retryable: boolean }) & {
+  logs?: CapturedLogs;
+};
 
 export const timeLimitMessage = (ms: number) => `js: time limit of ${ms} ms exceeded`;
 const memoryLimitMessage = (bytes: number) => `js: memory limit of ${Math.round(bytes / 1048576)} MB exceeded`;
@@ -194,6 +203,7 @@ export function evaluate(
   let outcome: Outcome;
   let runtime: QuickJSRuntime | undefined;
   let context: QuickJSContext | undefined;
+  let logs: CapturedLogs | undefined;
   try {
     runtime = quickjs.newRuntime({
       memoryLimitBytes: limits.memoryBytes,
@@ -204,6 +214,7 @@ export function evaluate(
       },
     });
     context = runtime.newContext();
+    logs = installConsole(context, { lines: limits.logLines, chars: limits.logChars });
     outcome = {
       ok: true,
       output: run({ runtime, context, limits, interrupted: () => interrupted, outOfMemory }, code, inputJson),
@@ -212,6 +223,7 @@ export function evaluate(
     if (!(failure instanceof Failure)) throw new BrokenModule(hostFailure(failure), failure);
     outcome = { ok: false, message: failure.message, retryable: failure.retryable };
   }
+  if (logs && (logs.lines.length > 0 || logs.dropped > 0)) outcome.logs = logs;
   try {
     context?.dispose();
     runtime?.dispose();

@@ -1,7 +1,13 @@
 import { expect, test } from "bun:test";
 import { QuickJsHost } from "./host.ts";
 
-const limits = { memoryBytes: 16 * 1024 * 1024, stackBytes: 256 * 1024, timeoutMs: 300 };
+const limits = {
+  memoryBytes: 16 * 1024 * 1024,
+  stackBytes: 256 * 1024,
+  timeoutMs: 300,
+  logLines: 100,
+  logChars: 16_384,
+};
 const input = JSON.stringify({ trigger: { id: 1, tags: ["a"] }, steps: { before: { ok: true } } });
 
 test("failing runs release everything they held: the module stays in service", async () => {

@@ -6,6 +6,7 @@
  * event loop until its deadline, and only QuickJS's interrupt handler enforces it).
  */
 import { StepFailure } from "../step-failure.ts";
+import type { CapturedLogs } from "./console.ts";
 import type { EvaluationLimits, Outcome } from "./evaluate.ts";
 import { QuickJsHost } from "./host.ts";
 import { WorkerPool } from "./pool.ts";
@@ -14,6 +15,11 @@ export const DEFAULT_JS_WORKERS = 2;
 /** QuickJS's stack limit: deep recursion fails with a clear message well before the thread's own stack. */
 export const DEFAULT_JS_STACK_BYTES = 256 * 1024;
 export const DEFAULT_WATCHDOG_GRACE_MS = 1000;
+/** What one evaluation's console keeps by default: lines, and characters of them in all. */
+export const DEFAULT_LOG_LINES = 100;
+export const DEFAULT_LOG_CHARS = 16 * 1024;
+
+export type { CapturedLine, CapturedLogs, LogLevel } from "./console.ts";
 
 export interface SandboxOptions {
   /** `JS_MEMORY_LIMIT_MB` in bytes: the heap of one evaluation. */
@@ -25,11 +31,22 @@ export interface SandboxOptions {
   stackBytes?: number;
   /** How long past its deadline a worker may stay busy before it is terminated and replaced. */
   watchdogGraceMs?: number;
+  /** `STEP_LOG_MAX_LINES`: the console lines one evaluation keeps (more are only counted). */
+  logLines?: number;
+  /** `STEP_LOG_MAX_BYTES`: the characters of console lines one evaluation keeps, all lines together. */
+  logChars?: number;
+}
+
+export interface RunLimits {
+  /** Lowers the time limit for this evaluation. */
+  timeoutMs?: number;
+  /** Hears what the code wrote with `console` before the run answers or throws (raw: not redacted). */
+  onLogs?: (logs: CapturedLogs) => void;
 }
 
 export interface Sandbox {
   /** Evaluates `code` on `input` (JSON-able) and returns the default export's result, as JSON. Throws StepFailure. */
-  run(code: string, input: unknown, limits?: { timeoutMs?: number }): Promise<unknown>;
+  run(code: string, input: unknown, limits?: RunLimits): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -61,7 +78,10 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         memoryBytes: options.memoryBytes,
         stackBytes: options.stackBytes ?? DEFAULT_JS_STACK_BYTES,
         timeoutMs: Math.max(1, Math.min(options.timeoutMs, limits?.timeoutMs ?? options.timeoutMs)),
+        logLines: options.logLines ?? DEFAULT_LOG_LINES,
+        logChars: options.logChars ?? DEFAULT_LOG_CHARS,
       });
+      if (outcome.logs) limits?.onLogs?.(outcome.logs);
       if (!outcome.ok) throw new StepFailure(outcome.message, outcome.retryable);
       return JSON.parse(outcome.output);
     },

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { failure } from "../test-fixtures.ts";
-import { createSandbox, type Sandbox } from "./index.ts";
+import { type CapturedLogs, createSandbox, type Sandbox } from "./index.ts";
 
 const MB = 1024 * 1024;
 
@@ -54,12 +54,52 @@ describe.each([
     expect(await sandbox.run("export default () => {}", {})).toBeNull();
   });
 
-  test("no host objects: no process, Bun, fetch, require, timers or console", async () => {
-    const code = `export default () => ["process", "Bun", "fetch", "require", "module", "setTimeout", "console",
+  test("no host objects: no process, Bun, fetch, require or timers (console only captures)", async () => {
+    const code = `export default () => ["process", "Bun", "fetch", "require", "module", "setTimeout",
       "XMLHttpRequest", "WebAssembly", "std", "os"].filter((name) => typeof globalThis[name] !== "undefined")`;
     expect(await sandbox.run(code, null)).toEqual([]);
     const reach = await failure(sandbox.run("export default () => process.env", null));
     expect(reach.message).toBe("js: ReferenceError: 'process' is not defined");
+  });
+
+  test("console lines are captured with their level and formatted as console does, also when the code throws", async () => {
+    const seen: CapturedLogs[] = [];
+    const code = `export default (input) => {
+      console.log("order", input.id, { total: 5 }, [1, "a"], null, undefined, 1.5, true, 10n, () => 1);
+      console.info("info"); console.warn("careful"); console.debug(new TypeError("bad"));
+      const self = {}; self.self = self; console.error(self);
+      throw new Error("failed after logging");
+    }`;
+    const error = await failure(sandbox.run(code, { id: 7 }, { onLogs: (logs) => seen.push(logs) }));
+    expect(error.message).toBe("js: Error: failed after logging");
+    expect(seen).toHaveLength(1);
+    const [logs] = seen as [CapturedLogs];
+    expect(logs.dropped).toBe(0);
+    expect(logs.lines.map(({ level, message }) => [level, message])).toEqual([
+      ["log", 'order 7 {"total":5} [1,"a"] null undefined 1.5 true 10n [Function: anonymous]'],
+      ["info", "info"],
+      ["warn", "careful"],
+      ["debug", "TypeError: bad"],
+      ["error", "[object Object]"],
+    ]);
+    expect(logs.lines.every((line) => typeof line.at === "number" && line.at <= Date.now())).toBe(true);
+  });
+
+  test("console keeps its bounds: lines past them are counted, a line past the characters is cut", async () => {
+    const bounded = open({ workers, logLines: 3, logChars: 10 });
+    let logs: CapturedLogs | undefined;
+    const code = "export default () => { for (let i = 0; i < 10000; i++) console.log('line ' + i); return 'done' }";
+    expect(await bounded.run(code, null, { onLogs: (captured) => (logs = captured) })).toBe("done");
+    expect(logs).toEqual({
+      lines: [
+        { level: "log", message: "line 0", at: expect.any(Number) },
+        { level: "log", message: "line", at: expect.any(Number), cut: true },
+      ],
+      dropped: 9998,
+    });
+    let quiet: CapturedLogs | undefined;
+    expect(await bounded.run("export default () => 1", null, { onLogs: (captured) => (quiet = captured) })).toBe(1);
+    expect(quiet).toBeUndefined();
   });
 
   test("imports are refused", async () => {
