@@ -72,7 +72,7 @@ async function measureMode(platform: RunningPlatform): Promise<[string, LoadResu
   const overhead = Math.round((hand.rps / Math.max(tool.rps, 1) - 1) * 100);
   return [
     ["by hand, wait mode (POST /flows/{id}/runs?wait=true)", hand],
-    [`MCP tools/call (time per call ${overhead >= 0 ? "+" : ""}${overhead}% of by hand; target ≤ +15%)`, tool],
+    [`MCP tools/call (time per call vs by hand: ${overhead >= 0 ? "+" : ""}${overhead}%, target ≤ +15%)`, tool],
   ];
 }
 
