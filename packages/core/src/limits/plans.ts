@@ -31,7 +31,7 @@ export const LIMITS = {
    */
   schedule_interval_seconds: { unit: "seconds", per: "flow", fallback: 1 },
   /**
-   * Outbound requests (`http.request` steps) of the account in flight at once in one worker
+   * Outbound requests (`http.request` and `mcp.call` steps) of the account in flight at once in one worker
    * process, all its runs together; one past it waits for a slot. Per process, not across
    * them: a deployment of n workers lets an account have n times this in flight.
    */
