@@ -3,10 +3,11 @@
  * values as console does (strings as they are, errors as `Name: message`, numbers and the
  * like as text, other values as JSON) and hand the line to the host. The host keeps at most
  * `lines` lines and `chars` characters of them in all (a longer line is cut, later ones only
- * counted), so a step that logs in a loop costs a count, not memory. What is kept is raw:
+ * counted, inside the sandbox), so a step that logs in a loop costs a count, not memory nor
+ * a call out of the sandbox per line. What is kept is raw:
  * the engine redacts it and bounds it in bytes before the run records it (attempt-notes.ts).
  */
-import type { QuickJSContext } from "quickjs-emscripten-core";
+import type { QuickJSContext, QuickJSHandle } from "quickjs-emscripten-core";
 
 export const LOG_LEVELS = ["log", "info", "warn", "error", "debug"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -34,11 +35,13 @@ export interface ConsoleLimits {
 }
 
 /**
- * Defines the console in the context, given the host's `capture(level, text?, cut?)`: it
- * answers whether another line would be kept; once it says no, lines are only counted
- * (no text is made or copied for them).
+ * Defines the console in the context, given the host's `capture(level, text, cut)`: it
+ * answers whether another line would be kept; once it says no, lines are only counted in
+ * the state it answers (no text is made or copied for them). The state is a plain object
+ * the code cannot reach: the host reads its count without running any code.
  */
 const BOOTSTRAP = `(capture, maxChars) => {
+  const state = { dropped: 0 };
   const show = (value) => {
     switch (typeof value) {
       case "string": return value;
@@ -56,22 +59,27 @@ const BOOTSTRAP = `(capture, maxChars) => {
   };
   let open = true;
   const method = (level) => (...values) => {
-    if (!open) return void capture(level);
+    if (!open) return void state.dropped++;
     const text = values.map(show).join(" ");
     open = text.length > maxChars ? capture(level, text.slice(0, maxChars), true) : capture(level, text, false);
   };
   const console = {};
   for (const level of ${JSON.stringify(LOG_LEVELS)}) console[level] = method(level);
   globalThis.console = console;
+  return state;
 }`;
 
-/** Installs the console in `context`; the lines it captures go into the answered logs. */
-export function installConsole(context: QuickJSContext, limits: ConsoleLimits): CapturedLogs {
+export interface InstalledConsole {
+  /** What the code wrote so far. Call before the context is disposed. */
+  logs(): CapturedLogs;
+}
+
+/** Installs the console in `context`. */
+export function installConsole(context: QuickJSContext, limits: ConsoleLimits): InstalledConsole {
   const logs: CapturedLogs = { lines: [], dropped: 0 };
   let chars = 0;
   const capture = context.newFunction("capture", (levelHandle, textHandle, cutHandle) => {
-    const full = logs.lines.length >= limits.lines || chars >= limits.chars;
-    if (full || context.typeof(textHandle) !== "string") {
+    if (logs.lines.length >= limits.lines || chars >= limits.chars) {
       logs.dropped++;
       return context.false;
     }
@@ -87,11 +95,12 @@ export function installConsole(context: QuickJSContext, limits: ConsoleLimits): 
     return logs.lines.length < limits.lines && chars < limits.chars ? context.true : context.false;
   });
   const setup = context.evalCode(BOOTSTRAP, "console.js");
+  let state: QuickJSHandle;
   try {
     const install = context.unwrapResult(setup);
     const max = context.newNumber(limits.chars);
     try {
-      context.unwrapResult(context.callFunction(install, context.undefined, capture, max)).dispose();
+      state = context.unwrapResult(context.callFunction(install, context.undefined, capture, max));
     } finally {
       max.dispose();
       install.dispose();
@@ -99,5 +108,13 @@ export function installConsole(context: QuickJSContext, limits: ConsoleLimits): 
   } finally {
     capture.dispose();
   }
-  return logs;
+  return {
+    logs() {
+      const dropped = context.getProp(state, "dropped");
+      const counted = context.getNumber(dropped);
+      dropped.dispose();
+      state.dispose();
+      return { lines: logs.lines, dropped: logs.dropped + counted };
+    },
+  };
 }

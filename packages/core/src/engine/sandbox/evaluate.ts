@@ -8,7 +8,7 @@
  * the real cap is the module's WebAssembly memory (see host.ts); `outOfMemory` says it is spent.
  */
 import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from "quickjs-emscripten-core";
-import { type CapturedLogs, installConsole } from "./console.ts";
+import { type CapturedLogs, type InstalledConsole, installConsole } from "./console.ts";
 
 export interface EvaluationLimits {
   memoryBytes: number;
@@ -203,7 +203,7 @@ export function evaluate(
   let outcome: Outcome;
   let runtime: QuickJSRuntime | undefined;
   let context: QuickJSContext | undefined;
-  let logs: CapturedLogs | undefined;
+  let captured: InstalledConsole | undefined;
   try {
     runtime = quickjs.newRuntime({
       memoryLimitBytes: limits.memoryBytes,
@@ -214,7 +214,7 @@ export function evaluate(
       },
     });
     context = runtime.newContext();
-    logs = installConsole(context, { lines: limits.logLines, chars: limits.logChars });
+    captured = installConsole(context, { lines: limits.logLines, chars: limits.logChars });
     outcome = {
       ok: true,
       output: run({ runtime, context, limits, interrupted: () => interrupted, outOfMemory }, code, inputJson),
@@ -223,8 +223,9 @@ export function evaluate(
     if (!(failure instanceof Failure)) throw new BrokenModule(hostFailure(failure), failure);
     outcome = { ok: false, message: failure.message, retryable: failure.retryable };
   }
-  if (logs && (logs.lines.length > 0 || logs.dropped > 0)) outcome.logs = logs;
   try {
+    const logs = captured?.logs();
+    if (logs && (logs.lines.length > 0 || logs.dropped > 0)) outcome.logs = logs;
     context?.dispose();
     runtime?.dispose();
   } catch (error) {
