@@ -139,7 +139,7 @@ describeConsole("flows and runs", { worker: true }, (suite) => {
 
     await rows.first().getByRole("link").first().click();
     await page.getByText('step "save" failed').first().waitFor();
-    await expect(page.locator(".tl-errors").textContent()).resolves.toContain("bucket not found");
+    await expect(page.locator(".tl-error").first().textContent()).resolves.toContain("bucket not found");
     await screenshot(page, "run-failed");
     const failedUrl = page.url();
     await page.getByRole("button", { name: "Replay" }).click();

@@ -9,7 +9,51 @@ import { problemOf } from "../ui/problem.ts";
 type Run = RouterOutputs["runs"]["get"];
 type Step = Run["steps"][number];
 
+type Attempt = Step["attempts"][number];
+
 const ms = (from: string, to: string | undefined, now: number) => (to ? Date.parse(to) : now) - Date.parse(from);
+
+/** Whether an attempt has more to show than its bar: an error, console lines, a call. */
+const hasDetails = (attempt: Attempt) => Boolean(attempt.error || attempt.logs?.length || attempt.http);
+
+const size = (bytes: number) => (bytes < 10_240 ? `${bytes} B` : `${Math.round(bytes / 1024)} KiB`);
+
+/** What one attempt did: the call it made, what it wrote to the console (time from its start), why it failed. */
+function AttemptDetails({ attempt, n }: { attempt: Attempt; n: number }) {
+  const { http, logs } = attempt;
+  return (
+    <li className="tl-attempt">
+      <span className="tl-attempt-name">Attempt {n + 1}</span>
+      {http && (
+        <p className="tl-call">
+          <code>
+            {http.method} {http.url}
+          </code>{" "}
+          → {http.status === null ? "no answer" : http.status} in {http.duration_ms} ms, sent {size(http.request_bytes)}
+          {http.response_bytes !== null && `, received ${size(http.response_bytes)}`}
+        </p>
+      )}
+      {logs && logs.length > 0 && (
+        <details className="tl-logs" open={logs.length <= 20}>
+          <summary>
+            Console ({logs.length} line{logs.length === 1 ? "" : "s"})
+          </summary>
+          <ol>
+            {logs.map((line, index) => (
+              // biome-ignore lint/suspicious/noArrayIndexKey: lines have no identity but their place, which never changes
+              <li key={index} className={`log log-${line.level}`}>
+                <span className="log-at">+{ms(attempt.started_at, line.at, 0)} ms</span>
+                <span className="log-level">{line.level}</span>
+                <pre>{line.message}</pre>
+              </li>
+            ))}
+          </ol>
+        </details>
+      )}
+      {attempt.error && <p className="tl-error">{attempt.error}</p>}
+    </li>
+  );
+}
 
 /** Each step's attempts as bars on one time axis, from the run's acceptance to its end (or now). */
 function Timeline({ run, now }: { run: Run; now: number }) {
@@ -39,16 +83,12 @@ function Timeline({ run, now }: { run: Run; now: number }) {
               />
             ))}
           </div>
-          {step.attempts.some((a) => a.error) && (
-            <ul className="tl-errors">
+          {step.attempts.some(hasDetails) && (
+            <ol className="tl-attempts" aria-label={`Attempts of ${step.name}`}>
               {step.attempts.map((attempt, n) =>
-                attempt.error ? (
-                  <li key={attempt.started_at}>
-                    Attempt {n + 1}: {attempt.error}
-                  </li>
-                ) : null,
+                hasDetails(attempt) ? <AttemptDetails key={attempt.started_at} attempt={attempt} n={n} /> : null,
               )}
-            </ul>
+            </ol>
           )}
           {step.output !== undefined && <JsonView value={step.output} label="output" open={false} />}
         </li>
