@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { eventually } from "@platform/core/testing";
 import { type Caller, call, newCaller, runUntil } from "./context.ts";
-import { runModes, startTestApi, type TestApi } from "./harness.ts";
+import { runModes, startPeerApi, startTestApi, type TestApi } from "./harness.ts";
 
 /**
  * The platform as an MCP server (issue 32): an account's flows marked as tools, listed and
@@ -309,6 +310,43 @@ for (const { label, backend, redis, skip } of runModes()) {
       expect(progress.map((notice) => notice.progress)).toEqual(progress.map((_, index) => index + 1));
       expect((await runUntil(api, owner, run.id)).output).toEqual({ done: true });
     }, 30_000);
+
+    test("a call takes the tool as last saved, in every API process: new schemas, a new name, a deleted flow", async () => {
+      const requires = (field: string) =>
+        tool("changing_tool", { input_schema: { type: "object", required: [field] } });
+      const flowId = await toolFlow(owner, requires("a"));
+      const peer = await startPeerApi(api);
+      try {
+        const here = await connect(owner.headers);
+        const peerClient = new Client({ name: "peer", version: "1.0.0" });
+        await peerClient.connect(
+          new StreamableHTTPClientTransport(new URL(`${peer.url}/mcp`), { requestInit: { headers: owner.headers } }),
+        );
+        clients.push(peerClient);
+        // Called once in each process, so each has looked the tool up.
+        for (const client of [here, peerClient]) {
+          expect((await client.callTool({ name: "changing_tool", arguments: { a: 1 } })).isError).toBeUndefined();
+        }
+        const save = (mcp: unknown) =>
+          call(api, owner, "PUT", `/flows/${flowId}`, { name: "changing", steps: ECHO, mcp });
+        expect((await save(requires("b"))).status).toBe(200);
+        const refusedFor = async (client: Client, name: string) =>
+          (await refusal(client.callTool({ name, arguments: { a: 1 } }))).message;
+        expect(await refusedFor(here, "changing_tool")).toContain("arguments.b: is required");
+        await eventually(async () =>
+          (await refusedFor(peerClient, "changing_tool")).includes("arguments.b: is required"),
+        );
+
+        expect((await save({ ...requires("a"), tool: "renamed_tool" })).status).toBe(200);
+        expect(await refusedFor(here, "changing_tool")).toContain("unknown tool: changing_tool");
+        expect((await here.callTool({ name: "renamed_tool", arguments: { a: 1 } })).isError).toBeUndefined();
+        expect((await call(api, owner, "DELETE", `/flows/${flowId}`)).status).toBe(200);
+        expect(await refusedFor(here, "renamed_tool")).toContain("unknown tool: renamed_tool");
+        await eventually(async () => (await refusedFor(peerClient, "renamed_tool")).includes("unknown tool"));
+      } finally {
+        await peer.stop();
+      }
+    });
 
     test("another account's tools are never listed nor callable, and its tool names are its own", async () => {
       await toolFlow(owner, tool("owners_secret_tool"));

@@ -16,7 +16,7 @@ import { countProblem, intervalProblem, lockSchedules, shortestInterval } from "
 import { fireTimes, nextFireTime } from "./schedules.ts";
 import type { Flow, FlowInput } from "./schemas.ts";
 import { resolveSteps } from "./steps.ts";
-import { toolNameTaken } from "./tool-names.ts";
+import { toolNameTaken, toolsChanged } from "./tool-names.ts";
 import type { TriggerInput } from "./trigger-schemas.ts";
 import { flowSecretSealingContext, webhookCacheKey } from "./webhook-flows.ts";
 
@@ -278,6 +278,7 @@ export async function createFlow(deps: FlowsDeps, principal: Principal, input: F
     .catch((error: unknown) => {
       throw toolNameTaken(error, input);
     });
+  await toolsChanged(deps.storageDefinitions, accountId, [input.mcp]);
   return toFlow(row, deps.config);
 }
 
@@ -352,10 +353,12 @@ export async function updateFlow(deps: FlowsDeps, principal: Principal, id: stri
   const accountId = principal.accountId;
   const save = await prepareSave(deps, principal, input);
   const { schedule } = save;
+  let previous: FlowRow["mcp"] = null;
   const row = await deps.db
     .transaction()
     .execute(async (trx) => {
       const current = await lockFlow(trx, accountId, id);
+      previous = current.mcp;
       await checkScheduleCount(trx, accountId, current, schedule);
       const revision = current.revision + 1;
       const updated = await trx
@@ -376,6 +379,7 @@ export async function updateFlow(deps: FlowsDeps, principal: Principal, id: stri
       throw toolNameTaken(error, input);
     });
   await deps.storageDefinitions.changed(...webhookCacheKey(row.webhook_id));
+  await toolsChanged(deps.storageDefinitions, accountId, [previous, input.mcp]);
   return toFlow(row, deps.config);
 }
 
@@ -387,10 +391,11 @@ export async function deleteFlow(deps: FlowsDeps, accountId: string, id: string)
     .where("account_id", "=", accountId)
     .where("id", "=", id)
     .where("deleted_at", "is", null)
-    .returning("webhook_id")
+    .returning(["webhook_id", "mcp"])
     .executeTakeFirst();
   if (!deleted) throw notFound();
   await deps.storageDefinitions.changed(...webhookCacheKey(deleted.webhook_id));
+  await toolsChanged(deps.storageDefinitions, accountId, [deleted.mcp]);
 }
 
 /** Gives the flow a new webhook id; the old URL stops working at once. The definition and revision stay. */

@@ -1,7 +1,9 @@
-import type { Database } from "@platform/db";
+import type { Database, McpTool } from "@platform/db";
 import { type Kysely, sql } from "kysely";
 import { isUniqueViolation } from "../database-errors.ts";
 import { DomainError, type Problem, problemText } from "../errors.ts";
+import { toolCacheKey } from "../mcp-server/tool-field.ts";
+import type { DefinitionCache } from "../storage/definition-cache.ts";
 import type { FlowInput } from "./schemas.ts";
 
 /**
@@ -46,4 +48,14 @@ export async function toolNameProblem(
     .where(sql<boolean>`mcp is not null and mcp ->> 'tool' = ${input.mcp.tool}`);
   if (id !== null) other = other.where("id", "!=", id);
   return (await other.executeTakeFirst()) ? takenProblem(input.mcp.tool) : null;
+}
+
+/** After a save or delete is committed: the tools the flow had and has are dropped from every process's cache. */
+export async function toolsChanged(
+  cache: DefinitionCache,
+  accountId: string,
+  tools: readonly (Pick<McpTool, "tool"> | null | undefined)[],
+): Promise<void> {
+  const names = new Set(tools.flatMap((tool) => (tool ? [tool.tool] : [])));
+  for (const name of names) await cache.changed(...toolCacheKey(accountId, name));
 }

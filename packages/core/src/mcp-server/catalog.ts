@@ -2,6 +2,8 @@ import type { Database, McpTool } from "@platform/db";
 import { type Kysely, sql } from "kysely";
 import { requestAllowed } from "../accounts/path-patterns.ts";
 import type { Principal } from "../caller.ts";
+import type { DefinitionCache } from "../storage/definition-cache.ts";
+import { toolCacheKey } from "./tool-field.ts";
 
 /**
  * The tools a credential sees on the MCP endpoint: the account's live flows marked as tools
@@ -45,9 +47,24 @@ export async function listTools(db: Kysely<Database>, principal: Principal): Pro
   });
 }
 
-/** The tool of that name the principal may call, or null (no such tool, or not one it may start: the same to it). */
-export async function findTool(db: Kysely<Database>, principal: Principal, name: string): Promise<ToolFlow | null> {
-  const row = await toolFlows(db, principal.accountId).where(sql<boolean>`mcp ->> 'tool' = ${name}`).executeTakeFirst();
-  const tool = row ? asToolFlow(row) : null;
+/** Where a call finds its tool: the process's definition cache, which every save of a tool's flow empties. */
+export interface ToolLookup {
+  db: Kysely<Database>;
+  storageDefinitions: DefinitionCache;
+}
+
+/**
+ * The tool of that name the principal may call, or null (no such tool, or not one it may
+ * start: the same to it). Kept per process (see `toolCacheKey`), so a call costs no read of
+ * the flow; whether the principal may start it is judged every time.
+ */
+export async function findTool(deps: ToolLookup, principal: Principal, name: string): Promise<ToolFlow | null> {
+  const load = async () => {
+    const row = await toolFlows(deps.db, principal.accountId)
+      .where(sql<boolean>`mcp ->> 'tool' = ${name}`)
+      .executeTakeFirst();
+    return (row && asToolFlow(row)) ?? undefined;
+  };
+  const tool = await deps.storageDefinitions.get(...toolCacheKey(principal.accountId, name), load);
   return tool && mayStart(principal, tool.flowId) ? tool : null;
 }

@@ -106,7 +106,7 @@ function toolServer(services: Services, principal: Principal, requestId: string)
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     try {
       const { name, arguments: args } = request.params;
-      const tool = await findTool(services.db, principal, name);
+      const tool = await findTool(services, principal, name);
       if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool: ${name}`);
       const progressToken = request.params._meta?.progressToken;
       const report: ProgressReporter | null =

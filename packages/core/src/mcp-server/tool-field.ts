@@ -8,6 +8,14 @@ import { compileToolSchema } from "./json-schema.ts";
  * of the account's MCP endpoint (`POST /mcp`), under a name unique among the account's flows.
  */
 
+/**
+ * The key a tool's flow is kept under in the definition cache (see mcp-server/catalog.ts): a
+ * save of a flow that has or had a tool drops both names' entries, so a call is checked against
+ * the schemas as last saved (a lost announcement leaves another process behind for at most the
+ * cache's 5 s); the run always takes the flow's current revision.
+ */
+export const toolCacheKey = (accountId: string, tool: string) => ["tool", accountId, tool] as const;
+
 /** MCP's own rule for tool names. */
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 export const MAX_TOOL_DESCRIPTION = 2000;

@@ -6,9 +6,10 @@ const CHANNEL = "storage.definitions";
 
 /**
  * Storage streams and buckets by name; flows by webhook id (what the webhook ingress looks up
- * per delivery); gateways by topic alone (accountId "", for the gateway data plane).
+ * per delivery); gateways by topic alone (accountId "", for the gateway data plane); flows by
+ * their MCP tool name (what a `tools/call` looks up).
  */
-export type DefinitionKind = "stream" | "bucket" | "webhook" | "gateway";
+export type DefinitionKind = "stream" | "bucket" | "webhook" | "gateway" | "tool";
 
 export interface DefinitionCacheOptions {
   /**
