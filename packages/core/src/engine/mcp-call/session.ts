@@ -7,7 +7,9 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import { messageOf } from "../../errors.ts";
 import { StepFailure } from "../step-failure.ts";
 import { createGuardedFetch, type GuardedFetchOptions } from "./guarded-fetch.ts";
@@ -21,6 +23,29 @@ export interface SessionTarget {
 const END_SESSION_MS = 1000;
 
 const CLIENT_INFO = { name: "workflow-platform", version: "1.0.0" };
+
+/**
+ * The SDK's client checks a tool's structured content against its output schema with an Ajv
+ * of its own, built per client: a step outputs what the tool answered, so nothing is checked
+ * (and no Ajv is built per call, nor keeps the schemas of every list it compiled).
+ */
+const acceptEverything: jsonSchemaValidator = {
+  getValidator:
+    <T>(): JsonSchemaValidator<T> =>
+    (input) => ({ valid: true, data: input as T, errorMessage: undefined }),
+};
+
+/**
+ * The transport opens a standalone stream (a GET) for messages the server sends unasked once
+ * a session is initialized; a session of one call waits for none, so the GET is answered here
+ * as a server without that stream answers it (405), and costs the server nothing.
+ */
+const withoutStandaloneStream =
+  (fetch: FetchLike): FetchLike =>
+  (input, init) =>
+    (init?.method ?? "GET").toUpperCase() === "GET"
+      ? Promise.resolve(new Response(null, { status: 405 }))
+      : fetch(input, init);
 
 /** JSON-RPC errors that another attempt of the same request meets again. */
 const REFUSALS = new Set<number>([
@@ -62,7 +87,7 @@ export function createSessions(options: GuardedFetchOptions) {
     const guarded = createGuardedFetch(options, (error) => broken.abort(error));
     const requests = AbortSignal.any([signal, broken.signal]);
     const transport = new StreamableHTTPClientTransport(new URL(target.url), {
-      fetch: guarded.fetch,
+      fetch: withoutStandaloneStream(guarded.fetch),
       requestInit: { headers: target.headers },
       reconnectionOptions: {
         maxRetries: 0,
@@ -71,7 +96,7 @@ export function createSessions(options: GuardedFetchOptions) {
         reconnectionDelayGrowFactor: 1,
       },
     });
-    const client = new Client(CLIENT_INFO);
+    const client = new Client(CLIENT_INFO, { jsonSchemaValidator: acceptEverything });
     // Errors of the transport's own background requests reach the request they belong to; nothing to log here.
     client.onerror = () => undefined;
     // The transport's requests share its own abort signal: closing it is what aborts them.
