@@ -164,8 +164,10 @@ export function createMcpTools(options: McpToolsOptions): McpTools {
     serverUrl,
     async tools(accountId, target, signal, timeoutMs) {
       const key = keyOf(accountId, target);
-      const known = cached(key) ?? reading.get(key);
+      const known = cached(key);
       if (known) return known;
+      const pending = reading.get(key);
+      if (pending !== undefined) return pending;
       // Steps of one save naming the same server share one reading of its list.
       const read = withSession(target, signal, timeoutMs, (client, requests) =>
         listed(key, client, requests, timeoutMs),
