@@ -25,6 +25,7 @@ import { FlowPage } from "./pages/flow.tsx";
 import { EditFlowPage, NewFlowPage } from "./pages/flow-editor.tsx";
 import { FlowsPage } from "./pages/flows.tsx";
 import { GatewaysPage } from "./pages/gateways.tsx";
+import { addStepSearch } from "./pages/mcp-step.ts";
 import { MembersPage } from "./pages/members.tsx";
 import { NodesPage } from "./pages/nodes.tsx";
 import { ForgotPasswordPage, ResetPasswordPage } from "./pages/password.tsx";
@@ -106,7 +107,13 @@ const routeTree = root.addChildren([
       component: FlowsPage,
       ...states,
     }),
-    createRoute({ getParentRoute: () => signedIn, path: "/console/flows/new", component: NewFlowPage, ...states }),
+    createRoute({
+      getParentRoute: () => signedIn,
+      path: "/console/flows/new",
+      validateSearch: addStepSearch,
+      component: NewFlowPage,
+      ...states,
+    }),
     createRoute({
       getParentRoute: () => signedIn,
       path: "/console/flows/$flowId",
@@ -118,6 +125,7 @@ const routeTree = root.addChildren([
     createRoute({
       getParentRoute: () => signedIn,
       path: "/console/flows/$flowId/edit",
+      validateSearch: addStepSearch,
       loader: ({ context, params }) => context.queryClient.fetchQuery(flowQueries.one(params.flowId)),
       component: EditFlowPage,
       ...states,

@@ -72,6 +72,13 @@ export const registryQueries = {
       queryKey: [...registryQueries.all, "search", search],
       queryFn: () => api.hub.registry.list.query({ ...(search ? { search } : {}), limit: 30 }),
     }),
+  /** A server's tools, asked of the server itself (`POST /hub/mcp/registry/tools`: it changes nothing). */
+  tools: (name: string, headers: Record<string, string>) =>
+    queryOptions({
+      queryKey: [...registryQueries.all, "tools", name, headers],
+      queryFn: () => api.hub.registry.tools.mutate({ name, headers }),
+      staleTime: 30_000,
+    }),
 };
 
 export const storageQueries = {

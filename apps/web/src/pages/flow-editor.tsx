@@ -1,13 +1,14 @@
 import { WEBHOOK_SERVICES, type WebhookService } from "@platform/client";
 import { useMutation, useQuery, useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
 import { getRouteApi, useNavigate } from "@tanstack/react-router";
-import { useEffect, useMemo, useState } from "react";
+import { type ReactNode, useEffect, useMemo, useState } from "react";
 import { api } from "../api/client.ts";
 import { flowQueries } from "../api/queries.ts";
-import { Field, FormProblem, TextField } from "../ui/form.tsx";
+import { Field, FormProblem, Notice, TextField } from "../ui/form.tsx";
 import { problemOf } from "../ui/problem.ts";
 import { StepGraph } from "../ui/step-graph.tsx";
 import { describePath, draftOf, emptyForm, type FlowForm, formOf, parseSteps, type SavedFlow } from "./flow-draft.ts";
+import { type McpCallStep, readAddedStep, withStepAdded } from "./mcp-step.ts";
 
 /** `custom` needs HMAC settings the form does not edit: it is offered only to a flow saved with them. */
 const servicesFor = (current: WebhookService) =>
@@ -23,8 +24,17 @@ function useSettled<T>(value: T, ms: number): T {
   return settled;
 }
 
+const newRoute = getRouteApi("/signed-in/console/flows/new");
+
 export function NewFlowPage() {
-  return <FlowEditor initial={emptyForm} />;
+  const step = readAddedStep(newRoute.useSearch().add_step);
+  const added = step && withStepAdded(emptyForm.stepsText, step, true);
+  return (
+    <FlowEditor
+      initial={added ? { ...emptyForm, stepsText: added.text } : emptyForm}
+      notice={added && <AddedStep step={added.added} />}
+    />
+  );
 }
 
 const editRoute = getRouteApi("/signed-in/console/flows/$flowId/edit");
@@ -32,10 +42,30 @@ const editRoute = getRouteApi("/signed-in/console/flows/$flowId/edit");
 export function EditFlowPage() {
   const { flowId } = editRoute.useParams();
   const flow = useSuspenseQuery(flowQueries.one(flowId)).data.data;
-  return <FlowEditor key={`${flow.id}:${flow.revision}`} initial={formOf(flow)} saved={flow} />;
+  const step = readAddedStep(editRoute.useSearch().add_step);
+  const form = formOf(flow);
+  const added = step && withStepAdded(form.stepsText, step);
+  return (
+    <FlowEditor
+      key={`${flow.id}:${flow.revision}`}
+      initial={added ? { ...form, stepsText: added.text } : form}
+      saved={flow}
+      notice={added && <AddedStep step={added.added} />}
+    />
+  );
 }
 
-function FlowEditor({ initial, saved }: { initial: FlowForm; saved?: SavedFlow }) {
+/** Says which step the registry page added, and what is left to do. */
+function AddedStep({ step }: { step: McpCallStep }) {
+  return (
+    <Notice>
+      Step “{step.name}” added: it calls tool <code>{step.payload.tool}</code> of{" "}
+      <code>{step.payload.server.registry}</code>, its arguments read from the trigger. Check them, then save.
+    </Notice>
+  );
+}
+
+function FlowEditor({ initial, saved, notice }: { initial: FlowForm; saved?: SavedFlow; notice?: ReactNode }) {
   const [form, setForm] = useState(initial);
   const set = <K extends keyof FlowForm>(key: K, value: FlowForm[K]) => setForm((f) => ({ ...f, [key]: value }));
   const navigate = useNavigate();
@@ -68,6 +98,7 @@ function FlowEditor({ initial, saved }: { initial: FlowForm; saved?: SavedFlow }
   return (
     <section>
       <h1>{saved ? `Edit ${initial.name}` : "New flow"}</h1>
+      {notice}
       <form
         className="editor"
         onSubmit={(event) => {

@@ -10,6 +10,7 @@ import { FilteredRuns } from "../ui/runs-table.tsx";
 import { StepGraph } from "../ui/step-graph.tsx";
 import { controlFacts } from "./flow-controls.ts";
 import { draftOf, formOf } from "./flow-draft.ts";
+import { FlowToolPanel } from "./flow-tool-panel.tsx";
 
 const route = getRouteApi("/signed-in/console/flows/$flowId");
 
@@ -79,6 +80,7 @@ export function FlowPage() {
         ))}
       </dl>
       <StepGraph steps={current.steps} />
+      <FlowToolPanel key={current.revision} flow={current} />
       <details className="test-event">
         <summary>Send a test event</summary>
         <label htmlFor="test-body">Trigger data (JSON)</label>

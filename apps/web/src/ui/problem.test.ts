@@ -54,6 +54,10 @@ describe("problemOf: what each kind of failure tells the person to do", () => {
     expect(problemOf(failed(500, "internal error")).message).toBe(
       "The platform failed (internal error); request req-7.",
     );
+    // Another server's failure (a registry, an MCP server) is not the platform's: its text says which.
+    expect(problemOf(failed(502, 'the tools of registry server "x" could not be read: refused')).message).toBe(
+      'the tools of registry server "x" could not be read: refused',
+    );
   });
 
   test("anything else thrown is shown by its message", () => {

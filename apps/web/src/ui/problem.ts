@@ -32,6 +32,10 @@ function messageFor(error: PlatformError): string {
       return `Not allowed: ${error.message}. Ask an owner or admin of the account for this permission.`;
     case 429:
       return `Too many attempts: ${error.message}. Wait a moment and try again.`;
+    case 502:
+    case 504:
+      // Another server failed or was late (an upstream registry, an MCP server): the text says which.
+      return error.message;
     default:
       return error.status >= 500
         ? `The platform failed (${error.message}); request ${error.requestId}.`
