@@ -66,6 +66,21 @@ for (const { label, backend, redis, skip } of runModes()) {
       expect(run.output).toEqual([{ type: "text", text: "HELLO" }]);
     });
 
+    test("a server that keeps sessions has each step's session ended after its call", async () => {
+      const run = await runOf(owner, [
+        {
+          name: "sum",
+          subject: "mcp.call",
+          payload: { server: upstream.sessionsUrl, tool: "add", arguments: { a: 1, b: 2 } },
+        },
+        { name: "refused", subject: "mcp.call", payload: { server: upstream.sessionsUrl, tool: "refuse" } },
+      ]);
+      expect(run.status).toBe("failed");
+      expect(run.steps[0].output).toEqual({ sum: 3 });
+      // The save's tool list, the call and the failed call: every session ended.
+      expect(upstream.openSessions()).toBe(0);
+    });
+
     test("isError fails the step with the tool's text, at once; a secret in the headers is redacted from it", async () => {
       const secret = `tok_${crypto.randomUUID()}`;
       const put = await api.request("/secrets/mcp_token", {

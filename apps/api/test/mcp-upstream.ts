@@ -13,9 +13,15 @@ import { z } from "zod";
  * header; `slow {ms}` answers `{slept: ms}` after `ms`; `hold {n}` counts its calls per `n`
  * and waits at a gate until `openGate()`, then answers `{n}`. `die()` stops it at once,
  * cutting the connections of calls in flight; `revive()` listens again on the same port.
+ * `sessionsUrl` serves the same tools with sessions (`Mcp-Session-Id`), kept until the
+ * client ends them (`DELETE`): `openSessions()` counts those not ended.
  */
 export interface McpUpstream {
   url: string;
+  /** The same tools, with sessions kept on the server until the client ends them. */
+  sessionsUrl: string;
+  /** Sessions begun and not ended by their client. */
+  openSessions(): number;
   port: number;
   /** Calls of each tool so far. */
   calls: Map<string, number>;
@@ -94,8 +100,11 @@ export function startMcpUpstream(): McpUpstream {
       fetch: answer,
     });
   let http: Server<undefined> | undefined;
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
   const upstream: McpUpstream = {
     url: "",
+    sessionsUrl: "",
+    openSessions: () => sessions.size,
     port: 0,
     calls,
     lists: () => lists,
@@ -123,6 +132,7 @@ export function startMcpUpstream(): McpUpstream {
         .catch(() => null)) as { method?: string } | null;
       if (message?.method === "tools/list") lists += 1;
     }
+    if (new URL(request.url).pathname === "/sessions") return inSession(request);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
@@ -130,8 +140,29 @@ export function startMcpUpstream(): McpUpstream {
     await toolServer(request.headers.get("authorization") ?? "").connect(transport);
     return transport.handleRequest(request);
   }
+  /** A request of a session: the session its id names, or a new one (an initialize). */
+  async function inSession(request: Request): Promise<Response> {
+    const id = request.headers.get("mcp-session-id");
+    const known = id === null ? undefined : sessions.get(id);
+    if (known) return known.handleRequest(request);
+    if (id !== null) return new Response("no such session", { status: 404 });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => crypto.randomUUID(),
+      enableJsonResponse: true,
+      onsessioninitialized: (sessionId) => {
+        sessions.set(sessionId, transport);
+      },
+      onsessionclosed: (sessionId) => {
+        sessions.delete(sessionId);
+      },
+    });
+    await toolServer(request.headers.get("authorization") ?? "").connect(transport);
+    return transport.handleRequest(request);
+  }
+
   http = serve(0);
   upstream.port = http.port ?? 0;
   upstream.url = `http://127.0.0.1:${upstream.port}/mcp`;
+  upstream.sessionsUrl = `http://127.0.0.1:${upstream.port}/sessions`;
   return upstream;
 }
