@@ -79,6 +79,18 @@ for (const { label, backend, redis, skip } of runModes()) {
       expect(run.steps[0].output).toEqual({ sum: 3 });
       // The save's tool list, the call and the failed call: every session ended.
       expect(upstream.openSessions()).toBe(0);
+      const late = await runOf(owner, [
+        {
+          name: "late",
+          subject: "mcp.call",
+          payload: { server: upstream.sessionsUrl, tool: "slow", arguments: { ms: 3000 } },
+          options: { timeout: 300 },
+        },
+      ]);
+      expect(late.error).toBe('step "late" failed: timed out after 300 ms');
+      // A timed-out call's session is ended too (the step does not wait for it to end).
+      for (let waited = 0; upstream.openSessions() > 0 && waited < 5000; waited += 20) await Bun.sleep(20);
+      expect(upstream.openSessions()).toBe(0);
     });
 
     test("isError fails the step with the tool's text, at once; a secret in the headers is redacted from it", async () => {

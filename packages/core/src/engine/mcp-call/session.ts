@@ -99,8 +99,11 @@ export function createSessions(options: GuardedFetchOptions) {
     const client = new Client(CLIENT_INFO, { jsonSchemaValidator: acceptEverything });
     // Errors of the transport's own background requests reach the request they belong to; nothing to log here.
     client.onerror = () => undefined;
-    // The transport's requests share its own abort signal: closing it is what aborts them.
-    const onAbort = () => void transport.close().catch(() => undefined);
+    // The transport's requests share its own abort signal: closing it is what aborts them. A
+    // session the server keeps is ended first (below), and the requests aborted then.
+    const onAbort = () => {
+      if (transport.sessionId === undefined) void transport.close().catch(() => undefined);
+    };
     signal.addEventListener("abort", onAbort, { once: true });
     try {
       await client.connect(transport, { signal: requests, timeout: timeoutMs });
@@ -111,7 +114,7 @@ export function createSessions(options: GuardedFetchOptions) {
       throw sessionFailure(cause, target.url);
     } finally {
       signal.removeEventListener("abort", onAbort);
-      if (transport.sessionId !== undefined && !signal.aborted) {
+      if (transport.sessionId !== undefined) {
         await Promise.race([transport.terminateSession().catch(() => undefined), Bun.sleep(END_SESSION_MS)]);
       }
       await client.close().catch(() => undefined);
