@@ -3,7 +3,12 @@
 // may do of another (the dependency check in `bun run lint`).
 import { apiEnvSchema } from "../apps/api/src/config.ts";
 import { workerEnvSchema } from "../apps/worker/src/config.ts";
-import { configurationReference, coreConfigSchema, type DescribedVariable } from "../packages/core/src/index.ts";
+import {
+  configurationReference,
+  coreConfigSchema,
+  type DescribedVariable,
+  tracingEnvSchema,
+} from "../packages/core/src/index.ts";
 
 /** Variables only compose.yaml reads (scale-out in containers, see docs/deploy.md). */
 export const COMPOSE_SETTINGS = {
@@ -32,6 +37,12 @@ export function configurationDocument(): string {
     },
     { title: "API", about: "Read by `bun run start` and `bun run start:api`.", settings: apiEnvSchema.shape },
     { title: "Worker", about: "Read by `bun run start:worker`.", settings: workerEnvSchema.shape },
+    {
+      title: "Traces (OpenTelemetry)",
+      about:
+        "Read by the API and the worker, as the OpenTelemetry specification names them; unset, nothing is traced (docs/guide/observability.md).",
+      settings: tracingEnvSchema.shape,
+    },
     { title: "Compose", about: "Read by `compose.yaml` only.", settings: COMPOSE_SETTINGS },
   ]);
 }

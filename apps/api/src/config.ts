@@ -5,6 +5,8 @@ import {
   secretsKeySchema,
   signingKeysSchema,
   toCoreConfig,
+  tracingEnvSchema,
+  tracingSettings,
   wholeNumber,
 } from "@platform/core";
 import { z } from "zod";
@@ -77,5 +79,6 @@ export function loadApiConfig(env: Record<string, string | undefined>, mode: Run
     workerConcurrency: parsed.WORKER_CONCURRENCY,
     trustedProxyHops: parsed.TRUSTED_PROXY_HOPS,
     consoleDir: parsed.CONSOLE_DIR,
+    tracing: tracingSettings(parseEnv(tracingEnvSchema, env), "platform-api"),
   };
 }

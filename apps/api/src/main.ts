@@ -5,6 +5,7 @@ import {
   openConfiguredDatabase,
   platformConsumers,
   platformJobs,
+  startTracing,
   startWorkerRuntime,
 } from "@platform/core";
 import { type ApiConfig, loadApiConfig, readRunMode } from "./config.ts";
@@ -21,6 +22,7 @@ function loadConfigOrExit(): ApiConfig {
 
 const config = loadConfigOrExit();
 const logger = createLogger({ level: config.core.logLevel, name: "api" });
+const tracing = startTracing(config.tracing);
 
 /** Start-up failures (database unreachable, data directory in use) end in one line, not a stack. */
 function exitOnStartupFailure(error: unknown): never {
@@ -67,6 +69,7 @@ async function shutdown(signal: string): Promise<void> {
   logger.info({ signal }, "shutting down: no new requests, finishing in-flight ones");
   await drained;
   await worker?.stop(config.shutdownGraceMs);
+  await tracing.shutdown();
   await close();
   logger.info("stopped");
   process.exit(0);

@@ -1,4 +1,12 @@
-import { coreConfigSchema, parseEnv, redisUrlSchema, toCoreConfig, wholeNumber } from "@platform/core";
+import {
+  coreConfigSchema,
+  parseEnv,
+  redisUrlSchema,
+  toCoreConfig,
+  tracingEnvSchema,
+  tracingSettings,
+  wholeNumber,
+} from "@platform/core";
 import { z } from "zod";
 
 /**
@@ -32,6 +40,7 @@ export function loadWorkerConfig(env: Record<string, string | undefined>) {
     concurrency: parsed.WORKER_CONCURRENCY,
     healthPort: parsed.WORKER_HEALTH_PORT,
     shutdownGraceMs: parsed.WORKER_SHUTDOWN_GRACE_MS,
+    tracing: tracingSettings(parseEnv(tracingEnvSchema, env), "platform-worker"),
   };
 }
 

@@ -5,6 +5,7 @@ import {
   openConfiguredDatabase,
   type PeriodicJob,
   type Services,
+  startTracing,
   startWorkerRuntime,
   type WorkerConsumer,
 } from "@platform/core";
@@ -28,6 +29,7 @@ export async function runWorkerProcess(
   jobs: (services: Services) => PeriodicJob[] = () => [],
 ): Promise<RunningWorker> {
   const logger = createLogger({ level: config.core.logLevel, name: "worker" });
+  const tracing = startTracing(config.tracing);
   const database = await openConfiguredDatabase(config.core);
   const { services, close } = await createServices(config.core, logger, database);
   const runtime = startWorkerRuntime({
@@ -50,6 +52,7 @@ export async function runWorkerProcess(
       stopped ??= (async () => {
         logger.info({ reason, graceMs: config.shutdownGraceMs }, "shutting down: reading nothing more");
         await runtime.stop(config.shutdownGraceMs);
+        await tracing.shutdown();
         await health.stop();
         await close();
         logger.info("stopped");

@@ -31,6 +31,7 @@ export { outcomeResponse, startRunByHand } from "./runs/http.ts";
 export type { RunOutcome, RunsService } from "./runs/service.ts";
 export { createSealer, loadSecretsKeys, type Sealer } from "./sealing.ts";
 export type { Authenticator, Services } from "./services.ts";
+export * from "./tracing/index.ts";
 export { type Context, createContext, type DescribedError, describeError } from "./trpc.ts";
 export * from "./webhooks/index.ts";
 export { deliveryWindowJob } from "./webhooks/ingress/dedup-window.ts";

@@ -1,3 +1,4 @@
+import { trace } from "@opentelemetry/api";
 import pino, { type Logger } from "pino";
 
 export type { Logger };
@@ -32,6 +33,14 @@ export interface LoggerOptions {
   destination?: pino.DestinationStream;
 }
 
+/** The trace and span of the active span, as a log line's `trace_id` and `span_id` (none: no span is active). */
+function activeSpanIds(): { trace_id?: string; span_id?: string } {
+  const span = trace.getActiveSpan();
+  if (!span) return {};
+  const { traceId, spanId } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId };
+}
+
 /** Structured JSON logs on stdout; `level: "silent"` for tests. */
 export function createLogger(options: LoggerOptions): Logger {
   return pino(
@@ -41,6 +50,8 @@ export function createLogger(options: LoggerOptions): Logger {
       base: { service: options.name },
       timestamp: pino.stdTimeFunctions.isoTime,
       serializers: { err: serializeError },
+      // A line logged while a span is active names it (tracing/spans.ts): a run's lines carry its trace.
+      mixin: activeSpanIds,
       redact: {
         paths: ["req.headers.authorization", "req.headers['x-api-key']", "*.password", "*.token"],
         remove: true,

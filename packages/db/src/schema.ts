@@ -404,6 +404,8 @@ export interface RunsTable {
   taken_by: string | null;
   /** Bytes of its steps' outputs and error texts it has written, against its plan's `run_record_bytes`. */
   recorded_bytes: ColumnType<string | number, number | undefined, number>;
+  /** The W3C trace context of the span that accepted it (OpenTelemetry), null when that process did not trace. */
+  traceparent: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   started_at: Date | null;
   finished_at: Date | null;

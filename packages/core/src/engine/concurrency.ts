@@ -182,13 +182,13 @@ export function createSlotGate(db: Kysely<Database>): {
  */
 export function slotSuccessors(freed: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`
-    select q.id, q.account_id, f.flow_id, f.key, q.revision, q.waiter, q.parent_run_id, q.call_depth,
+    select q.id, q.account_id, f.flow_id, f.key, q.revision, q.waiter, q.parent_run_id, q.call_depth, q.traceparent,
       case when q.status = 'queued' and q.started_at is null and length(q.trigger::text) <= ${MAX_ENTRY_TRIGGER_BYTES}::integer
         then q.trigger::text end as trigger,
       row_number() over (partition by f.flow_id, f.key order by q.slot_order, q.id) as n
     from (${freed}) as f cross join lateral (
       select w.id, w.account_id, w.slot_order, w.revision, w.waiter, w.parent_run_id, w.call_depth, w.status,
-        w.started_at, w.trigger from runs as w
+        w.started_at, w.trigger, w.traceparent from runs as w
       where w.flow_id = f.flow_id and w.slot_key = f.key and w.queue_reason = ${WAITING_FOR_SLOT}
         and w.status in ('queued', 'running')
       order by w.slot_order, w.id limit f.n for update skip locked) as q`;

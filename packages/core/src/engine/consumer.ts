@@ -2,6 +2,7 @@ import { z } from "zod";
 import { PLATFORM_SCOPE } from "../broker/port.ts";
 import { isDomainError, messageOf } from "../errors.ts";
 import type { Services } from "../services.ts";
+import { traceRun } from "../tracing/run-spans.ts";
 import { defineConsumer, type WorkerConsumer } from "../worker/catalog.ts";
 import { batchRun } from "./batch.ts";
 import { createStepFunctions, type ModuleSteps } from "./built-ins.ts";
@@ -43,6 +44,8 @@ export const runEntrySchema = z.object({
       depth: z.number().int().optional(),
       /** The concurrency key of the slot the run was handed (store.ts): it holds it already. */
       slot: z.string().optional(),
+      /** Its acceptance span's `traceparent`: its spans continue that trace. */
+      trace: z.string().optional(),
     })
     .optional(),
 });
@@ -114,6 +117,9 @@ async function failRun(store: RunStore, run: ClaimedRun, error: string): Promise
   return { kind: "finished", status: "failed", output: null, response: null, error };
 }
 
+/** A run's span ends with its error when it failed. */
+const failedEnd = (end: RunEnd) => (end.kind === "finished" && end.status === "failed" ? end.error : null);
+
 /** The run an entry's delivery executes: from the entry on its first delivery when it carries it, else claimed. */
 function takeRun(store: RunStore, entry: RunEntry, entryId: string, attempt: number): Promise<ClaimedRun | null> {
   const { start } = entry;
@@ -130,6 +136,7 @@ function takeRun(store: RunStore, entry: RunEntry, entryId: string, attempt: num
         parentRunId: start.parent ?? null,
         callDepth: start.depth ?? 0,
         slot: start.slot,
+        traceparent: start.trace ?? null,
       },
       entryId,
     ),
@@ -258,7 +265,8 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
             end = await failRun(store, run, `revision ${run.revision} of the flow no longer exists`);
           } else {
             const signal = AbortSignal.any([context.signal, lost.signal]);
-            end = await executeRun(deps, run, flow, signal, hold).catch(async (error: unknown) => {
+            const execution = () => executeRun(deps, run, flow, signal, hold);
+            end = await traceRun(run, context.attempt, execution, failedEnd).catch(async (error: unknown) => {
               if (error instanceof RunClaimedElsewhere) return null;
               // Cancelled while it ran: the write that found it so ends this delivery's work.
               if (error instanceof RunTakenOver && (await isCancelled(services, run.id))) return null;

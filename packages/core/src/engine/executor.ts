@@ -3,6 +3,7 @@ import { messageOf } from "../errors.ts";
 import type { AccountLimits } from "../limits/account-limits.ts";
 import { sleep } from "../sleep.ts";
 import type { TemplateScope } from "../templates/index.ts";
+import { traceItem, traceStep } from "../tracing/run-spans.ts";
 import { DEFAULT_LOG_LIMITS } from "./attempt-notes.ts";
 import { PURE_SUBJECTS } from "./built-ins.ts";
 import { createRecordBudget } from "./record-budget.ts";
@@ -232,7 +233,9 @@ export async function executeRun(
     const outcome: Outcome =
       record.status === "failed"
         ? { kind: "failed", error: record.error ?? "failed", step: record.failed_step ?? step.name }
-        : await runKind(step, key, record, frame, scope, final);
+        : await traceStep({ name: step.name, subject: step.kind === "task" ? step.subject : step.kind }, key, () =>
+            runKind(step, key, record, frame, scope, final),
+          );
     return handle(step, key, record, frame, outcome);
   }
 
@@ -395,7 +398,7 @@ export async function executeRun(
       while (next < list.length && !outcomes.some((o) => o.kind === "failed" || o.kind === "stopped")) {
         const index = next++;
         const itemFrame = inner(frame, { suffix: `${frame.suffix}[${index}]`, item: list[index], index });
-        const outcome = await runList(step.steps, itemFrame, false);
+        const outcome = await traceItem(step.name, index, () => runList(step.steps, itemFrame, false));
         if (outcome.kind === "done") outputs[index] = outcome.output;
         outcomes.push(outcome);
       }

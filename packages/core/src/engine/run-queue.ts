@@ -52,6 +52,8 @@ export interface EntryRun extends QueuedRun {
   parent?: { runId: string; depth: number } | undefined;
   /** The concurrency key whose slot the run was handed (see concurrency.ts). */
   slot?: string | undefined;
+  /** Its acceptance span's trace context, which its spans continue (tracing/spans.ts). */
+  traceparent?: string | null | undefined;
 }
 
 /** The stream entry of a run (see `runEntrySchema`): the run as it is, unless its trigger data is large. */
@@ -64,6 +66,7 @@ export function entryOf(run: EntryRun): string {
     waiter: run.waiter,
     ...(run.parent ? { parent: run.parent.runId, depth: run.parent.depth } : {}),
     ...(run.slot !== undefined ? { slot: run.slot } : {}),
+    ...(run.traceparent ? { trace: run.traceparent } : {}),
   });
   return `{"run":"${run.id}","start":${start.slice(0, -1)},"trigger":${run.trigger}}}`;
 }

@@ -36,6 +36,8 @@ export interface ClaimedRun {
   heldSlotKey: string | null;
   /** The slot the run holds while it executes (set once admitted): its release hands it over. */
   slot?: HeldSlot;
+  /** Its acceptance span's trace context (null: it was accepted without tracing). */
+  traceparent: string | null;
 }
 
 /** What the entry that queues a run carries of it, so that its first delivery needs no read. */
@@ -50,6 +52,8 @@ export interface FreshRun {
   callDepth: number;
   /** The concurrency key whose slot it was handed (its entry says so; see concurrency.ts). */
   slot?: string | undefined;
+  /** Its acceptance span's trace context, when its entry carries one. */
+  traceparent?: string | null;
 }
 
 /** A step whose record changed since the run's last write. */
@@ -120,6 +124,7 @@ interface ClaimRow {
   call_depth: number;
   recorded_bytes: string | number;
   held_slot_key: string | null;
+  traceparent: string | null;
 }
 
 /** A run the write wrote, with the run it handed its slot to, if any (see `slotSuccessors`). */
@@ -135,6 +140,7 @@ interface WrittenRow {
   successor_depth: number | null;
   /** Its trigger data as JSON, when its entry carries it (it never began, and the data is small). */
   successor_trigger: string | null;
+  successor_traceparent: string | null;
   slot_key: string | null;
 }
 
@@ -163,6 +169,7 @@ function successorOf(row: WrittenRow): QueuedRun | EntryRun | null {
     trigger: row.successor_trigger,
     parent: row.successor_parent ? { runId: row.successor_parent, depth: row.successor_depth ?? 0 } : undefined,
     slot: row.slot_key,
+    traceparent: row.successor_traceparent,
   };
 }
 
@@ -206,7 +213,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number, runQue
           where r.id = v.id and r.id = any(${items.map((item) => item.id)}::uuid[]) and r.status in ('queued', 'running')
             and (r.held_by is null or split_part(r.held_by, '/', 1) = v.entry)
           returning r.id, r.account_id, r.flow_id, r.revision, r.trigger, r.waiter, r.held_by, r.started_at,
-            r.parent_run_id, r.call_depth, r.recorded_bytes,
+            r.parent_run_id, r.call_depth, r.recorded_bytes, r.traceparent,
             case when r.queue_reason is null then r.slot_key end as held_slot_key
         )
         select c.*, (
@@ -259,7 +266,8 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number, runQue
             handed as (update runs set ${HANDED_SLOT} from successors as s where runs.id = s.id)
             select w.holder, w.flow_id, w.account_id, s.id as successor, s.account_id as successor_account,
               s.revision as successor_revision, s.waiter as successor_waiter, s.parent_run_id as successor_parent,
-              s.call_depth as successor_depth, s.trigger as successor_trigger, s.key as slot_key
+              s.call_depth as successor_depth, s.trigger as successor_trigger, s.key as slot_key,
+              s.traceparent as successor_traceparent
             from written as w left join freeing as f on f.id = w.id
               left join successors as s on s.flow_id = f.flow_id and s.key = f.key and s.n = f.n`.execute(db)
         : await sql<WrittenRow>`
@@ -307,11 +315,13 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number, runQue
         holder: row.held_by,
         claimed: true,
         heldSlotKey: row.held_slot_key,
+        traceparent: row.traceparent,
       };
     },
-    fresh({ slot, ...run }, entryId) {
+    fresh({ slot, traceparent, ...run }, entryId) {
       return {
         ...run,
+        traceparent: traceparent ?? null,
         startedAt: new Date().toISOString(),
         steps: {},
         recordedBytes: 0,

@@ -2,6 +2,7 @@ import { messageOf } from "../errors.ts";
 import { isStorableJson } from "../input-guard.ts";
 import { sleep } from "../sleep.ts";
 import type { TemplateScope } from "../templates/index.ts";
+import { traceAttempt } from "../tracing/run-spans.ts";
 import { attemptNotes, DEFAULT_LOG_LIMITS, type LogLimits } from "./attempt-notes.ts";
 import { PURE_SUBJECTS, URL_FIELDS } from "./built-ins.ts";
 import { delayUntil } from "./delay.ts";
@@ -184,11 +185,13 @@ export async function runAttempts(
         steps: scope.steps ?? {},
         note: notes.note,
       };
-      const output = instant
-        ? await fn(payload, { ...context, signal })
-        : await withTimeout(task.options.timeout, signal, (attemptSignal) =>
-            fn(payload, { ...context, signal: attemptSignal }),
-          );
+      const output = await traceAttempt(task, record.attempts.length, secrets.failureText, () =>
+        instant
+          ? fn(payload, { ...context, signal })
+          : withTimeout(task.options.timeout, signal, (attemptSignal) =>
+              fn(payload, { ...context, signal: attemptSignal }),
+            ),
+      );
       const stored = output === undefined ? null : output;
       error = unstorableOutput(stored, deps.outputMaxBytes);
       error ??= run.budget.admit(stored);

@@ -155,6 +155,7 @@ export async function runFlowCall(
         // One run per calling step, however often the step is begun again after a crash.
         deliveryId: `flow.call/${run.id}/${stepKey}`,
         parent: { runId: run.id, depth: run.callDepth + 1 },
+        via: "flow.call",
       });
       record.child_run_id = started.runId;
     } catch (error) {

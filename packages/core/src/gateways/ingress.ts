@@ -137,7 +137,13 @@ export async function handleGatewayRequest(
       gateway: topic,
       received_at: new Date().toISOString(),
     };
-    const start = { accountId: gateway.accountId, flowId: routed.mapping.flowId, trigger };
+    const start = {
+      accountId: gateway.accountId,
+      flowId: routed.mapping.flowId,
+      trigger,
+      via: "gateway" as const,
+      traceparent: request.headers.get("traceparent"),
+    };
     const outcome = await deps.runs.startAndWait(start, gateway.timeoutMs).catch((error: unknown) => {
       if (isDomainError(error) && error.code === "not_found") {
         throw new DomainError("not_found", "the mapped flow does not exist");

@@ -142,7 +142,7 @@ export async function callTool(
     );
   }
   try {
-    const start = { accountId: principal.accountId, flowId: tool.flowId, trigger };
+    const start = { accountId: principal.accountId, flowId: tool.flowId, trigger, via: "mcp" as const };
     return answer(tool, await services.runs.startAndWait(start, waitMs), waitMs);
   } catch (error) {
     if (!isDomainError(error) || ERRORS[error.code].status >= 500) throw error;

@@ -107,7 +107,13 @@ export async function startRunByHand(
     const principal = await services.authenticate(credential, { method: "POST", path: info.path });
     if (!UUID.test(flowId)) throw invalidInput({ path: "id", message: "must be a UUID" });
     const wait = readWait(url);
-    const start = { accountId: principal.accountId, flowId, trigger };
+    const start = {
+      accountId: principal.accountId,
+      flowId,
+      trigger,
+      via: "manual" as const,
+      traceparent: request.headers.get("traceparent"),
+    };
     if (!wait) {
       const { runId } = await services.runs.start(start);
       return jsonAnswer(200, { message: "accepted", run_id: runId });

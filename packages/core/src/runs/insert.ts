@@ -87,6 +87,8 @@ export interface NewRun {
   waiter?: string;
   /** The run whose `flow.call` step starts this one, and how deep the calls go. */
   parent?: { runId: string; depth: number };
+  /** Its acceptance span's `traceparent` (tracing/spans.ts), which its later spans continue. */
+  traceparent?: string | null;
 }
 
 /** A run with its row as the INSERT reads it (JSON text: a start's shared statement embeds it as it is). */
@@ -119,6 +121,7 @@ export function runRow(run: NewRun): RunRow {
     waiter: run.waiter ?? null,
     parent_run_id: run.parent?.runId ?? null,
     call_depth: run.parent?.depth ?? null,
+    traceparent: run.traceparent ?? null,
   }).slice(0, -1)},"trigger":${run.trigger}}`;
   return { run, json };
 }
@@ -134,10 +137,11 @@ async function insertRows(db: Kysely<Database>, rows: RunRow[], entering: Enteri
   const { rows: inserted } = await sql<{ id: string; revision: number }>`
     with v as (
       select v.id, f.account_id, f.id as flow_id, coalesce(v.revision, f.revision) as revision, v.trigger,
-        v.replay_of, v.replay_job_id, v.delivery_id, v.waiter, v.parent_run_id, coalesce(v.call_depth, 0) as call_depth
+        v.replay_of, v.replay_job_id, v.delivery_id, v.waiter, v.parent_run_id, coalesce(v.call_depth, 0) as call_depth,
+        v.traceparent
       from jsonb_to_recordset(${`[${rows.map((row) => row.json).join(",")}]`}::jsonb) as v(
         id uuid, account_id text, flow_id uuid, trigger jsonb, replay_of uuid, replay_job_id uuid, delivery_id text,
-        waiter text, revision integer, parent_run_id uuid, call_depth integer)
+        waiter text, revision integer, parent_run_id uuid, call_depth integer, traceparent text)
       join flows f on f.id = v.flow_id and f.account_id = v.account_id and f.deleted_at is null),
     claimed as (
       insert into run_deliveries (flow_id, delivery_id, run_id)
@@ -146,9 +150,9 @@ async function insertRows(db: Kysely<Database>, rows: RunRow[], entering: Enteri
       returning run_id)
     insert into runs (
       id, account_id, flow_id, revision, status, trigger, replay_of, replay_job_id, delivery_id, waiter, parent_run_id,
-      call_depth, queue_reason, wake_at, finished_at)
+      call_depth, queue_reason, wake_at, finished_at, traceparent)
     select id, account_id, flow_id, revision, ${status}, trigger, replay_of, replay_job_id, delivery_id, waiter,
-      parent_run_id, call_depth, null, ${wakeAt}, ${finishedAt}
+      parent_run_id, call_depth, null, ${wakeAt}, ${finishedAt}, traceparent
     from v where delivery_id is null or id in (select run_id from claimed)
     returning id, revision`.execute(db);
   return new Map(inserted.map((row) => [row.id, row.revision]));

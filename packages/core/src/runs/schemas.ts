@@ -135,6 +135,10 @@ export const run = z
     }),
     output: z.unknown().meta({ description: "The last step's output, once the run succeeded." }),
     response: z.unknown().meta({ description: "The `respond` step's status, headers and body, if it ran." }),
+    trace_id: z.string().nullable().meta({
+      description:
+        "The OpenTelemetry trace of the run (32 hex digits), from its acceptance through every step: look it up in the tracing backend the deployment exports to (docs/guide/observability.md). Null when the process that accepted it did not trace.",
+    }),
   })
   .meta({ id: "Run" });
 

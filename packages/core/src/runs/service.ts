@@ -267,11 +267,11 @@ export function createRunsService(deps: RunsDeps): RunsService {
 
     async cancel(accountId, runId) {
       const cancelled = await cancelRuns(db, sql<boolean>`id = ${runId} and account_id = ${accountId}`);
+      await passOnSlots(deps, cancelled);
       await tellEnded(deps, cancelled, () => "cancelled");
       const { row, records } = await findRunWithSteps(accountId, runId);
       return runView(row, await readDetail(row, records));
     },
-      await passOnSlots(deps, cancelled);
 
     async replay(accountId, runId) {
       const original = await db
@@ -288,6 +288,7 @@ export function createRunsService(deps: RunsDeps): RunsService {
         trigger: original.trigger,
         replayOf: runId,
         revision: original.revision,
+        via: "replay",
       });
     },
 

@@ -6,6 +6,7 @@ import type { AccountLimits } from "../limits/account-limits.ts";
 import type { Logger } from "../logger.ts";
 import type { MetricsRecorder } from "../monitoring/recorder.ts";
 import { UUID } from "../schemas.ts";
+import { accepting } from "../tracing/spans.ts";
 import { createRunInserter, runRow, type StartedRun } from "./insert.ts";
 
 export interface StartRunInput {
@@ -21,7 +22,14 @@ export interface StartRunInput {
   revision?: number;
   /** The run whose `flow.call` step starts this one, and how deep the calls go. */
   parent?: { runId: string; depth: number };
+  /** What started it, naming its acceptance span (`accept webhook`). */
+  via?: RunSource;
+  /** The `traceparent` header the start came with: its span continues it, links to it or not (TRACE_INCOMING). */
+  traceparent?: string | null;
 }
+
+/** What starts runs one by one (a schedule's ticks and bulk replays start theirs in a transaction). */
+export type RunSource = "webhook" | "gateway" | "manual" | "replay" | "flow.call" | "mcp";
 
 /** A start as written: the id is chosen first, so a waiter can listen before the run is queued. */
 export interface QueuedStart extends StartRunInput {
@@ -62,22 +70,27 @@ export function createRunStarter(deps: {
         `the trigger data is ${triggerBytes.toLocaleString("en")} bytes of JSON; a run may start with at most ${deps.triggerMaxBytes.toLocaleString("en")} (TRIGGER_MAX_BYTES)`,
       );
     }
-    const row = runRow({
-      id: input.id,
-      accountId: input.accountId,
-      flowId: input.flowId,
-      trigger,
-      revision: input.revision,
-      replayOf: input.replayOf,
-      deliveryId: input.deliveryId,
-      waiter: input.waiter,
-      parent: input.parent,
+    const attributes = { "platform.run.id": input.id, "platform.flow.id": input.flowId };
+    const callers = { traceparent: input.traceparent, internal: input.parent !== undefined };
+    return accepting(input.via ?? "manual", attributes, callers, async (traceparent) => {
+      const row = runRow({
+        id: input.id,
+        accountId: input.accountId,
+        flowId: input.flowId,
+        trigger,
+        revision: input.revision,
+        replayOf: input.replayOf,
+        deliveryId: input.deliveryId,
+        waiter: input.waiter,
+        parent: input.parent,
+        traceparent,
+      });
+      // The last check before the shared INSERT: what jsonb refuses would fail every start of the batch.
+      if (!isStorableJson(row.json)) {
+        throw new DomainError("validation_error", "invalid input: the trigger data holds text that cannot be stored");
+      }
+      await deps.limits.spend(input.accountId, "runs_per_minute");
+      return inserter.insert(row);
     });
-    // The last check before the shared INSERT: what jsonb refuses would fail every start of the batch.
-    if (!isStorableJson(row.json)) {
-      throw new DomainError("validation_error", "invalid input: the trigger data holds text that cannot be stored");
-    }
-    await deps.limits.spend(input.accountId, "runs_per_minute");
-    return inserter.insert(row);
   };
 }

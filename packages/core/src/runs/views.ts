@@ -3,6 +3,7 @@ import type { Kysely, Selectable } from "kysely";
 import { queueReasonText } from "../engine/queue-reasons.ts";
 import type { StepRecord, StepRecords } from "../engine/records.ts";
 import { childLists, isForEach, isParallel, isStop, isSwitch } from "../flows/step-tree.ts";
+import { traceIdOf } from "../tracing/spans.ts";
 
 type RunRow = Selectable<RunsTable>;
 
@@ -40,6 +41,8 @@ export interface RunView {
   finished_at: string | null;
   /** From acceptance to the end, in milliseconds; null until the run ends. */
   duration_ms: number | null;
+  /** Its OpenTelemetry trace, when the process that accepted it traced. */
+  trace_id: string | null;
 }
 
 /** A step of the run's flow revision, as the run's view needs it. */
@@ -198,7 +201,7 @@ export function stepViews(records: StepRecords, order: readonly RevisionStepRef[
 }
 
 /** A run in a listing: everything but its trigger data and steps. */
-export type RunSummary = Omit<RunView, "trigger" | "steps" | "output" | "response">;
+export type RunSummary = Omit<RunView, "trigger" | "steps" | "output" | "response" | "trace_id">;
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
@@ -245,5 +248,6 @@ export function runView(row: RunRow, detail: RunDetail, itemsFrom = 0): RunView 
     trigger: row.trigger,
     steps: stepViews(detail.records, detail.order, itemsFrom),
     ...runResult(row.status, detail),
+    trace_id: traceIdOf(row.traceparent),
   };
 }

@@ -43,6 +43,7 @@ import * as m20261129020000 from "./20261129020000_flow_rate_limit_singleton_sta
 import * as m20261129030000 from "./20261129030000_flow_debounce_batch.ts";
 import * as m20261129040000 from "./20261129040000_flow_priority.ts";
 import * as m20261130010000 from "./20261130010000_flow_mcp_tool.ts";
+import * as m20261130050000 from "./20261130050000_run_traceparent.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -93,4 +94,5 @@ export const migrations: Record<string, Migration> = {
   "20261129030000_flow_debounce_batch": m20261129030000,
   "20261129040000_flow_priority": m20261129040000,
   "20261130010000_flow_mcp_tool": m20261130010000,
+  "20261130050000_run_traceparent": m20261130050000,
 };

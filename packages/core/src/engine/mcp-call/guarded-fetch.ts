@@ -5,6 +5,7 @@
  * follows a redirect itself, and is never read past `maxResponseBytes`.
  */
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { clientRequest } from "../../tracing/spans.ts";
 import { type GuardOptions, resolveTarget } from "../safe-http/guard.ts";
 import { StepFailure } from "../step-failure.ts";
 
@@ -83,9 +84,12 @@ export function createGuardedFetch(
     const headers = new Headers(init?.headers);
     headers.set("host", target.host);
     const tls = target.serverName || options.ca ? { serverName: target.serverName, ca: options.ca } : undefined;
-    const response = await fetch(target.connectUrl, { ...init, headers, redirect: "manual", tls });
+    const method = (init?.method ?? "GET").toUpperCase();
+    const response = await clientRequest(method, url, headers, () =>
+      fetch(target.connectUrl, { ...init, headers, redirect: "manual", tls }),
+    );
     // A new response without `url`: the SDK judges a redirect against the URL it asked for, not the address.
-    const post = (init?.method ?? "GET").toUpperCase() === "POST";
+    const post = method === "POST";
     const body = response.body
       ? watched(response.body, options.maxResponseBytes, url, post ? onBroken : () => undefined)
       : null;

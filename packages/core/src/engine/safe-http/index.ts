@@ -6,6 +6,7 @@
 
 import { messageOf } from "../../errors.ts";
 import { readAtMost } from "../../read-at-most.ts";
+import { clientRequest } from "../../tracing/spans.ts";
 import { StepFailure } from "../step-failure.ts";
 import { parseNetwork } from "./addresses.ts";
 import { type GuardOptions, type Resolver, resolveTarget, systemResolver, type Target } from "./guard.ts";
@@ -101,14 +102,16 @@ export function createHttpRequestStep(options: HttpRequestStepOptions): HttpRequ
     headers.set("host", target.host);
     const tls = target.serverName || options.ca ? { serverName: target.serverName, ca: options.ca } : undefined;
     try {
-      return await fetch(target.connectUrl, {
-        method: attempt.method,
-        headers,
-        body: attempt.body,
-        redirect: "manual",
-        signal,
-        tls,
-      });
+      return await clientRequest(attempt.method, attempt.url, headers, () =>
+        fetch(target.connectUrl, {
+          method: attempt.method,
+          headers,
+          body: attempt.body,
+          redirect: "manual",
+          signal,
+          tls,
+        }),
+      );
     } catch (error) {
       if (signal.aborted) throw error;
       const reason = messageOf(error);

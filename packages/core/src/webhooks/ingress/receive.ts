@@ -107,7 +107,12 @@ async function take(services: Services, flow: WebhookFlow, { request, webhookId 
   }
   const deliveryId =
     trigger.dedup_window_s > 0 ? webhookDeliveryId(trigger.service, parts, trigger.delivery_id_field) : null;
-  const start = { ...run, deliveryId: deliveryId ?? undefined };
+  const start = {
+    ...run,
+    deliveryId: deliveryId ?? undefined,
+    via: "webhook" as const,
+    traceparent: request.headers.get("traceparent"),
+  };
   if (trigger.response_mode === "wait") {
     return outcomeResponse(await services.runs.startAndWait(start, config.runs.waitTimeoutMs), "public");
   }

@@ -1,0 +1,66 @@
+import { idTime } from "@platform/db";
+import { contextOf, inSpan, pastSpan, SpanKind, tracingOn } from "./spans.ts";
+
+/**
+ * The spans of a delivery that executes a run, in the worker: children of the run's
+ * acceptance span (its stored `traceparent`), so every delivery of a run, resumed after a
+ * delay or an event, joins the one trace. A run that had begun no step first shows its time
+ * in the queue (`queued`, from its acceptance to this delivery).
+ */
+export function traceRun<T>(
+  run: { id: string; flowId: string; traceparent: string | null; steps: Record<string, unknown> },
+  delivery: number,
+  work: () => Promise<T>,
+  errorOf: (result: T) => string | null,
+): Promise<T> {
+  if (!tracingOn() || !run.traceparent) return work();
+  const parent = contextOf(run.traceparent);
+  const attributes = { "platform.run.id": run.id, "platform.flow.id": run.flowId, "platform.run.delivery": delivery };
+  if (Object.keys(run.steps).length === 0) pastSpan("queued", parent, idTime(run.id), attributes);
+  return inSpan("run", { kind: SpanKind.CONSUMER, attributes, parent }, work, errorOf);
+}
+
+/** A step's span (a task, or a control step around its lists), ended with its outcome. */
+export function traceStep<T extends { kind: string }>(
+  step: { name: string; subject: string },
+  key: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  if (!tracingOn()) return work();
+  const attributes = {
+    "platform.step.name": step.name,
+    "platform.step.key": key,
+    "platform.step.subject": step.subject,
+  };
+  return inSpan(`step ${step.name}`, { attributes }, work, failedText);
+}
+
+/** One attempt of a task (its number, from 1): a failure it throws ends its span with `describe`'s (redacted) text. */
+export function traceAttempt<T>(
+  task: { name: string; subject: string },
+  attempt: number,
+  describe: (error: unknown) => string,
+  work: () => Promise<T>,
+): Promise<T> {
+  if (!tracingOn()) return work();
+  const attributes = {
+    "platform.step.name": task.name,
+    "platform.step.subject": task.subject,
+    "platform.step.attempt": attempt,
+  };
+  return inSpan(`attempt ${attempt}`, { attributes, describe }, work);
+}
+
+/** An item of a `for_each`: its index, under the step's span. */
+export function traceItem<T extends { kind: string }>(step: string, index: number, work: () => Promise<T>): Promise<T> {
+  if (!tracingOn()) return work();
+  return inSpan(
+    `item ${index}`,
+    { attributes: { "platform.step.name": step, "platform.step.item": index } },
+    work,
+    failedText,
+  );
+}
+
+const failedText = (outcome: { kind: string; error?: string }) =>
+  outcome.kind === "failed" ? (outcome.error ?? "failed") : null;
