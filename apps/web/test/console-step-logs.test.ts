@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { startTracing, tracingEnvSchema, tracingSettings } from "@platform/core";
 import { eventually } from "@platform/core/testing";
 import type { Server } from "bun";
 import { bearer, PASSWORD, signUp } from "../../api/test/accounts-helpers.ts";
+import { OtlpReceiver } from "../../api/test/otlp-receiver.ts";
 import { describeConsole, expectAccessible, newContext, screenshot, signInThroughPage } from "./browser.ts";
 
 let upstream: Server<undefined>;
@@ -83,6 +85,32 @@ describeConsole(
       await screenshot(page, "run-step-logs");
       expect(errors).toEqual([]);
       await context.close();
+    });
+
+    test("a run accepted while the API traces shows its trace id", async () => {
+      const receiver = new OtlpReceiver();
+      const env = tracingEnvSchema.parse({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "50" });
+      const tracing = startTracing(tracingSettings(env, "platform-api"));
+      try {
+        const user = await signUp(suite.api, "console-trace");
+        const token = user.auth.auth_token;
+        const flow = await post(token, "/flows", {
+          name: "traced",
+          steps: [{ name: "shape", subject: "transform", payload: { ok: true } }],
+        });
+        const runId = (await post(token, `/flows/${flow.data.id}/runs`, {})).run_id;
+        const run = await (await suite.api.request(`/runs/${runId}`, { headers: bearer(token) })).json();
+        expect(run.trace_id).toMatch(/^[0-9a-f]{32}$/);
+        const { page, context, errors } = await newContext(suite.browser);
+        await signInThroughPage(page, suite.origin, user.email, PASSWORD);
+        await page.goto(`${suite.origin}/console/runs/${runId}`);
+        await page.getByText(run.trace_id).waitFor();
+        expect(errors).toEqual([]);
+        await context.close();
+      } finally {
+        await tracing.shutdown();
+        receiver.stop();
+      }
     });
   },
 );

@@ -176,6 +176,14 @@ export function RunPage() {
             </dd>
           </>
         )}
+        {current.trace_id && (
+          <>
+            <dt>Trace</dt>
+            <dd>
+              <code title="Look it up in the tracing backend this deployment exports to">{current.trace_id}</code>
+            </dd>
+          </>
+        )}
         {current.replay_of && (
           <>
             <dt>Replay of</dt>

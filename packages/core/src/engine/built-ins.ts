@@ -7,6 +7,7 @@ import { publish } from "../storage/streams/messages.ts";
 import { SUBJECT_RULE, subjectProblem } from "../storage/streams/subjects.ts";
 import { eventKey } from "./event-keys.ts";
 import type { RunEvents } from "./events.ts";
+import { stepHeaders } from "./header-schema.ts";
 import type { McpTools } from "./mcp-call/tools.ts";
 import { boundedOutbound, type OutboundSlots } from "./outbound-slots.ts";
 import type { RespondOutput } from "./records.ts";
@@ -34,20 +35,9 @@ const publishPayload = z.object({
   subject: z.string().refine((subject) => !subjectProblem(subject), `must be ${SUBJECT_RULE}`),
   body: z.record(z.string(), z.unknown()),
 });
-/** HTTP header names are tokens; values hold no line breaks. */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const respondPayload = z.object({
   status: z.number().int().min(200).max(599).default(200),
-  headers: z
-    .record(
-      z.string().regex(HEADER_NAME, "must be an HTTP header name"),
-      // A header from a template reference may be a number or a boolean: it is sent as text.
-      z
-        .union([z.string(), z.number(), z.boolean()], "must be a string")
-        .transform(String)
-        .refine((value) => !/[\r\n\0]/.test(value), "must not hold line breaks"),
-    )
-    .default({}),
+  headers: stepHeaders,
   body: z.unknown(),
 });
 

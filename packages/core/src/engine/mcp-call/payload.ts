@@ -3,10 +3,8 @@
  * name), which tool, its arguments and the headers sent with every request to the server.
  */
 import { z } from "zod";
+import { stepHeaders } from "../header-schema.ts";
 import { StepFailure } from "../step-failure.ts";
-
-/** HTTP header names are tokens; values hold no line breaks. */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 export const mcpServerUrl = z
   .string({ error: "is required" })
@@ -20,17 +18,7 @@ export const mcpCallPayloadSchema = z.object({
   }),
   tool: z.string({ error: "is required" }).min(1, "is required").max(128),
   arguments: z.record(z.string(), z.unknown(), { error: "must be an object" }).default({}),
-  headers: z
-    .record(
-      z.string().regex(HEADER_NAME, "must be an HTTP header name"),
-      z
-        .union([z.string(), z.number(), z.boolean()], "must be a string")
-        .transform(String)
-        .refine((value) => !/[\r\n\0]/.test(value), "must not hold line breaks"),
-      // A name that is no header name is reported by the record, as an invalid key: said in words.
-      { error: (issue) => (issue.code === "invalid_key" ? "must be an HTTP header name" : "must be an object") },
-    )
-    .default({}),
+  headers: stepHeaders,
 });
 
 export type McpCallPayload = z.infer<typeof mcpCallPayloadSchema>;

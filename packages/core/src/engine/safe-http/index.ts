@@ -4,6 +4,7 @@
  * the body, and a cap on the response size that is never read past.
  */
 
+import type { HttpCallRecord } from "@platform/db";
 import { messageOf } from "../../errors.ts";
 import { readAtMost } from "../../read-at-most.ts";
 import { clientRequest } from "../../tracing/spans.ts";
@@ -38,16 +39,7 @@ export interface HttpResponse {
 }
 
 /** What one request did, as its attempt records it (see attempt-notes.ts): `status` null when no answer came. */
-export interface HttpCall {
-  method: string;
-  url: string;
-  status: number | null;
-  duration_ms: number;
-  /** The body sent (the last hop's), in bytes. */
-  request_bytes: number;
-  /** The answer's body as read (after decompression); null when none was read. */
-  response_bytes: number | null;
-}
+export type HttpCall = HttpCallRecord;
 
 /** Runs one request; `onCall` hears what it did once it is over, whether it succeeded or failed (not for a bad payload). */
 export type HttpRequestStep = (
