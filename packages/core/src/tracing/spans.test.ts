@@ -9,7 +9,10 @@ test("a line logged while a span is active names its trace and span; others name
   logger.info("before");
   const sink = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => Response.json({}) });
   const endpoint = `http://127.0.0.1:${sink.port}`;
-  const env = tracingEnvSchema.parse({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" });
+  const env = tracingEnvSchema.parse({
+    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+    OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+  });
   const tracing = startTracing(tracingSettings(env, "platform-worker"));
   let traceparent: string | null = null;
   try {
