@@ -186,7 +186,7 @@ describe("traces in embedded mode: one process, JSON", () => {
   let receiver: OtlpReceiver;
   let upstream: ReturnType<typeof flakyUpstream>;
   let api: TestApi;
-  let tracing: { shutdown(): Promise<void> };
+  let tracing: { shutdown(): Promise<void> } | undefined;
 
   beforeAll(async () => {
     receiver = new OtlpReceiver();
@@ -198,6 +198,15 @@ describe("traces in embedded mode: one process, JSON", () => {
       env: { HTTP_REQUEST_ALLOWED_NETWORKS: "127.0.0.1" },
     });
   }, 60_000);
+  /** From here on this process traces (the API with its worker, as embedded mode runs them). */
+  const traceHere = () => {
+    const env = tracingEnvSchema.parse({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_BSP_SCHEDULE_DELAY: "50",
+    });
+    tracing ??= startTracing(tracingSettings(env, "platform-api"));
+  };
   afterAll(async () => {
     await tracing?.shutdown();
     await api.stop();
@@ -226,12 +235,7 @@ describe("traces in embedded mode: one process, JSON", () => {
   });
 
   test("one trace of the run, linked to the caller's span but not in its trace (link, the default)", async () => {
-    const env = tracingEnvSchema.parse({
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-      OTEL_BSP_SCHEDULE_DELAY: "50",
-    });
-    tracing = startTracing(tracingSettings(env, "platform-api"));
+    traceHere();
     const owner = await newCaller(api, "tracing");
     const { traceId, spans } = await tracedRun(
       api.url,
@@ -245,5 +249,38 @@ describe("traces in embedded mode: one process, JSON", () => {
     expect(accept.links).toEqual([{ traceId: CALLER_TRACE, spanId: CALLER_SPAN }]);
     expectRunTree(spans, upstream.traceparents, { api: "platform-api", worker: "platform-api" });
     expect([...receiver.encodings]).toEqual(["application/json"]);
+  }, 60_000);
+
+  test("a replay is a trace of its own, begun by its acceptance", async () => {
+    traceHere();
+    const owner = await newCaller(api, "tracing-replay");
+    const flow = await fetch(`${api.url}/flows`, {
+      method: "POST",
+      headers: { ...owner.headers, "content-type": "application/json" },
+      body: JSON.stringify({ name: "again", steps: [{ name: "s", subject: "transform", payload: { a: 1 } }] }),
+    });
+    const flowId = ((await flow.json()) as { data: { id: string } }).data.id;
+    const post = async (path: string) =>
+      (
+        (await (
+          await fetch(`${api.url}${path}`, {
+            method: "POST",
+            headers: { ...owner.headers, "content-type": "application/json" },
+            body: "{}",
+          })
+        ).json()) as {
+          run_id: string;
+        }
+      ).run_id;
+    const first = await post(`/flows/${flowId}/runs`);
+    const replay = await post(`/runs/${first}/replay`);
+    const traceOf = async (id: string) =>
+      ((await (await fetch(`${api.url}/runs/${id}`, { headers: owner.headers })).json()) as { trace_id: string })
+        .trace_id;
+    const [original, again] = [await traceOf(first), await traceOf(replay)];
+    expect(again).toMatch(/^[0-9a-f]{32}$/);
+    expect(again).not.toBe(original);
+    await eventually(() => receiver.trace(again).some((span) => span.name === "run"), 30_000);
+    expect(named(receiver.trace(again), "accept replay").parentSpanId).toBe("");
   }, 60_000);
 });

@@ -82,7 +82,7 @@ export function flowSchedulerJob(
         const seen = await dueFlows(services.db, now).execute();
         if (seen.length === 0) return;
         const granted = await grantTicks(services.limits, seen, now);
-        const { due, refused } = await startRunsInTransaction(services, async (trx, insertRuns) => {
+        const { due, refused } = await startRunsInTransaction(services, "schedule", async (trx, insertRuns) => {
           const rows = await dueFlows(
             trx,
             now,

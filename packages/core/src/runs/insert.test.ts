@@ -185,6 +185,7 @@ for (const { backend, skip } of databaseBackends()) {
       const woken = newRun({ deliveryId: `schedule:${new Date().toISOString()}` });
       await startRunsInTransaction(
         { db: database.db, runQueue: createRunQueue(brokerDown, 1), metrics },
+        "schedule",
         (_trx, insert) => insert([woken]),
       ).catch(() => undefined);
       await acceptedAMinuteAgo(woken.id);
@@ -247,10 +248,14 @@ for (const { backend, skip } of databaseBackends()) {
 
     test("runs inserted in a transaction that rolls back leave no row, no entry and no delivery claim", async () => {
       const run = newRun({ deliveryId: `schedule:${new Date().toISOString()}` });
-      const failed = await startRunsInTransaction({ db: database.db, runQueue, metrics }, async (_trx, insert) => {
-        expect(await insert([run])).toHaveLength(1);
-        throw new Error("the job's cursor could not be moved");
-      }).catch((error: unknown) => error);
+      const failed = await startRunsInTransaction(
+        { db: database.db, runQueue, metrics },
+        "schedule",
+        async (_trx, insert) => {
+          expect(await insert([run])).toHaveLength(1);
+          throw new Error("the job's cursor could not be moved");
+        },
+      ).catch((error: unknown) => error);
       expect(String(failed)).toContain("the job's cursor could not be moved");
       expect(await rowOf(run.id)).toBeUndefined();
       expect(await claimOf(run.deliveryId as string)).toBeUndefined();
@@ -262,13 +267,17 @@ for (const { backend, skip } of databaseBackends()) {
       await inserter.insert(runRow(original));
       const tick = newRun({ deliveryId: `schedule:${new Date().toISOString()}` });
       const replay = newRun({ replayOf: original.id, trigger: JSON.stringify("x".repeat(9000)) });
-      const answered = await startRunsInTransaction({ db: database.db, runQueue, metrics }, async (_trx, insert) => {
-        const inserted = await insert([tick, replay]);
-        expect(inserted.map((one) => one.run.id)).toEqual([tick.id, replay.id]);
-        // Written, not committed: no worker may read them yet.
-        expect(await queuedIds()).not.toContain(tick.id);
-        return "moved";
-      });
+      const answered = await startRunsInTransaction(
+        { db: database.db, runQueue, metrics },
+        "schedule",
+        async (_trx, insert) => {
+          const inserted = await insert([tick, replay]);
+          expect(inserted.map((one) => one.run.id)).toEqual([tick.id, replay.id]);
+          // Written, not committed: no worker may read them yet.
+          expect(await queuedIds()).not.toContain(tick.id);
+          return "moved";
+        },
+      );
       expect(answered).toBe("moved");
       for (const id of [tick.id, replay.id]) {
         const row = await rowOf(id);
@@ -284,7 +293,7 @@ for (const { backend, skip } of databaseBackends()) {
 
       // The same tick seen again by another process starts nothing.
       const twice = newRun({ deliveryId: tick.deliveryId });
-      const second = await startRunsInTransaction({ db: database.db, runQueue, metrics }, (_trx, insert) =>
+      const second = await startRunsInTransaction({ db: database.db, runQueue, metrics }, "schedule", (_trx, insert) =>
         insert([twice]),
       );
       expect(second).toEqual([]);
@@ -295,6 +304,7 @@ for (const { backend, skip } of databaseBackends()) {
       const run = newRun({ deliveryId: `schedule:${new Date().toISOString()}` });
       const failed = await startRunsInTransaction(
         { db: database.db, runQueue: createRunQueue(brokerDown, 1), metrics },
+        "schedule",
         (_trx, insert) => insert([run]),
       ).catch((error: unknown) => error);
       expect(failed).toBeInstanceOf(Error);
@@ -311,8 +321,10 @@ for (const { backend, skip } of databaseBackends()) {
       const run = newRun({ flowId: deletedFlowId });
       const refused = await inserter.insert(runRow(run)).catch((error: unknown) => error);
       expect(isDomainError(refused) && refused.code).toBe("not_found");
-      const inserted = await startRunsInTransaction({ db: database.db, runQueue, metrics }, (_trx, insert) =>
-        insert([newRun({ flowId: deletedFlowId })]),
+      const inserted = await startRunsInTransaction(
+        { db: database.db, runQueue, metrics },
+        "schedule",
+        (_trx, insert) => insert([newRun({ flowId: deletedFlowId })]),
       );
       expect(inserted).toEqual([]);
       expect(await recordFilteredRun(database.db, newRun({ flowId: deletedFlowId }))).toBe(false);

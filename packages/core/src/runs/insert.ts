@@ -7,6 +7,7 @@ import { DomainError } from "../errors.ts";
 import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import type { Logger } from "../logger.ts";
 import type { MetricsRecorder } from "../monitoring/recorder.ts";
+import { acceptedInBackground } from "../tracing/spans.ts";
 
 /**
  * Creating runs: the one module that writes a new row into `runs`. Every start goes through
@@ -314,13 +315,18 @@ export type InsertRuns = (runs: NewRun[]) => Promise<InsertedRun[]>;
  */
 export async function startRunsInTransaction<T>(
   deps: QueueDeps & { db: Kysely<Database> },
+  via: "schedule" | "replay",
   work: (trx: Transaction<Database>, insert: InsertRuns) => Promise<T>,
 ): Promise<T> {
   const inserted: InsertedRun[] = [];
+  const traced = (run: NewRun): NewRun => ({
+    ...run,
+    traceparent: acceptedInBackground(via, { "platform.run.id": run.id, "platform.flow.id": run.flowId }),
+  });
   const result = await deps.db.transaction().execute((trx) =>
     work(trx, async (runs) => {
       if (runs.length === 0) return [];
-      const rows = runs.map(runRow);
+      const rows = runs.map((run) => runRow(traced(run)));
       const written = await insertRows(trx, rows, "queued-for-waker");
       const these = rows.flatMap(({ run }) => {
         const revision = written.get(run.id);

@@ -207,7 +207,7 @@ async function advance(deps: JobDeps, job: Selectable<ReplayJobsTable>): Promise
   const page = next.slice(0, allowed);
   // Every match replayed (or the flow deleted) and none still under way: the job is done.
   const finished = next.length === 0 && underway === 0;
-  await startRunsInTransaction(deps, async (trx, insertRuns) => {
+  await startRunsInTransaction(deps, "replay", async (trx, insertRuns) => {
     const locked = await trx
       .selectFrom("replay_jobs")
       .select("id")

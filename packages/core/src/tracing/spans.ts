@@ -167,6 +167,20 @@ export async function accepting<T>(
   }
 }
 
+/**
+ * A start made in a background transaction (a schedule's tick, a bulk replay's batch): its
+ * acceptance span, begun and ended now (no request to continue), and the `traceparent` to
+ * store with its run; null when tracing is off.
+ */
+export function acceptedInBackground(via: string, attributes: Attributes): string | null {
+  if (!tracer) return null;
+  const span = tracer.startSpan(`accept ${via}`, { kind: SpanKind.INTERNAL, attributes }, ROOT_CONTEXT);
+  const carrier: Record<string, string> = {};
+  propagation.inject(trace.setSpan(ROOT_CONTEXT, span), carrier);
+  span.end();
+  return carrier.traceparent ?? null;
+}
+
 /** The trace id a stored `traceparent` carries (GET /runs/{id}'s `trace_id`). */
 export function traceIdOf(traceparent: string | null): string | null {
   return traceparent?.split("-")[1] ?? null;
