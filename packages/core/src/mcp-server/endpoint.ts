@@ -7,6 +7,7 @@ import {
   McpError,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { isApiKeyText } from "../accounts/api-keys.ts";
 import { createAuthenticator } from "../accounts/authenticate.ts";
 import { type Credential, type Principal, parseCredential } from "../caller.ts";
@@ -30,6 +31,13 @@ import { findTool, listTools, type ToolFlow } from "./catalog.ts";
  */
 
 const SERVER_INFO = { name: "workflow-platform", version: "1.0.0" };
+
+/**
+ * The JSON Schema validator every request's server shares: the SDK makes one per server
+ * otherwise (a new Ajv with its formats, which cost more than the rest of a call), and this
+ * endpoint asks clients for nothing it would validate (no elicitation).
+ */
+const SHARED_VALIDATOR = new AjvJsonSchemaValidator();
 
 const INSTRUCTIONS =
   "Each tool is a flow of this account: a call starts a run with the arguments as its trigger data and answers the run's output. A run still going when the wait is over answers its id; follow it with GET /runs/{id}.";
@@ -88,7 +96,11 @@ const asTool = ({ tool, title }: ToolFlow): Tool => ({
 /** The MCP server of one request, for this principal. */
 function toolServer(services: Services, principal: Principal, requestId: string): Server {
   // The low-level Server: the tools are the account's flows, read per request, with JSON Schemas of their own.
-  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: {} },
+    instructions: INSTRUCTIONS,
+    jsonSchemaValidator: SHARED_VALIDATOR,
+  });
   const failed = (error: unknown): never => {
     if (error instanceof McpError) throw error;
     services.logger.error({ reqId: requestId, err: error }, "MCP request failed");
