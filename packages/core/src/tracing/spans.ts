@@ -127,7 +127,7 @@ export function clientRequest(
  * caller's span, `ignore` begins one. A start made by a run (`flow.call`) continues the
  * calling step's trace whatever the setting.
  */
-export function acceptanceParent(
+function acceptanceParent(
   traceparent: string | null | undefined,
   internal: boolean,
 ): {
