@@ -1,8 +1,6 @@
-import Ajv, { type ErrorObject, type Options, type ValidateFunction } from "ajv";
-import Ajv2020 from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
+import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
 import type { Problem } from "../errors.ts";
-import { compileLinear } from "../templates/linear-regex.ts";
+import { type Dialect, linearAjv, pointerPath } from "../json-schema-ajv.ts";
 
 /**
  * JSON Schema as MCP tools declare it (`input_schema`, `output_schema` of a flow's `mcp`):
@@ -11,14 +9,12 @@ import { compileLinear } from "../templates/linear-regex.ts";
  *
  * Schemas are an account's own text, so compiling one must touch nothing another account's
  * compile can see: each is compiled by an Ajv instance of its own (Ajv keeps the `$id`s it
- * meets, and two accounts may use the same), and its `pattern`s run on RE2, in time linear
- * in the text (a pattern RE2 cannot read is refused at save).
+ * meets, and two accounts may use the same), and its `pattern`s run on RE2 (json-schema-ajv.ts;
+ * a pattern RE2 cannot read is refused at save).
  */
 
 const DRAFT_2020 = "https://json-schema.org/draft/2020-12/schema";
 const DRAFT_07 = "http://json-schema.org/draft-07/schema";
-
-type Dialect = "2020-12" | "draft-07";
 
 /** The dialect a schema's `$schema` names (none: 2020-12), or null for any other. */
 function dialectOf(schema: Record<string, unknown>): Dialect | null {
@@ -31,31 +27,7 @@ function dialectOf(schema: Record<string, unknown>): Dialect | null {
   return null;
 }
 
-/** Ajv's `pattern` and `patternProperties` on RE2: `test` finds a match anywhere, as `RegExp.test` does. */
-const linearRegExp = Object.assign(
-  (pattern: string) => {
-    const regex = compileLinear(pattern, "");
-    // Ajv keys the compiled patterns of a schema by this text.
-    return { test: (text: string) => regex.matcher(text).find(), toString: () => `/${pattern}/` };
-  },
-  { code: "linearRegExp" },
-);
-
-const OPTIONS: Options = {
-  // Keywords Ajv does not know (`examples`, a vendor's `x-…`) are annotations, as JSON Schema reads them.
-  strict: false,
-  allErrors: true,
-  addUsedSchema: false,
-  // What Ajv would warn of (an unknown format, ignored) goes nowhere: the schema is the account's.
-  logger: false,
-  code: { regExp: linearRegExp },
-};
-
-function newAjv(dialect: Dialect): Ajv {
-  const ajv = dialect === "2020-12" ? new Ajv2020(OPTIONS) : new Ajv(OPTIONS);
-  addFormats(ajv);
-  return ajv;
-}
+const newAjv = (dialect: Dialect): Ajv => linearAjv(dialect, { addUsedSchema: false });
 
 /**
  * One instance per dialect for checking schemas against the dialect's meta-schema: it
@@ -65,11 +37,7 @@ const metaCheckers: Record<Dialect, Ajv> = { "2020-12": newAjv("2020-12"), "draf
 
 /** `/properties/amount/type` as a dotted path (`properties.amount.type`), after `within`. */
 function dottedPath(within: string, pointer: string): string {
-  const parts = pointer
-    .split("/")
-    .slice(1)
-    .map((part) => part.replaceAll("~1", "/").replaceAll("~0", "~"));
-  return [within, ...parts].filter((part) => part !== "").join(".");
+  return [within, pointerPath(pointer)].filter((part) => part !== "").join(".");
 }
 
 /** Ajv's errors as problems, each at the field it names (a missing property at the property). */

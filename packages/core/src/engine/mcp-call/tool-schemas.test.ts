@@ -13,6 +13,16 @@ describe("a tool's input schema as a check of its arguments", () => {
     additionalProperties: false,
   };
 
+  test("a server's pattern that would backtrack runs on RE2: the check answers at once", () => {
+    // On a backtracking engine, ^(a+)+$ against 40 a's and a "!" takes longer than any test's bound.
+    const check = compileArgumentsCheck({
+      type: "object",
+      properties: { code: { type: "string", pattern: "^(a+)+$" } },
+    });
+    expect(check({ code: `${"a".repeat(40)}!` })).toEqual([{ field: "code", message: 'must match pattern "^(a+)+$"' }]);
+    expect(check({ code: "aaaa" })).toEqual([]);
+  });
+
   test("arguments that fit have no problems", () => {
     expect(compileArgumentsCheck(order)({ sku: "a-1", qty: 2, ship: { email: "ada@example.com" } })).toEqual([]);
   });

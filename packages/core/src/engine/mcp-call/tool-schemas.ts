@@ -1,11 +1,11 @@
 /**
  * A tool's input schema as a check of its arguments (ajv): draft 2020-12 when the schema says
- * so, draft-07 otherwise (what MCP servers write). A schema ajv cannot compile checks nothing:
- * the server's own validation still applies when it is called.
+ * so, draft-07 otherwise (what MCP servers write). The schema is the server's, and the server
+ * is whoever the account names: its patterns run on RE2 (json-schema-ajv.ts). A schema ajv
+ * cannot compile checks nothing: the server's own validation still applies when it is called.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { Ajv2020 } from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
+import type { ErrorObject, ValidateFunction } from "ajv";
+import { linearAjv, pointerPath } from "../../json-schema-ajv.ts";
 
 export interface ArgumentProblem {
   /** The argument's path below `arguments`, dot-separated ("" for the arguments as a whole). */
@@ -15,21 +15,12 @@ export interface ArgumentProblem {
 
 export type ArgumentsCheck = (args: Record<string, unknown>) => ArgumentProblem[];
 
-const options = { strict: false, allErrors: true, validateSchema: false } as const;
-const draft07 = addFormats(new Ajv(options));
-const draft2020 = addFormats(new Ajv2020(options));
-
-/** `/order/qty` → `order.qty`. */
-const fieldOf = (pointer: string) =>
-  pointer
-    .split("/")
-    .slice(1)
-    .map((part) => part.replaceAll("~1", "/").replaceAll("~0", "~"))
-    .join(".");
+const draft07 = linearAjv("draft-07", { validateSchema: false });
+const draft2020 = linearAjv("2020-12", { validateSchema: false });
 
 /** One ajv error as a problem of a named field (a missing property is the problem of that property). */
 function problemOf(error: ErrorObject): ArgumentProblem {
-  const at = fieldOf(error.instancePath);
+  const at = pointerPath(error.instancePath);
   if (error.keyword === "required") {
     const missing = String((error.params as { missingProperty?: string }).missingProperty ?? "");
     return { field: at ? `${at}.${missing}` : missing, message: "is required by the tool" };
