@@ -31,6 +31,8 @@ export interface AccountsTable {
   plan: ColumnType<string, string | undefined, string>;
   /** Days its runs are kept, when shorter than RUN_RETENTION_DAYS; null: that. */
   run_retention_days: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Whether its runs' spans carry their trigger data and step outputs (redacted, bounded). */
+  trace_run_data: ColumnType<boolean, boolean | undefined, boolean>;
   created_at: CreatedAt;
 }
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { tracesRunData } from "../accounts/settings.ts";
 import { PLATFORM_SCOPE } from "../broker/port.ts";
 import { isDomainError, messageOf } from "../errors.ts";
 import type { Services } from "../services.ts";
@@ -266,12 +267,15 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
           } else {
             const signal = AbortSignal.any([context.signal, lost.signal]);
             const execution = () => executeRun(deps, run, flow, signal, hold);
-            end = await traceRun(run, context.attempt, execution, failedEnd).catch(async (error: unknown) => {
-              if (error instanceof RunClaimedElsewhere) return null;
-              // Cancelled while it ran: the write that found it so ends this delivery's work.
-              if (error instanceof RunTakenOver && (await isCancelled(services, run.id))) return null;
-              throw error;
-            });
+            const showsData = () => tracesRunData(services, run.accountId);
+            end = await traceRun(run, context.attempt, showsData, execution, failedEnd).catch(
+              async (error: unknown) => {
+                if (error instanceof RunClaimedElsewhere) return null;
+                // Cancelled while it ran: the write that found it so ends this delivery's work.
+                if (error instanceof RunTakenOver && (await isCancelled(services, run.id))) return null;
+                throw error;
+              },
+            );
           }
         }
       } catch (error) {

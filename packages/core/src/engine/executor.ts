@@ -3,6 +3,7 @@ import { messageOf } from "../errors.ts";
 import type { AccountLimits } from "../limits/account-limits.ts";
 import { sleep } from "../sleep.ts";
 import type { TemplateScope } from "../templates/index.ts";
+import { recordTrigger } from "../tracing/run-data.ts";
 import { traceItem, traceStep } from "../tracing/run-spans.ts";
 import { DEFAULT_LOG_LIMITS } from "./attempt-notes.ts";
 import { PURE_SUBJECTS } from "./built-ins.ts";
@@ -233,8 +234,11 @@ export async function executeRun(
     const outcome: Outcome =
       record.status === "failed"
         ? { kind: "failed", error: record.error ?? "failed", step: record.failed_step ?? step.name }
-        : await traceStep({ name: step.name, subject: step.kind === "task" ? step.subject : step.kind }, key, () =>
-            runKind(step, key, record, frame, scope, final),
+        : await traceStep(
+            { name: step.name, subject: step.kind === "task" ? step.subject : step.kind },
+            key,
+            secrets.redact,
+            () => runKind(step, key, record, frame, scope, final),
           );
     return handle(step, key, record, frame, outcome);
   }
@@ -477,24 +481,33 @@ export async function executeRun(
     return { kind: "parked", until };
   };
 
-  const top: Frame = { outputs: {}, suffix: "" };
-  const main = await runList(flow.steps, top, true);
-  if (main.kind === "park") return park(main.until);
-  if (main.kind === "failed") {
-    const error = `step "${main.step}" failed: ${main.error}`;
-    if (flow.onFailure.length > 0) {
-      // A run may fail at any step: on_failure sees none of them (flows/step-scope.ts).
-      const alerted = await runList(
-        flow.onFailure,
-        { outputs: {}, suffix: "", error: { message: main.error, step: main.step } },
-        false,
-      );
-      if (alerted.kind === "park") return park(alerted.until);
-    }
-    await writer.write({ status: "failed", error, release: true, finished: true });
-    return { kind: "finished", status: "failed", output: null, response, error };
+  try {
+    return await runFlow();
+  } finally {
+    // The trigger, on a run span that shows the run's data: redacted of every secret read by now.
+    recordTrigger(run.trigger, secrets.redact);
   }
-  const output = main.kind === "stopped" ? stopOutput : main.output;
-  await writer.write({ status: "succeeded", error: null, release: true, finished: true });
-  return { kind: "finished", status: "succeeded", output: output ?? null, response, error: null };
+
+  async function runFlow(): Promise<RunEnd> {
+    const top: Frame = { outputs: {}, suffix: "" };
+    const main = await runList(flow.steps, top, true);
+    if (main.kind === "park") return park(main.until);
+    if (main.kind === "failed") {
+      const error = `step "${main.step}" failed: ${main.error}`;
+      if (flow.onFailure.length > 0) {
+        // A run may fail at any step: on_failure sees none of them (flows/step-scope.ts).
+        const alerted = await runList(
+          flow.onFailure,
+          { outputs: {}, suffix: "", error: { message: main.error, step: main.step } },
+          false,
+        );
+        if (alerted.kind === "park") return park(alerted.until);
+      }
+      await writer.write({ status: "failed", error, release: true, finished: true });
+      return { kind: "finished", status: "failed", output: null, response, error };
+    }
+    const output = main.kind === "stopped" ? stopOutput : main.output;
+    await writer.write({ status: "succeeded", error: null, release: true, finished: true });
+    return { kind: "finished", status: "succeeded", output: output ?? null, response, error: null };
+  }
 }

@@ -7,9 +7,10 @@ const CHANNEL = "storage.definitions";
 /**
  * Storage streams and buckets by name; flows by webhook id (what the webhook ingress looks up
  * per delivery); gateways by topic alone (accountId "", for the gateway data plane); flows by
- * their MCP tool name (what a `tools/call` looks up).
+ * their MCP tool name (what a `tools/call` looks up); an account's settings the worker reads
+ * per run (accounts/settings.ts).
  */
-export type DefinitionKind = "stream" | "bucket" | "webhook" | "gateway" | "tool";
+export type DefinitionKind = "stream" | "bucket" | "webhook" | "gateway" | "tool" | "account";
 
 export interface DefinitionCacheOptions {
   /**

@@ -1,15 +1,20 @@
+import { context, type Span } from "@opentelemetry/api";
 import { idTime } from "@platform/db";
+import { dataAttribute, type Redact, recordsRunData, withRunData } from "./run-data.ts";
 import { contextOf, inSpan, pastSpan, SpanKind, tracingOn } from "./spans.ts";
 
 /**
  * The spans of a delivery that executes a run, in the worker: children of the run's
  * acceptance span (its stored `traceparent`), so every delivery of a run, resumed after a
  * delay or an event, joins the one trace. A run that had begun no step first shows its time
- * in the queue (`queued`, from its acceptance to this delivery).
+ * in the queue (`queued`, from its acceptance to this delivery). When the `run` span records,
+ * `showsData` is asked whether the run's account shows its data in its spans (run-data.ts);
+ * it is not asked otherwise.
  */
 export function traceRun<T>(
   run: { id: string; flowId: string; traceparent: string | null; steps: Record<string, unknown> },
   delivery: number,
+  showsData: () => Promise<boolean>,
   work: () => Promise<T>,
   errorOf: (result: T) => string | null,
 ): Promise<T> {
@@ -17,13 +22,22 @@ export function traceRun<T>(
   const parent = contextOf(run.traceparent);
   const attributes = { "platform.run.id": run.id, "platform.flow.id": run.flowId, "platform.run.delivery": delivery };
   if (Object.keys(run.steps).length === 0) pastSpan("queued", parent, idTime(run.id), attributes);
-  return inSpan("run", { kind: SpanKind.CONSUMER, attributes, parent }, work, errorOf);
+  const traced = async (span: Span | undefined) =>
+    // A setting that cannot be read shows nothing: the run goes on without its data in its spans.
+    span?.isRecording() && (await showsData().catch(() => false))
+      ? context.with(withRunData(context.active(), span), work)
+      : work();
+  return inSpan("run", { kind: SpanKind.CONSUMER, attributes, parent }, traced, errorOf);
 }
 
-/** A step's span (a task, or a control step around its lists), ended with its outcome. */
-export function traceStep<T extends { kind: string }>(
+/**
+ * A step's span (a task, or a control step around its lists), ended with its outcome; one
+ * that is `done` carries its output (`redact`ed) when its run's account shows its data.
+ */
+export function traceStep<T extends { kind: string; output?: unknown }>(
   step: { name: string; subject: string },
   key: string,
+  redact: Redact,
   work: () => Promise<T>,
 ): Promise<T> {
   if (!tracingOn()) return work();
@@ -32,7 +46,14 @@ export function traceStep<T extends { kind: string }>(
     "platform.step.key": key,
     "platform.step.subject": step.subject,
   };
-  return inSpan(`step ${step.name}`, { attributes }, work, failedText);
+  const traced = async (span: Span | undefined) => {
+    const outcome = await work();
+    if (outcome.kind === "done" && recordsRunData(span)) {
+      span.setAttribute("platform.step.output", dataAttribute(outcome.output, redact));
+    }
+    return outcome;
+  };
+  return inSpan(`step ${step.name}`, { attributes }, traced, failedText);
 }
 
 /** One attempt of a task (its number, from 1): a failure it throws ends its span with `describe`'s (redacted) text. */

@@ -16,8 +16,8 @@ import type { TracingSettings } from "./settings.ts";
  * The spans of runs: helpers that make one when this process traces (setup.ts), and only run
  * the work they are given when it does not, so that a process without an OTLP endpoint pays
  * one comparison per helper. A span's attributes name what ran (flow, step, subject, attempt)
- * and how it ended; never trigger data, outputs or secrets: error texts are the run's,
- * redacted as the run records them.
+ * and how it ended; never secrets (error texts are the run's, redacted as the run records
+ * them), nor trigger data or outputs unless the run's account shows them (run-data.ts).
  */
 
 let tracer: Tracer | null = null;

@@ -44,6 +44,7 @@ import * as m20261129030000 from "./20261129030000_flow_debounce_batch.ts";
 import * as m20261129040000 from "./20261129040000_flow_priority.ts";
 import * as m20261130010000 from "./20261130010000_flow_mcp_tool.ts";
 import * as m20261130050000 from "./20261130050000_run_traceparent.ts";
+import * as m20261201000000 from "./20261201000000_account_trace_run_data.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -95,4 +96,5 @@ export const migrations: Record<string, Migration> = {
   "20261129040000_flow_priority": m20261129040000,
   "20261130010000_flow_mcp_tool": m20261130010000,
   "20261130050000_run_traceparent": m20261130050000,
+  "20261201000000_account_trace_run_data": m20261201000000,
 };

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { withCredential } from "../../schemas.ts";
+import { TRACE_DATA_MAX_CHARS } from "../../tracing/run-data.ts";
 import { router } from "../../trpc.ts";
 import { readSettings, updateSettings } from "../settings.ts";
 import { op } from "./shared.ts";
@@ -11,6 +12,9 @@ const settings = z
       .number()
       .int()
       .meta({ description: "The longest the deployment keeps runs (RUN_RETENTION_DAYS): the most it may be set to." }),
+    trace_run_data: z.boolean().meta({
+      description: `Whether the account's runs show their data in their traces (when the deployment traces): the trigger data on each \`run\` span (\`platform.run.trigger\`) and each succeeded step's output on its \`step\` span (\`platform.step.output\`), as JSON cut to ${TRACE_DATA_MAX_CHARS.toLocaleString("en")} characters, redacted of the secrets the run read. False unless the account turns it on.`,
+    }),
   })
   .meta({ id: "AccountSettings" });
 
@@ -23,7 +27,8 @@ export const settingsRouter = router({
       method: "GET",
       path: "/accounts/settings",
       summary: "The account's settings",
-      description: "How long the account's runs are kept (its own choice, else the deployment's RUN_RETENTION_DAYS).",
+      description:
+        "How long the account's runs are kept (its own choice, else the deployment's RUN_RETENTION_DAYS), and whether their traces show their data.",
       errorResponses: withCredential,
     })
     .input(z.void())
@@ -35,7 +40,7 @@ export const settingsRouter = router({
       path: "/accounts/settings",
       summary: "Change the account's settings",
       description:
-        "Signed-in owners and admins only: no API key changes them, unrestricted or naming the operation (403). `run_retention_days` shortens how long the account's runs are kept (1 up to RUN_RETENTION_DAYS; more is 400); null gives back the deployment's. Runs that ended and are older are deleted by the worker within a minute, in batches; runs still queued, running or waiting stay. Another JSON type (`\"7\"`, `true`, `[7]`) or another field is 400 naming it.",
+        "Signed-in owners and admins only: no API key changes them, unrestricted or naming the operation (403). Each field is optional: a setting left out stays as it is. `run_retention_days` shortens how long the account's runs are kept (1 up to RUN_RETENTION_DAYS; more is 400); null gives back the deployment's. Runs that ended and are older are deleted by the worker within a minute, in batches; runs still queued, running or waiting stay. `trace_run_data` true makes the spans of the account's runs carry their trigger data and step outputs (see AccountSettings), false (the default) keeps them out; every worker follows a change within seconds, from the next delivery of a run. Another JSON type (`\"7\"`, `true`, `[7]`) or another field is 400 naming it.",
       errorResponses: { ...withCredential, 403: "Not a signed-in owner or admin (an API key never is)" },
     })
     .input(
@@ -47,7 +52,9 @@ export const settingsRouter = router({
           .int({ error: "must be a whole number of days, or null" })
           .min(1, { error: "must be at least 1" })
           .pipe(z.number())
-          .nullable(),
+          .nullable()
+          .optional(),
+        trace_run_data: z.boolean({ error: "must be true or false" }).pipe(z.boolean()).optional(),
       }),
     )
     .output(settingsOutput)
