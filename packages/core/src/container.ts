@@ -5,6 +5,7 @@ import { createAccountsDeps } from "./accounts/deps.ts";
 import { createBroker } from "./broker/index.ts";
 import type { CoreConfig } from "./config.ts";
 import { createRunEvents } from "./engine/events.ts";
+import { createInPlaceRunner } from "./engine/in-place.ts";
 import { createMcpTools } from "./engine/mcp-call/tools.ts";
 import { createOutboundSlots } from "./engine/outbound-slots.ts";
 import { createRunQueue } from "./engine/run-queue.ts";
@@ -111,7 +112,22 @@ export async function createServices(
   const limits = createAccountLimits({ db: database.db, broker, plans });
   const events = createRunEvents(database.db, limits);
   const runQueue = createRunQueue(broker, config.runs.queuePartitions);
+  const inPlace = config.runs.waitRunsInPlace
+    ? createInPlaceRunner({
+        database,
+        db: database.db,
+        sealer,
+        limits,
+        events,
+        metrics,
+        logger,
+        runQueue,
+        storageDefinitions,
+        config: config.runs,
+      })
+    : undefined;
   const runs = createRunsService({
+    inPlace,
     events,
     database,
     db: database.db,

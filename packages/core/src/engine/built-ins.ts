@@ -118,6 +118,28 @@ export function createStepFunctions(
   };
 }
 
+/** The subjects whose steps only compute: a run of nothing else may run in the API process that accepted it (in-place.ts). */
+export const COMPUTING_SUBJECTS: ReadonlySet<string> = new Set(["transform", "respond"]);
+
+/**
+ * The step functions of a process that executes only runs of computing steps (a wait-mode
+ * start answered in place, in-place.ts): `transform` and `respond`. Any other subject fails
+ * its step there, which `runsInPlace` never lets a run reach.
+ */
+export function computingStepFunctions(): StepFunctions {
+  return {
+    transform,
+    respond,
+    "event.send": unavailableStep("event.send"),
+    "kv.get": unavailableStep("kv.get"),
+    "kv.put": unavailableStep("kv.put"),
+    "stream.publish": unavailableStep("stream.publish"),
+    "http.request": unavailableStep("http.request"),
+    js: unavailableStep("js"),
+    "mcp.call": unavailableStep("mcp.call"),
+  };
+}
+
 /**
  * Payload fields that hold a URL, per subject: a reference inside their text is percent-
  * encoded where it lands, so data cannot change the URL's shape (see templates/payload.ts).

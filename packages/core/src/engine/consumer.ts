@@ -16,9 +16,9 @@ import { priorityOf } from "./priority.ts";
 import { takeRate } from "./rate-limit.ts";
 import { createRevisionCache, hasStartControl } from "./revisions.ts";
 import { RUN_LANE_QUANTUM, RUN_STREAM } from "./run-queue.ts";
+import { createSecretsReader } from "./secrets-reader.ts";
 import { takeSingleton } from "./singleton.ts";
 import { startTimedOut, wakeByStartDeadline } from "./start-timeout.ts";
-import { failStep } from "./step-functions.ts";
 import { type ClaimedRun, createRunStore, type RunStore } from "./store.ts";
 import { takeTurn } from "./throttle.ts";
 import { unfixableFailure } from "./unfixable.ts";
@@ -72,29 +72,6 @@ export const runConsumer = defineConsumer({
 
 /** Deliveries after which a run that keeps being interrupted (its worker dies each time, or its delivery fails) fails. */
 export const MAX_RUN_DELIVERIES = 10;
-
-/** Reads the named secrets of an account in one query; a missing or unreadable one fails the step for good. */
-function secretsReader(services: Pick<Services, "db" | "sealer">): ExecutorDeps["secrets"] {
-  return async (accountId, keys) => {
-    const rows = await services.db
-      .selectFrom("secrets")
-      .select(["key", "value"])
-      .where("account_id", "=", accountId)
-      .where("key", "in", keys)
-      .execute();
-    const values: Record<string, string> = {};
-    for (const row of rows) {
-      try {
-        values[row.key] = services.sealer.open(row.value, `secret:${accountId}:${row.key}`);
-      } catch {
-        failStep(`secret "${row.key}" could not be opened`);
-      }
-    }
-    const missing = keys.find((key) => values[key] === undefined);
-    if (missing !== undefined) failStep(`secret "${missing}" does not exist`);
-    return values;
-  };
-}
 
 async function isCancelled(services: Pick<Services, "db">, runId: string): Promise<boolean> {
   const row = await services.db.selectFrom("runs").select("status").where("id", "=", runId).executeTakeFirst();
@@ -155,7 +132,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
   const deps: ExecutorDeps = {
     store,
     functions: createStepFunctions(services, modules ?? own),
-    secrets: secretsReader(services),
+    secrets: createSecretsReader(services),
     outputMaxBytes: services.config.runs.stepOutputMaxBytes,
     forEachMaxItems: services.config.runs.forEachMaxItems,
     logLimits: services.config.runs.logLimits,

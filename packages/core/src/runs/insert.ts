@@ -2,7 +2,7 @@ import type { Database, DatabaseHandle } from "@platform/db";
 import { type Kysely, sql, type Transaction } from "kysely";
 import { PLATFORM_SCOPE } from "../broker/port.ts";
 import { isRowFault } from "../database-errors.ts";
-import { entryOf, type QueuedRun, REQUEUE_AFTER, type RunQueue } from "../engine/run-queue.ts";
+import { entryOf, IN_PLACE_RECOVER_AFTER, type QueuedRun, REQUEUE_AFTER, type RunQueue } from "../engine/run-queue.ts";
 import { DomainError } from "../errors.ts";
 import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import type { Logger } from "../logger.ts";
@@ -30,7 +30,11 @@ import { acceptedInBackground } from "../tracing/spans.ts";
  * 3. Only once the INSERT has committed is each run appended to the run queue (its account's
  *    lane in its flow's partition), with the run as accepted when its trigger data is small
  *    (`entryOf`): no worker reads a run that was not committed, and a transaction that
- *    rolls back queued nothing.
+ *    rolls back queued nothing. The one exception is a wait-mode start that names the
+ *    revision its process executes in place (`inPlaceRevision`, engine/in-place.ts): when
+ *    the run gets that revision, the INSERT sets its `wake_at` IN_PLACE_RECOVER_AFTER ahead
+ *    and nothing is appended; the process executes it, and the waker queues it should that
+ *    process die before its end is written.
  * 4. A run committed whose append fails is either withdrawn or left to the waker:
  *    - a start someone waits for (`createRunInserter`) is withdrawn, its row and delivery
  *      claim deleted, and its caller hears the broker's error (503): the sender's retry
@@ -90,6 +94,11 @@ export interface NewRun {
   parent?: { runId: string; depth: number };
   /** Its acceptance span's `traceparent` (tracing/spans.ts), which its later spans continue. */
   traceparent?: string | null;
+  /**
+   * The flow's revision the starting process executes in place (engine/in-place.ts): when
+   * the run gets that revision, it is left to the waker instead of queued (step 3).
+   */
+  inPlaceRevision?: number;
 }
 
 /** A run with its row as the INSERT reads it (JSON text: a start's shared statement embeds it as it is). */
@@ -108,6 +117,10 @@ export interface StartedRun {
   runId: string;
   /** True when the delivery id had started a run already: `runId` is that run, nothing new was queued. */
   duplicate: boolean;
+  /** The flow revision a new run runs. */
+  revision?: number;
+  /** A new run left to the starting process to execute (its `inPlaceRevision`), not queued: the trace it continues. */
+  inPlace?: { traceparent: string | null };
 }
 
 export function runRow(run: NewRun): RunRow {
@@ -123,6 +136,7 @@ export function runRow(run: NewRun): RunRow {
     parent_run_id: run.parent?.runId ?? null,
     call_depth: run.parent?.depth ?? null,
     traceparent: run.traceparent ?? null,
+    in_place_revision: run.inPlaceRevision ?? null,
   }).slice(0, -1)},"trigger":${run.trigger}}`;
   return { run, json };
 }
@@ -133,16 +147,20 @@ type Entering = "queued" | "queued-for-waker" | "filtered";
 /** Step 1 and 2 of the protocol: one statement. Answers the revision of each run it inserted, by id. */
 async function insertRows(db: Kysely<Database>, rows: RunRow[], entering: Entering): Promise<Map<string, number>> {
   const status = entering === "filtered" ? sql.lit("filtered") : sql.lit("queued");
-  const wakeAt = entering === "queued-for-waker" ? sql`now() + ${REQUEUE_AFTER}::interval` : sql`null`;
+  const wakeAt =
+    entering === "queued-for-waker"
+      ? sql`now() + ${REQUEUE_AFTER}::interval`
+      : sql`case when revision = in_place_revision then now() + ${IN_PLACE_RECOVER_AFTER}::interval end`;
   const finishedAt = entering === "filtered" ? sql`now()` : sql`null`;
   const { rows: inserted } = await sql<{ id: string; revision: number }>`
     with v as (
       select v.id, f.account_id, f.id as flow_id, coalesce(v.revision, f.revision) as revision, v.trigger,
         v.replay_of, v.replay_job_id, v.delivery_id, v.waiter, v.parent_run_id, coalesce(v.call_depth, 0) as call_depth,
-        v.traceparent
+        v.traceparent, v.in_place_revision
       from jsonb_to_recordset(${`[${rows.map((row) => row.json).join(",")}]`}::jsonb) as v(
         id uuid, account_id text, flow_id uuid, trigger jsonb, replay_of uuid, replay_job_id uuid, delivery_id text,
-        waiter text, revision integer, parent_run_id uuid, call_depth integer, traceparent text)
+        waiter text, revision integer, parent_run_id uuid, call_depth integer, traceparent text,
+        in_place_revision integer)
       join flows f on f.id = v.flow_id and f.account_id = v.account_id and f.deleted_at is null),
     claimed as (
       insert into run_deliveries (flow_id, delivery_id, run_id)
@@ -167,6 +185,10 @@ type QueueDeps = { runQueue: RunQueue; metrics: MetricsRecorder };
 /** Step 3, once the INSERT has committed: each run appended to its account's lane; counted as started. */
 async function queueInserted(deps: QueueDeps, inserted: InsertedRun[]): Promise<void> {
   await Promise.all(inserted.map((one) => deps.runQueue.append(one.run, entryOfInserted(one))));
+  countStarted(deps, inserted);
+}
+
+function countStarted(deps: Pick<QueueDeps, "metrics">, inserted: InsertedRun[]): void {
   const started = new Map<string, number>();
   for (const { run } of inserted) started.set(run.accountId, (started.get(run.accountId) ?? 0) + 1);
   for (const [account, count] of started) deps.metrics.count(account, "runs.started", count);
@@ -283,8 +305,13 @@ export function createRunInserter(deps: {
         await takeOver(written.runId);
         return written;
       }
+      const { revision } = written;
+      if (revision === row.run.inPlaceRevision) {
+        countStarted(deps, [{ run: row.run, revision }]);
+        return { runId: row.run.id, duplicate: false, revision, inPlace: { traceparent: row.run.traceparent ?? null } };
+      }
       try {
-        await queueInserted(deps, [{ run: row.run, revision: written.revision }]);
+        await queueInserted(deps, [{ run: row.run, revision }]);
       } catch (error) {
         // The database failing too must not turn this into another error: the caller hears why it was not queued.
         await withdraw(row.run.id).catch((cause: unknown) => {
@@ -295,7 +322,7 @@ export function createRunInserter(deps: {
         });
         throw error;
       }
-      return { runId: row.run.id, duplicate: false };
+      return { runId: row.run.id, duplicate: false, revision };
     },
   };
 }

@@ -83,6 +83,37 @@ export interface RunsService {
   close(): Promise<void>;
 }
 
+/** A run a wait-mode start left to its process to execute (engine/in-place.ts): as accepted. */
+export interface InPlaceRun {
+  id: string;
+  accountId: string;
+  flowId: string;
+  revision: number;
+  trigger: unknown;
+  /** This process's waiter: should a worker take the run over, it tells the end there. */
+  waiter: string;
+  traceparent: string | null;
+}
+
+/**
+ * Executes wait-mode runs of flows that only compute in the process that accepted them
+ * (engine/in-place.ts): `revisionOf` names the flow's revision to leave to it, when known.
+ */
+export interface InPlaceRunner {
+  /** The flow's revision this process executes in place, if it knows one. */
+  revisionOf(flowId: string): number | undefined;
+  /** A start of the flow was given `revision`: learns whether its runs may run in place. */
+  learn(flowId: string, revision: number): void;
+  /**
+   * Executes a run its INSERT left to this process: its end, or null when it did not end
+   * here (it parked, a worker took it over, or it failed to: then it is queued for them).
+   */
+  execute(
+    run: InPlaceRun,
+    signal: AbortSignal,
+  ): Promise<Pick<RunDone, "status" | "output" | "response" | "error"> | null>;
+}
+
 export interface RunsDeps {
   database: DatabaseHandle;
   db: Kysely<Database>;
@@ -96,6 +127,8 @@ export interface RunsDeps {
   limits: AccountLimits;
   /** Wakes the run a cancelled `flow.call` child was called by. */
   events: Pick<RunEvents, "wake">;
+  /** Executes wait-mode runs of flows that only compute where they were accepted; absent, every run is queued. */
+  inPlace?: InPlaceRunner;
 }
 
 const runNotFound = () => new DomainError("not_found", "run not found");
@@ -176,11 +209,15 @@ export function createRunsService(deps: RunsDeps): RunsService {
       const id = newRunId();
       const timeout = new AbortController();
       const timer = setTimeout(() => timeout.abort(), timeoutMs);
+      const { inPlace } = deps;
       try {
         const waiting = waiters.wait(id, timeout.signal);
+        // A start naming its revision (a replay's) is queued: the revision known to run in place is the flow's current one.
+        const inPlaceRevision =
+          input.revision === undefined && input.parent === undefined ? inPlace?.revisionOf(input.flowId) : undefined;
         let started: StartedRun;
         try {
-          started = await start({ ...input, id, waiter: waiters.id });
+          started = await start({ ...input, id, waiter: waiters.id, inPlaceRevision });
         } catch (error) {
           timeout.abort();
           throw error;
@@ -189,6 +226,26 @@ export function createRunsService(deps: RunsDeps): RunsService {
           timeout.abort();
           return { status: "duplicate", runId: started.runId };
         }
+        if (started.revision !== undefined) inPlace?.learn(input.flowId, started.revision);
+        if (inPlace && started.inPlace && started.revision !== undefined) {
+          const end = await inPlace.execute(
+            {
+              id,
+              accountId: input.accountId,
+              flowId: input.flowId,
+              revision: started.revision,
+              trigger: input.trigger ?? null,
+              waiter: waiters.id,
+              traceparent: started.inPlace.traceparent,
+            },
+            timeout.signal,
+          );
+          if (end) {
+            timeout.abort();
+            return outcomeOf({ id, ...end });
+          }
+        }
+        // Queued, or taken from this process by a worker: the worker tells this process its end.
         const done = await waiting;
         // No word in time (or a notification lost to a broker reconnect): the row has the last say.
         if (!done || !("output" in done)) return readOutcome(input.accountId, id);

@@ -36,6 +36,8 @@ export interface QueuedStart extends StartRunInput {
   id: string;
   /** The process waiting for the outcome (wait mode). */
   waiter?: string;
+  /** The flow's revision the waiting process executes in place (engine/in-place.ts). */
+  inPlaceRevision?: number;
 }
 
 /**
@@ -82,6 +84,7 @@ export function createRunStarter(deps: {
         replayOf: input.replayOf,
         deliveryId: input.deliveryId,
         waiter: input.waiter,
+        inPlaceRevision: input.inPlaceRevision,
         parent: input.parent,
         traceparent,
       });
