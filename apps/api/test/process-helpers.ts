@@ -76,6 +76,13 @@ export class PlatformProcesses {
     return platform;
   }
 
+  /** The API's process, for a test that kills it. */
+  apiProcess(): Child {
+    const api = this.children.find((child) => child.name === "api");
+    if (!api) throw new Error("the API was not started");
+    return api;
+  }
+
   worker(name: string): Child {
     return this.spawn(name, ["apps/worker/src/main.ts"]);
   }
