@@ -280,6 +280,39 @@ for (const { label, backend, redis, skip } of runModes()) {
       expect(run.error).toBe('step "save" failed: bucket not found');
     });
 
+    test("a call of a flow that runs in place is answered as JSON; one that may outlast the idle timeout as a stream", async () => {
+      await toolFlow(owner, tool("computed_tool"), [
+        { name: "sum", node_type: "function", subject: "transform", payload: { sum: "{{trigger.a + trigger.b}}" } },
+      ]);
+      await toolFlow(owner, tool("paused_tool"), [
+        { name: "pause", node_type: "function", subject: "delay", payload: { ms: 10 } },
+      ]);
+      const callOf = (name: string) =>
+        api.request("/mcp", {
+          method: "POST",
+          headers: { ...owner.headers, accept: "application/json, text/event-stream" },
+          json: { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name, arguments: { a: 2, b: 3 } } },
+        });
+      // The first call of a flow in a process goes through the queue (and teaches the process the flow runs in place).
+      const first = await callOf("computed_tool");
+      expect(first.headers.get("content-type")).toContain("text/event-stream");
+      expect(await first.text()).toContain('"structuredContent":{"sum":5}');
+      // biome-ignore lint/suspicious/noExplicitAny: a JSON-RPC answer, read by the assertion
+      let computed: any;
+      await eventually(async () => {
+        const answered = await callOf("computed_tool");
+        if (!answered.headers.get("content-type")?.includes("application/json")) return false;
+        computed = await answered.json();
+        return true;
+      });
+      expect(computed.result.structuredContent).toEqual({ sum: 5 });
+      for (let i = 0; i < 2; i++) {
+        const paused = await callOf("paused_tool");
+        expect(paused.headers.get("content-type")).toContain("text/event-stream");
+        await paused.text();
+      }
+    });
+
     test("a run longer than the HTTP server's idle timeout still answers its output", async () => {
       await toolFlow(owner, tool("long_tool"), [
         { name: "pause", node_type: "function", subject: "delay", payload: { ms: LONG_MS } },

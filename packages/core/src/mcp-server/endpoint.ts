@@ -70,19 +70,27 @@ function jsonRpcError(status: number, code: number, message: string, headers: Re
 /**
  * The HTTP server closes a connection that is silent for 10 s (Bun's idle timeout), and a
  * `tools/call` may wait WAIT_TIMEOUT_MS for its run: its answer is a stream, which keep-alive
- * comments hold open, when that wait may pass this, or when the call asked for progress.
+ * comments hold open, when that wait may pass this, or when the call asked for progress. A
+ * call of a flow this process runs in place (engine/in-place.ts) is answered at once, as JSON.
  */
 const SILENT_ANSWER_MAX_MS = 8000;
 const KEEP_ALIVE_MS = 5000;
 
+type CallMessage = { method?: unknown; params?: { name?: unknown; _meta?: { progressToken?: unknown } } };
+
 /** Whether the answer to a message (or a batch) must be a stream (see `SILENT_ANSWER_MAX_MS`). */
-function answersAsStream(body: unknown, waitMs: number): boolean {
-  const messages = Array.isArray(body) ? body : [body];
-  return messages.some((message) => {
-    if (message === null || typeof message !== "object") return false;
-    const { method, params } = message as { method?: unknown; params?: { _meta?: { progressToken?: unknown } } };
-    return method === "tools/call" && (waitMs > SILENT_ANSWER_MAX_MS || params?._meta?.progressToken !== undefined);
-  });
+async function answersAsStream(services: Services, principal: Principal, body: unknown): Promise<boolean> {
+  const messages = (Array.isArray(body) ? body : [body]).filter(
+    (message): message is CallMessage =>
+      message !== null && typeof message === "object" && (message as CallMessage).method === "tools/call",
+  );
+  if (messages.some((message) => message.params?._meta?.progressToken !== undefined)) return true;
+  if (messages.length === 0 || services.config.runs.waitTimeoutMs <= SILENT_ANSWER_MAX_MS) return false;
+  for (const { params } of messages) {
+    const tool = typeof params?.name === "string" ? await findTool(services, principal, params.name) : null;
+    if (!tool || !services.runs.waitsInPlace(tool.flowId, tool.revision)) return true;
+  }
+  return false;
 }
 
 const asTool = ({ tool, title }: ToolFlow): Tool => ({
@@ -172,7 +180,7 @@ export async function handleMcpRequest(services: Services, request: Request, req
     if (error instanceof SyntaxError) return jsonRpcError(400, ErrorCode.ParseError, "Parse error: Invalid JSON");
     return answerError(error, { area: "platform", logger, requestId });
   }
-  const streaming = answersAsStream(body, services.config.runs.waitTimeoutMs);
+  const streaming = await answersAsStream(services, principal, body).catch(() => true);
   const server = toolServer(services, principal, requestId);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,

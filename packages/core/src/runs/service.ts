@@ -54,6 +54,8 @@ export interface RunsService {
   start(input: StartRunInput): Promise<StartedRun>;
   /** Starts a run and waits up to `timeoutMs` for its end. */
   startAndWait(input: StartRunInput, timeoutMs: number): Promise<RunOutcome>;
+  /** Whether `startAndWait` runs the flow's `revision` in this process (engine/in-place.ts): its answer comes at once. */
+  waitsInPlace(flowId: string, revision: number): boolean;
   /** How a run ended (its output when it succeeded), or null while it has not. */
   outcome(
     accountId: string,
@@ -254,6 +256,8 @@ export function createRunsService(deps: RunsDeps): RunsService {
         clearTimeout(timer);
       }
     },
+
+    waitsInPlace: (flowId, revision) => deps.inPlace?.revisionOf(flowId) === revision,
 
     async outcome(accountId, runId) {
       const { row, records } = await findRunWithSteps(accountId, runId);
