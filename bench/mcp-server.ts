@@ -2,9 +2,9 @@
  * A flow called as an MCP tool (issue 32's target: `tools/call` of a one-step flow costs at
  * most 15% more than `POST /flows/{id}/runs?wait=true` of the same flow, measured in the same
  * run), in both modes, next to a trivial `Bun.serve`. Each request is a whole run: recorded,
- * executed in the API process (the flow only computes: engine/in-place.ts) and answered; a `tools/call` besides authenticates, finds the
- * tool, checks the arguments against its input schema and answers through the SDK's
- * transport (as JSON: the flow runs in place, see engine/in-place.ts).
+ * executed and answered (in the API process: the flow only computes, see engine/in-place.ts);
+ * a `tools/call` besides authenticates, finds the tool, checks the arguments against its input
+ * schema and answers through the SDK's transport (as JSON, since the run ends at once).
  *
  *   bun bench/mcp-server.ts [--seconds N] [--connections N]
  *
