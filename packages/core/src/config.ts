@@ -288,7 +288,7 @@ export const coreConfigSchema = z.object({
   }),
   WAIT_RUNS_IN_PLACE: envBoolean(true).meta({
     description:
-      "Whether a wait-mode run of a flow that only computes (transform, respond, stop, switch; no flow control) runs in the API process that accepted it, recorded as every run is but without the queue, the worker's claim and the end's notification; should that process die, a worker finishes the run 10 s later. `false` queues every run for the workers.",
+      "Whether a wait-mode run of a flow that only computes (transform, respond, stop, switch; no flow control) runs in the API process that accepted it, executed first and recorded as it ended in one INSERT, without the queue, the worker's claim and the end's notification. `false` queues every run for the workers.",
   }),
   RUN_RETENTION_DAYS: wholeNumber({
     min: 1,

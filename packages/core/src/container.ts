@@ -113,18 +113,7 @@ export async function createServices(
   const events = createRunEvents(database.db, limits);
   const runQueue = createRunQueue(broker, config.runs.queuePartitions);
   const inPlace = config.runs.waitRunsInPlace
-    ? createInPlaceRunner({
-        database,
-        db: database.db,
-        sealer,
-        limits,
-        events,
-        metrics,
-        logger,
-        runQueue,
-        storageDefinitions,
-        config: config.runs,
-      })
+    ? createInPlaceRunner({ db: database.db, sealer, limits, events, logger, storageDefinitions, config: config.runs })
     : undefined;
   const runs = createRunsService({
     inPlace,

@@ -1,23 +1,20 @@
-import type { Database, DatabaseHandle } from "@platform/db";
+import type { Database } from "@platform/db";
 import type { Kysely } from "kysely";
 import { tracesRunData } from "../accounts/settings.ts";
-import { PLATFORM_SCOPE } from "../broker/port.ts";
 import type { CoreConfig } from "../config.ts";
 import { messageOf } from "../errors.ts";
 import type { AccountLimits } from "../limits/account-limits.ts";
 import type { Logger } from "../logger.ts";
-import type { MetricsRecorder } from "../monitoring/recorder.ts";
 import type { InPlaceRunner } from "../runs/service.ts";
 import type { Sealer } from "../sealing.ts";
 import type { DefinitionCache } from "../storage/definition-cache.ts";
 import { traceRun } from "../tracing/run-spans.ts";
 import { COMPUTING_SUBJECTS, computingStepFunctions } from "./built-ins.ts";
 import type { RunEvents } from "./events.ts";
-import { type ExecutorDeps, executeRun, type RunEnd, RunTakenOver } from "./executor.ts";
+import { type ExecutorDeps, executeRun, type RunEnd } from "./executor.ts";
 import { createRevisionCache, hasStartControl, type LoadedFlow, type LoadedStep } from "./revisions.ts";
-import type { RunQueue } from "./run-queue.ts";
 import { createSecretsReader } from "./secrets-reader.ts";
-import { createRunStore, type FreshRun } from "./store.ts";
+import { freshRun, type RunStore, type RunWrite, type StepChange, stepRow } from "./store.ts";
 
 /** Flows this process remembers the runs-in-place revision of (the most recently started). */
 const MAX_FLOWS = 10_000;
@@ -50,40 +47,38 @@ export function runsInPlace(flow: LoadedFlow): boolean {
 }
 
 export interface InPlaceDeps {
-  database: DatabaseHandle;
   db: Kysely<Database>;
   sealer: Sealer;
   limits: AccountLimits;
   events: RunEvents;
-  metrics: MetricsRecorder;
   logger: Logger;
-  runQueue: RunQueue;
   storageDefinitions: DefinitionCache;
-  config: Pick<CoreConfig["runs"], "leaseMs" | "stepOutputMaxBytes" | "forEachMaxItems" | "logLimits">;
+  config: Pick<CoreConfig["runs"], "stepOutputMaxBytes" | "forEachMaxItems" | "logLimits">;
 }
 
 const notInPlace = () => Promise.reject(new Error("a run executed in place starts no other run"));
 
 /**
  * Wait-mode starts of flows that only compute, executed where they were accepted (issue 34):
- * the run is recorded as every run is (runs/insert.ts), but instead of being appended to the
- * run queue it is left to the waker IN_PLACE_RECOVER_AFTER ahead and executed at once by
- * the accepting process, whose end write claims and ends it in one statement: no stream
- * round trip, no worker's claim, no notification of the end. Should that process die
- * first, the waker queues the run and a worker executes it once, as any run it wakes; a run
- * that parks (a retry's backoff too long to wait for in place) is the waker's and the
- * workers' from then on, like every parked run.
+ * the run is executed first, in memory (its writes kept, not sent), and then recorded as
+ * every run is (runs/insert.ts) but as it ended: its INSERT writes its status, its end and
+ * its step records in one statement. Nothing goes through the run queue: no stream round
+ * trip, no worker's claim, no notification of the end, one statement for the whole run.
+ * Its steps have no outside effects, so a run executed and never recorded (the process died
+ * before its INSERT, or the INSERT failed) is a run that never happened, as for any start
+ * whose caller heard no answer. A run that parks (a retry's backoff too long to wait for in
+ * place) is recorded parked, the waker's and the workers' from then on like every parked run.
  *
  * Which flows run in place is learned per process: each start's INSERT answers the revision
- * it runs (`learn`), and a later start asks the INSERT to be left to the waker only when the
- * flow's current revision is still the one known to run in place (`revisionOf`), so a flow
- * saved since goes through the queue, and so does the first start of a flow in a process.
+ * it runs (`learn`), and a later start is executed ahead only when that revision is known to
+ * run in place (`revisionOf`). Its INSERT records it as executed only when the flow's current
+ * revision is still that one (`ranInPlace`, compared in the statement), else as queued like
+ * any start, for the workers; a flow saved since, or one a process has not started yet,
+ * goes through the queue.
  */
 export function createInPlaceRunner(deps: InPlaceDeps): InPlaceRunner {
   const revisions = createRevisionCache(deps.db);
-  const store = createRunStore(deps.database, deps.config.leaseMs, deps.runQueue);
-  const executor: ExecutorDeps = {
-    store,
+  const executor: Omit<ExecutorDeps, "store"> = {
     functions: computingStepFunctions(),
     secrets: createSecretsReader(deps),
     outputMaxBytes: deps.config.stepOutputMaxBytes,
@@ -123,27 +118,58 @@ export function createInPlaceRunner(deps: InPlaceDeps): InPlaceRunner {
       );
     },
 
-    async execute(accepted, signal) {
-      const fresh: FreshRun = { ...accepted, parentRunId: null, callDepth: 0 };
+    async runAhead(accepted, signal) {
+      const startedAt = performance.now();
       try {
-        const flow = await revisions.flow(fresh.flowId, fresh.revision);
-        if (!flow || !runsInPlace(flow)) throw new Error(`revision ${fresh.revision} does not run in place`);
-        const run = store.fresh(fresh, `in-place:${fresh.id}`);
+        const flow = await revisions.flow(accepted.flowId, accepted.revision);
+        if (!flow || !runsInPlace(flow)) return null;
+        const run = freshRun({ ...accepted, parentRunId: null, callDepth: 0 }, `in-place:${accepted.id}`);
+        const writes: RunWrite[] = [];
+        const keeping: RunStore = {
+          claim: () => Promise.reject(new Error("a run executed in place is never claimed")),
+          fresh: freshRun,
+          write: async (change) => {
+            writes.push(change);
+            return true;
+          },
+        };
         const showsData = () => tracesRunData(deps, run.accountId);
         const failedEnd = (end: RunEnd) => (end.kind === "finished" && end.status === "failed" ? end.error : null);
-        const end = await traceRun(run, 1, showsData, () => executeRun(executor, run, flow, signal), failedEnd);
-        if (end.kind !== "finished") return null;
-        deps.metrics.count(run.accountId, end.status === "succeeded" ? "runs.succeeded" : "runs.failed");
-        deps.metrics.count(PLATFORM_SCOPE, end.status === "succeeded" ? "runs.succeeded" : "runs.failed");
-        return end;
+        const execute = () => executeRun({ ...executor, store: keeping }, run, flow, signal);
+        const end = await traceRun(run, 1, showsData, execute, failedEnd);
+        const record = recordOf(writes, performance.now() - startedAt);
+        if (!record) return null;
+        const { kind, ...ended } = end;
+        return { revision: accepted.revision, record, end: kind === "finished" ? (ended as FinishedEnd) : null };
       } catch (error) {
-        // Taken over by a worker (the waker queued it meanwhile): the worker tells the waiter.
-        if (error instanceof RunTakenOver) return null;
-        // Not ended here: queued for the workers now rather than when the waker would.
-        deps.logger.warn({ err: messageOf(error), run: fresh.id }, "a run could not end in place; a worker takes it");
-        await deps.runQueue.requeue([fresh]).catch(() => {});
+        // Not executed here: its start queues it for the workers.
+        deps.logger.warn({ err: messageOf(error), run: accepted.id }, "a run could not be executed in place; queued");
         return null;
       }
     },
   };
+}
+
+type FinishedEnd = Omit<Extract<RunEnd, { kind: "finished" }>, "kind">;
+
+/**
+ * The writes of a run executed in place as the one its INSERT makes (runs/insert.ts): the
+ * last write's status and end, every step record as last changed; null when the run did not
+ * leave the executor's hands (its last write did not release it).
+ */
+function recordOf(writes: RunWrite[], tookMs: number): string | null {
+  const last = writes.at(-1);
+  if (!last?.release) return null;
+  const steps = new Map<string, StepChange>();
+  for (const write of writes) for (const change of write.steps) steps.set(change.name, change);
+  return JSON.stringify({
+    status: last.status,
+    error: last.error ?? null,
+    wake_at: last.wakeAt?.toISOString() ?? null,
+    waiting_on: last.waitingOn && last.waitingOn.length > 0 ? last.waitingOn : null,
+    finished: last.finished,
+    recorded_bytes: last.recordedBytes ?? 0,
+    took_ms: Math.round(tookMs),
+    steps: [...steps.values()].map(stepRow),
+  });
 }

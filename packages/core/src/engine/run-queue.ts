@@ -78,15 +78,6 @@ export function entryOf(run: EntryRun): string {
  */
 export const REQUEUE_AFTER = "2 minutes";
 
-/**
- * How far ahead `wake_at` is set for a run accepted to be executed in place (in-place.ts):
- * far longer than any such run takes (its steps only compute, each expression within its
- * time budget), so the waker queues it only when the process that accepted it died before
- * the run's end was written. A run queued so while that process still executes it goes to
- * whichever writes it first: a worker's claim, or the process's end write (store.ts).
- */
-export const IN_PLACE_RECOVER_AFTER = "10 seconds";
-
 /** Runs of one account a turn moves onto a partition's stream (see `RunQueue`). */
 export const RUN_LANE_QUANTUM = 32;
 

@@ -174,9 +174,23 @@ function successorOf(row: WrittenRow): QueuedRun | EntryRun | null {
 }
 
 /** A step's row as the write sends it: its record without the output, and the output once it succeeded. */
-function stepRow({ name, record }: StepChange) {
+export function stepRow({ name, record }: StepChange) {
   const { output, ...rest } = record;
   return { name, record: rest, output: record.status === "succeeded" ? (output ?? null) : null };
+}
+
+/** A run as its queueing entry describes it, taken by its first write (see `RunStore.fresh`). */
+export function freshRun({ slot, traceparent, ...run }: FreshRun, entryId: string): ClaimedRun {
+  return {
+    ...run,
+    traceparent: traceparent ?? null,
+    startedAt: new Date().toISOString(),
+    steps: {},
+    recordedBytes: 0,
+    holder: `${entryId}/1`,
+    claimed: false,
+    heldSlotKey: slot ?? null,
+  };
 }
 
 /**
@@ -318,18 +332,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number, runQue
         traceparent: row.traceparent,
       };
     },
-    fresh({ slot, traceparent, ...run }, entryId) {
-      return {
-        ...run,
-        traceparent: traceparent ?? null,
-        startedAt: new Date().toISOString(),
-        steps: {},
-        recordedBytes: 0,
-        holder: `${entryId}/1`,
-        claimed: false,
-        heldSlotKey: slot ?? null,
-      };
-    },
+    fresh: freshRun,
     async write(change) {
       const json = JSON.stringify({
         id: change.id,

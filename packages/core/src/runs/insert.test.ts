@@ -105,7 +105,7 @@ for (const { backend, skip } of databaseBackends()) {
     test("a start someone waits for is recorded queued, then queued with the run as accepted; its delivery id starts it once", async () => {
       const before = await metrics.read(accountId, "runs.started");
       const run = newRun({ deliveryId: `evt_${crypto.randomUUID()}` });
-      expect(await inserter.insert(runRow(run))).toEqual({ runId: run.id, duplicate: false });
+      expect(await inserter.insert(runRow(run))).toEqual({ runId: run.id, duplicate: false, revision: 1 });
       expect(await rowOf(run.id)).toMatchObject({ status: "queued", queue_reason: null, wake_at: null, revision: 1 });
       const entry = (await queuedEntries(broker)).find((queued) => queued.run === run.id);
       expect(entry?.start).toEqual({
@@ -124,6 +124,73 @@ for (const { backend, skip } of databaseBackends()) {
       expect(await metrics.read(accountId, "runs.started")).toBe(before + 1);
     });
 
+    test("a run executed in place is recorded as it ended, with its step records, in its INSERT; another revision's is queued", async () => {
+      const record = (status: string) =>
+        JSON.stringify({
+          status,
+          error: status === "failed" ? 'step "shape" failed: boom' : null,
+          wake_at: null,
+          waiting_on: null,
+          finished: true,
+          recorded_bytes: 12,
+          took_ms: 3,
+          steps: [
+            {
+              name: "shape",
+              record: { status, attempts: [{ started_at: "2026-11-27T00:00:00.000Z" }] },
+              output: status === "succeeded" ? { order: 7 } : null,
+            },
+          ],
+        });
+      const ran = newRun({ ranInPlace: { revision: 1, end: null, record: record("succeeded") } });
+      const failed = newRun({ ranInPlace: { revision: 1, end: null, record: record("failed") } });
+      const [answered, answeredFailed] = await Promise.all([
+        inserter.insert(runRow(ran)),
+        inserter.insert(runRow(failed)),
+      ]);
+      expect(answered).toMatchObject({ runId: ran.id, duplicate: false, revision: 1, inPlace: { revision: 1 } });
+      expect(answeredFailed.inPlace).toBeDefined();
+      const row = await database.db
+        .selectFrom("runs")
+        .select(["status", "error", "wake_at", "held_by", "created_at", "started_at", "finished_at", "recorded_bytes"])
+        .where("id", "=", ran.id)
+        .executeTakeFirstOrThrow();
+      expect(row).toMatchObject({ status: "succeeded", error: null, wake_at: null, held_by: null });
+      expect(Number(row.recorded_bytes)).toBe(12);
+      // Accepted when its execution began, by the database's clock: it took 3 ms before the INSERT.
+      expect(new Date(row.finished_at as Date).getTime() - new Date(row.created_at).getTime()).toBe(3);
+      expect(row.started_at).toEqual(row.created_at);
+      const steps = await database.db
+        .selectFrom("run_steps")
+        .select(["name", "record", "output"])
+        .where("run_id", "in", [ran.id, failed.id])
+        .orderBy("output")
+        .execute();
+      expect(steps.map((step) => [step.name, (step.record as { status: string }).status, step.output])).toEqual([
+        ["shape", "succeeded", { order: 7 }],
+        ["shape", "failed", null],
+      ]);
+      expect(await rowOf(failed.id)).toMatchObject({ status: "failed" });
+      expect(
+        (await database.db.selectFrom("runs").select("error").where("id", "=", failed.id).executeTakeFirstOrThrow())
+          .error,
+      ).toBe('step "shape" failed: boom');
+      expect(await queuedIds()).not.toContain(ran.id);
+
+      // Executed under a revision the flow no longer has as its current one: recorded queued, and queued.
+      const stale = newRun({ ranInPlace: { revision: 2, end: null, record: record("succeeded") } });
+      const queued = await inserter.insert(runRow(stale));
+      expect(queued).toEqual({ runId: stale.id, duplicate: false, revision: 1 });
+      expect(await rowOf(stale.id)).toMatchObject({ status: "queued", finished_at: null });
+      const staleSteps = await database.db
+        .selectFrom("run_steps")
+        .select("name")
+        .where("run_id", "=", stale.id)
+        .execute();
+      expect(staleSteps).toEqual([]);
+      expect(await queuedIds()).toContain(stale.id);
+    });
+
     test("a start whose append fails is withdrawn with its delivery claim, so the sender's retry starts it", async () => {
       const down = createRunInserter({ database, runQueue: createRunQueue(brokerDown, 1), metrics, logger });
       const run = newRun({ deliveryId: `evt_${crypto.randomUUID()}` });
@@ -134,7 +201,7 @@ for (const { backend, skip } of databaseBackends()) {
       expect(await queuedIds()).not.toContain(run.id);
 
       const retry = newRun({ deliveryId: run.deliveryId });
-      expect(await inserter.insert(runRow(retry))).toEqual({ runId: retry.id, duplicate: false });
+      expect(await inserter.insert(runRow(retry))).toEqual({ runId: retry.id, duplicate: false, revision: 1 });
       expect(await queuedIds()).toContain(retry.id);
     });
 

@@ -2,7 +2,7 @@ import type { Database, DatabaseHandle } from "@platform/db";
 import { type Kysely, sql, type Transaction } from "kysely";
 import { PLATFORM_SCOPE } from "../broker/port.ts";
 import { isRowFault } from "../database-errors.ts";
-import { entryOf, IN_PLACE_RECOVER_AFTER, type QueuedRun, REQUEUE_AFTER, type RunQueue } from "../engine/run-queue.ts";
+import { entryOf, type QueuedRun, REQUEUE_AFTER, type RunQueue } from "../engine/run-queue.ts";
 import { DomainError } from "../errors.ts";
 import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import type { Logger } from "../logger.ts";
@@ -30,11 +30,10 @@ import { acceptedInBackground } from "../tracing/spans.ts";
  * 3. Only once the INSERT has committed is each run appended to the run queue (its account's
  *    lane in its flow's partition), with the run as accepted when its trigger data is small
  *    (`entryOf`): no worker reads a run that was not committed, and a transaction that
- *    rolls back queued nothing. The one exception is a wait-mode start that names the
- *    revision its process executes in place (`inPlaceRevision`, engine/in-place.ts): when
- *    the run gets that revision, the INSERT sets its `wake_at` IN_PLACE_RECOVER_AFTER ahead
- *    and nothing is appended; the process executes it, and the waker queues it should that
- *    process die before its end is written.
+ *    rolls back queued nothing. The one exception is a wait-mode run its start executed in
+ *    place before its INSERT (`ranInPlace`, engine/in-place.ts): when it gets the revision it
+ *    ran, the INSERT records it as it ended (its status, end and step records) and nothing is
+ *    appended; else it is inserted and queued as any start, its execution forgotten.
  * 4. A run committed whose append fails is either withdrawn or left to the waker:
  *    - a start someone waits for (`createRunInserter`) is withdrawn, its row and delivery
  *      claim deleted, and its caller hears the broker's error (503): the sender's retry
@@ -94,11 +93,21 @@ export interface NewRun {
   parent?: { runId: string; depth: number };
   /** Its acceptance span's `traceparent` (tracing/spans.ts), which its later spans continue. */
   traceparent?: string | null;
+  /** The run as the starting process executed it (engine/in-place.ts): recorded so if it gets that revision (step 3). */
+  ranInPlace?: RanInPlace;
+}
+
+/** A run a wait-mode start executed before recording it (engine/in-place.ts). */
+export interface RanInPlace {
+  /** The revision it ran. */
+  revision: number;
+  /** Its end (null: it parked). */
+  end: { status: "succeeded" | "failed"; output: unknown; response: unknown; error: string | null } | null;
   /**
-   * The flow's revision the starting process executes in place (engine/in-place.ts): when
-   * the run gets that revision, it is left to the waker instead of queued (step 3).
+   * What its INSERT records: `{status, error, wake_at, waiting_on, finished, recorded_bytes,
+   * took_ms, steps}` as JSON, each step as a write sends it (store.ts, `stepRow`).
    */
-  inPlaceRevision?: number;
+  record: string;
 }
 
 /** A run with its row as the INSERT reads it (JSON text: a start's shared statement embeds it as it is). */
@@ -119,8 +128,8 @@ export interface StartedRun {
   duplicate: boolean;
   /** The flow revision a new run runs. */
   revision?: number;
-  /** A new run left to the starting process to execute (its `inPlaceRevision`), not queued: the trace it continues. */
-  inPlace?: { traceparent: string | null };
+  /** A new run recorded as its start executed it (`ranInPlace`), not queued. */
+  inPlace?: RanInPlace;
 }
 
 export function runRow(run: NewRun): RunRow {
@@ -136,45 +145,81 @@ export function runRow(run: NewRun): RunRow {
     parent_run_id: run.parent?.runId ?? null,
     call_depth: run.parent?.depth ?? null,
     traceparent: run.traceparent ?? null,
-    in_place_revision: run.inPlaceRevision ?? null,
-  }).slice(0, -1)},"trigger":${run.trigger}}`;
+    in_place_revision: run.ranInPlace?.revision ?? null,
+  }).slice(0, -1)},${run.ranInPlace ? `"ran":${run.ranInPlace.record},` : ""}"trigger":${run.trigger}}`;
   return { run, json };
 }
 
 /** How the rows of one INSERT start: queued (waited for, or with the waker behind them), or ended at once. */
 type Entering = "queued" | "queued-for-waker" | "filtered";
 
-/** Step 1 and 2 of the protocol: one statement. Answers the revision of each run it inserted, by id. */
-async function insertRows(db: Kysely<Database>, rows: RunRow[], entering: Entering): Promise<Map<string, number>> {
+/** A row the INSERT wrote: the revision its run runs, and whether it was recorded as its start executed it. */
+interface Inserted {
+  revision: number;
+  ranInPlace: boolean;
+}
+
+/**
+ * Step 1 and 2 of the protocol: one statement. A run its start executed in place (`ran`) is
+ * recorded as it ended, with its step records, when it gets the revision it ran; otherwise,
+ * and for every other start, as the protocol says. Answers what it inserted, by id.
+ */
+async function insertRows(db: Kysely<Database>, rows: RunRow[], entering: Entering): Promise<Map<string, Inserted>> {
   const status = entering === "filtered" ? sql.lit("filtered") : sql.lit("queued");
-  const wakeAt =
-    entering === "queued-for-waker"
-      ? sql`now() + ${REQUEUE_AFTER}::interval`
-      : sql`case when revision = in_place_revision then now() + ${IN_PLACE_RECOVER_AFTER}::interval end`;
+  const wakeAt = entering === "queued-for-waker" ? sql`now() + ${REQUEUE_AFTER}::interval` : sql`null`;
   const finishedAt = entering === "filtered" ? sql`now()` : sql`null`;
-  const { rows: inserted } = await sql<{ id: string; revision: number }>`
-    with v as (
+  const batch = sql`
       select v.id, f.account_id, f.id as flow_id, coalesce(v.revision, f.revision) as revision, v.trigger,
         v.replay_of, v.replay_job_id, v.delivery_id, v.waiter, v.parent_run_id, coalesce(v.call_depth, 0) as call_depth,
-        v.traceparent, v.in_place_revision
+        v.traceparent, case when coalesce(v.revision, f.revision) = v.in_place_revision then v.ran end as ran
       from jsonb_to_recordset(${`[${rows.map((row) => row.json).join(",")}]`}::jsonb) as v(
         id uuid, account_id text, flow_id uuid, trigger jsonb, replay_of uuid, replay_job_id uuid, delivery_id text,
         waiter text, revision integer, parent_run_id uuid, call_depth integer, traceparent text,
-        in_place_revision integer)
-      join flows f on f.id = v.flow_id and f.account_id = v.account_id and f.deleted_at is null),
-    claimed as (
+        in_place_revision integer, ran jsonb)
+      join flows f on f.id = v.flow_id and f.account_id = v.account_id and f.deleted_at is null`;
+  const claimed = sql`
       insert into run_deliveries (flow_id, delivery_id, run_id)
       select flow_id, delivery_id, id from v where delivery_id is not null
       on conflict do nothing
-      returning run_id)
-    insert into runs (
-      id, account_id, flow_id, revision, status, trigger, replay_of, replay_job_id, delivery_id, waiter, parent_run_id,
-      call_depth, queue_reason, wake_at, finished_at, traceparent)
-    select id, account_id, flow_id, revision, ${status}, trigger, replay_of, replay_job_id, delivery_id, waiter,
-      parent_run_id, call_depth, null, ${wakeAt}, ${finishedAt}, traceparent
-    from v where delivery_id is null or id in (select run_id from claimed)
-    returning id, revision`.execute(db);
-  return new Map(inserted.map((row) => [row.id, row.revision]));
+      returning run_id`;
+  if (!rows.some((row) => row.run.ranInPlace)) {
+    const { rows: inserted } = await sql<{ id: string; revision: number }>`
+      with v as (${batch}), claimed as (${claimed})
+      insert into runs (
+        id, account_id, flow_id, revision, status, trigger, replay_of, replay_job_id, delivery_id, waiter, parent_run_id,
+        call_depth, queue_reason, wake_at, finished_at, traceparent)
+      select id, account_id, flow_id, revision, ${status}, trigger, replay_of, replay_job_id, delivery_id, waiter,
+        parent_run_id, call_depth, null, ${wakeAt}, ${finishedAt}, traceparent
+      from v where delivery_id is null or id in (select run_id from claimed)
+      returning id, revision`.execute(db);
+    return new Map(inserted.map((row) => [row.id, { revision: row.revision, ranInPlace: false }]));
+  }
+  // A run executed in place began `took_ms` before this statement: accepted then, by the database's clock.
+  const took = sql`coalesce((ran ->> 'took_ms')::integer, 0) * interval '1 millisecond'`;
+  const { rows: inserted } = await sql<{ id: string; revision: number; ran: boolean }>`
+    with v as (${batch}), claimed as (${claimed}),
+    inserted as (
+      insert into runs (
+        id, account_id, flow_id, revision, status, trigger, replay_of, replay_job_id, delivery_id, waiter, parent_run_id,
+        call_depth, queue_reason, error, wake_at, waiting_on, created_at, started_at, finished_at, recorded_bytes,
+        traceparent)
+      select id, account_id, flow_id, revision, coalesce(ran ->> 'status', ${status}), trigger, replay_of, replay_job_id,
+        delivery_id, waiter, parent_run_id, call_depth, null, ran ->> 'error',
+        case when ran is null then ${wakeAt} else (ran ->> 'wake_at')::timestamptz end,
+        case when jsonb_typeof(ran -> 'waiting_on') = 'array' then array(select jsonb_array_elements_text(ran -> 'waiting_on')) end,
+        now() - ${took}, case when ran is not null then now() - ${took} end,
+        case when (ran ->> 'finished')::boolean then now() else ${finishedAt} end,
+        coalesce((ran ->> 'recorded_bytes')::bigint, 0), traceparent
+      from v where delivery_id is null or id in (select run_id from claimed)
+      returning id, revision),
+    steps as (
+      insert into run_steps (run_id, name, record, output)
+      select v.id, s.name, s.record, s.output
+      from v join inserted as i on i.id = v.id
+        cross join lateral jsonb_to_recordset(v.ran -> 'steps') as s(name text, record jsonb, output jsonb)
+      where v.ran is not null)
+    select i.id, i.revision, v.ran is not null as ran from inserted as i join v on v.id = i.id`.execute(db);
+  return new Map(inserted.map((row) => [row.id, { revision: row.revision, ranInPlace: row.ran }]));
 }
 
 /** The run stream entry of a run just accepted (see `entryOf`). */
@@ -196,7 +241,7 @@ function countStarted(deps: Pick<QueueDeps, "metrics">, inserted: InsertedRun[])
 }
 
 /** What one start's share of a batch INSERT did: wrote its row, or did not (see `notStarted`). */
-type Written = { written: true; revision: number } | StartedRun | { failure: unknown };
+type Written = ({ written: true } & Inserted) | StartedRun | { failure: unknown };
 
 /**
  * Starts someone waits for (a webhook's sender, a gateway's caller, a `flow.call` step):
@@ -223,8 +268,8 @@ export function createRunInserter(deps: {
     const written = await insertRows(db, rows, "queued");
     return Promise.all(
       rows.map((row): Written | Promise<Written> => {
-        const revision = written.get(row.run.id);
-        return revision === undefined ? notStarted(row.run) : { written: true, revision };
+        const inserted = written.get(row.run.id);
+        return inserted === undefined ? notStarted(row.run) : { written: true, ...inserted };
       }),
     );
   }
@@ -306,9 +351,9 @@ export function createRunInserter(deps: {
         return written;
       }
       const { revision } = written;
-      if (revision === row.run.inPlaceRevision) {
+      if (written.ranInPlace) {
         countStarted(deps, [{ run: row.run, revision }]);
-        return { runId: row.run.id, duplicate: false, revision, inPlace: { traceparent: row.run.traceparent ?? null } };
+        return { runId: row.run.id, duplicate: false, revision, inPlace: row.run.ranInPlace };
       }
       try {
         await queueInserted(deps, [{ run: row.run, revision }]);
@@ -356,8 +401,8 @@ export async function startRunsInTransaction<T>(
       const rows = runs.map((run) => runRow(traced(run)));
       const written = await insertRows(trx, rows, "queued-for-waker");
       const these = rows.flatMap(({ run }) => {
-        const revision = written.get(run.id);
-        return revision === undefined ? [] : [{ run, revision }];
+        const inserted = written.get(run.id);
+        return inserted === undefined ? [] : [{ run, revision: inserted.revision }];
       });
       inserted.push(...these);
       return these;

@@ -1,6 +1,6 @@
 import type { Database, DatabaseHandle } from "@platform/db";
 import { type Kysely, sql } from "kysely";
-import type { Broker } from "../broker/port.ts";
+import { type Broker, PLATFORM_SCOPE } from "../broker/port.ts";
 import { passOnSlots } from "../engine/concurrency.ts";
 import type { RunEvents } from "../engine/events.ts";
 import { isFinal, type RespondOutput, type StepRecords } from "../engine/records.ts";
@@ -12,7 +12,7 @@ import type { AccountLimits } from "../limits/account-limits.ts";
 import type { Logger } from "../logger.ts";
 import type { MetricsRecorder } from "../monitoring/recorder.ts";
 import { acceptedWithin } from "./accepted-range.ts";
-import { newRunId, recordFilteredRun, type StartedRun } from "./insert.ts";
+import { newRunId, type RanInPlace, recordFilteredRun, type StartedRun } from "./insert.ts";
 import { requireLiveFlow } from "./live-flow.ts";
 import { createRunStarter, type StartRunInput } from "./start.ts";
 import { triggerHolds } from "./trigger-search.ts";
@@ -85,35 +85,28 @@ export interface RunsService {
   close(): Promise<void>;
 }
 
-/** A run a wait-mode start left to its process to execute (engine/in-place.ts): as accepted. */
+/** A run a wait-mode start executes before recording it (engine/in-place.ts): as accepted. */
 export interface InPlaceRun {
   id: string;
   accountId: string;
   flowId: string;
   revision: number;
   trigger: unknown;
-  /** This process's waiter: should a worker take the run over, it tells the end there. */
   waiter: string;
   traceparent: string | null;
 }
 
 /**
  * Executes wait-mode runs of flows that only compute in the process that accepted them
- * (engine/in-place.ts): `revisionOf` names the flow's revision to leave to it, when known.
+ * (engine/in-place.ts): `revisionOf` names the flow's revision it executes, when known.
  */
 export interface InPlaceRunner {
   /** The flow's revision this process executes in place, if it knows one. */
   revisionOf(flowId: string): number | undefined;
   /** A start of the flow was given `revision`: learns whether its runs may run in place. */
   learn(flowId: string, revision: number): void;
-  /**
-   * Executes a run its INSERT left to this process: its end, or null when it did not end
-   * here (it parked, a worker took it over, or it failed to: then it is queued for them).
-   */
-  execute(
-    run: InPlaceRun,
-    signal: AbortSignal,
-  ): Promise<Pick<RunDone, "status" | "output" | "response" | "error"> | null>;
+  /** Executes the run, writing nothing; null when it cannot be (it is queued then). */
+  runAhead(run: InPlaceRun, signal: AbortSignal): Promise<RanInPlace | null>;
 }
 
 export interface RunsDeps {
@@ -215,11 +208,21 @@ export function createRunsService(deps: RunsDeps): RunsService {
       try {
         const waiting = waiters.wait(id, timeout.signal);
         // A start naming its revision (a replay's) is queued: the revision known to run in place is the flow's current one.
-        const inPlaceRevision =
+        const revision =
           input.revision === undefined && input.parent === undefined ? inPlace?.revisionOf(input.flowId) : undefined;
+        const { accountId, flowId } = input;
+        const trigger = input.trigger ?? null;
+        const runAhead =
+          inPlace && revision !== undefined
+            ? (traceparent: string | null) =>
+                inPlace.runAhead(
+                  { id, accountId, flowId, revision, trigger, waiter: waiters.id, traceparent },
+                  timeout.signal,
+                )
+            : undefined;
         let started: StartedRun;
         try {
-          started = await start({ ...input, id, waiter: waiters.id, inPlaceRevision });
+          started = await start({ ...input, id, waiter: waiters.id, runAhead });
         } catch (error) {
           timeout.abort();
           throw error;
@@ -229,25 +232,15 @@ export function createRunsService(deps: RunsDeps): RunsService {
           return { status: "duplicate", runId: started.runId };
         }
         if (started.revision !== undefined) inPlace?.learn(input.flowId, started.revision);
-        if (inPlace && started.inPlace && started.revision !== undefined) {
-          const end = await inPlace.execute(
-            {
-              id,
-              accountId: input.accountId,
-              flowId: input.flowId,
-              revision: started.revision,
-              trigger: input.trigger ?? null,
-              waiter: waiters.id,
-              traceparent: started.inPlace.traceparent,
-            },
-            timeout.signal,
-          );
-          if (end) {
-            timeout.abort();
-            return outcomeOf({ id, ...end });
-          }
+        const end = started.inPlace?.end;
+        if (end) {
+          timeout.abort();
+          const ended = end.status === "succeeded" ? "runs.succeeded" : "runs.failed";
+          deps.metrics.count(input.accountId, ended);
+          deps.metrics.count(PLATFORM_SCOPE, ended);
+          return outcomeOf({ id, ...end });
         }
-        // Queued, or taken from this process by a worker: the worker tells this process its end.
+        // Queued (or recorded parked): a worker tells this process its end.
         const done = await waiting;
         // No word in time (or a notification lost to a broker reconnect): the row has the last say.
         if (!done || !("output" in done)) return readOutcome(input.accountId, id);

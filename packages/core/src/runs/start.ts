@@ -7,7 +7,7 @@ import type { Logger } from "../logger.ts";
 import type { MetricsRecorder } from "../monitoring/recorder.ts";
 import { UUID } from "../schemas.ts";
 import { accepting } from "../tracing/spans.ts";
-import { createRunInserter, runRow, type StartedRun } from "./insert.ts";
+import { createRunInserter, type RanInPlace, runRow, type StartedRun } from "./insert.ts";
 
 export interface StartRunInput {
   accountId: string;
@@ -36,8 +36,11 @@ export interface QueuedStart extends StartRunInput {
   id: string;
   /** The process waiting for the outcome (wait mode). */
   waiter?: string;
-  /** The flow's revision the waiting process executes in place (engine/in-place.ts). */
-  inPlaceRevision?: number;
+  /**
+   * Executes the run before it is recorded (engine/in-place.ts), once the start is judged
+   * and its acceptance span begun (`traceparent`: that span's); null when it was not.
+   */
+  runAhead?: (traceparent: string | null) => Promise<RanInPlace | null>;
 }
 
 /**
@@ -75,25 +78,30 @@ export function createRunStarter(deps: {
     const attributes = { "platform.run.id": input.id, "platform.flow.id": input.flowId };
     const callers = { traceparent: input.traceparent, internal: input.parent !== undefined };
     return accepting(input.via ?? "manual", attributes, callers, async (traceparent) => {
-      const row = runRow({
-        id: input.id,
-        accountId: input.accountId,
-        flowId: input.flowId,
-        trigger,
-        revision: input.revision,
-        replayOf: input.replayOf,
-        deliveryId: input.deliveryId,
-        waiter: input.waiter,
-        inPlaceRevision: input.inPlaceRevision,
-        parent: input.parent,
-        traceparent,
-      });
+      const rowOf = (ranInPlace?: RanInPlace) =>
+        runRow({
+          id: input.id,
+          accountId: input.accountId,
+          flowId: input.flowId,
+          trigger,
+          revision: input.revision,
+          replayOf: input.replayOf,
+          deliveryId: input.deliveryId,
+          waiter: input.waiter,
+          parent: input.parent,
+          traceparent,
+          ranInPlace,
+        });
+      const row = rowOf();
       // The last check before the shared INSERT: what jsonb refuses would fail every start of the batch.
       if (!isStorableJson(row.json)) {
         throw new DomainError("validation_error", "invalid input: the trigger data holds text that cannot be stored");
       }
       await deps.limits.spend(input.accountId, "runs_per_minute");
-      return inserter.insert(row);
+      const ran = await input.runAhead?.(traceparent ?? null);
+      const executed = ran ? rowOf(ran) : undefined;
+      // An execution whose records jsonb would refuse is forgotten: the run is queued, and its worker records why.
+      return inserter.insert(executed && isStorableJson(executed.json) ? executed : row);
     });
   };
 }
