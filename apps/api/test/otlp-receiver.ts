@@ -145,7 +145,13 @@ function protobufAttributes(message: Uint8Array, number: number): Record<string,
   for (const pair of each(message, number)) {
     const value = first(pair, 2);
     const stringValue = each(value, 1)[0];
-    attributes[text(first(pair, 1))] = stringValue ? text(stringValue) : numberAt(value, 3);
+    // AnyValue: string_value 1, bool_value 2, int_value 3.
+    const boolValue = fields(value).find(([n, raw]) => n === 2 && typeof raw === "number")?.[1];
+    attributes[text(first(pair, 1))] = stringValue
+      ? text(stringValue)
+      : boolValue !== undefined
+        ? boolValue === 1
+        : numberAt(value, 3);
   }
   return attributes;
 }

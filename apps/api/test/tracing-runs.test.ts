@@ -130,6 +130,34 @@ function runTraces(platform: () => Platform) {
     ).toEqual(runs.map((one) => one.spanId).sort());
   }, 90_000);
 
+  test("a wait-mode run in place is traced in the API process: its run span under the acceptance, no queued span", async () => {
+    const p = platform();
+    const owner = await p.owner("trace-in-place");
+    const flowId = await createFlow(p, owner, {
+      name: "computed",
+      steps: [{ name: "sum", subject: "transform", payload: { sum: "{{trigger.a + trigger.b}}" } }],
+    });
+    const wait = () => json(p.base, owner, "POST", `/flows/${flowId}/runs?wait=true`, { a: 2, b: 3 });
+    // The first start teaches the API process the flow runs in place; the next one does.
+    expect((await wait()).body).toEqual({ sum: 5 });
+    const runs = await json(p.base, owner, "GET", `/flows/${flowId}/runs`);
+    expect((await wait()).body).toEqual({ sum: 5 });
+    const latest = await json(p.base, owner, "GET", `/flows/${flowId}/runs?limit=1`);
+    const runId = latest.body.data[0].id as string;
+    expect(runs.body.data.map((one: { id: string }) => one.id)).not.toContain(runId);
+    const run = await runWhen(p, owner, runId, (one) => one.status === "succeeded");
+    const spans = await spansOf(p, run.trace_id as string, (some) => all(some, "attempt 1").length > 0);
+    const accept = named(spans, "accept manual");
+    const inPlace = named(spans, "run");
+    expect(inPlace.parentSpanId).toBe(accept.spanId);
+    expect(inPlace.attributes["platform.run.in_place"]).toBe(true);
+    expect(inPlace.attributes["platform.run.delivery"]).toBeUndefined();
+    expect(all(spans, "queued")).toEqual([]);
+    expect(named(spans, "step sum").parentSpanId).toBe(inPlace.spanId);
+    // Every span of the run is the accepting process's.
+    expect([...new Set(spans.map((span) => span.service))]).toEqual([accept.service]);
+  }, 90_000);
+
   test("a flow.call's run is in its caller's trace, accepted under the calling step's span", async () => {
     const p = platform();
     const owner = await p.owner("trace-call");

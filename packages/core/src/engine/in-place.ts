@@ -136,7 +136,7 @@ export function createInPlaceRunner(deps: InPlaceDeps): InPlaceRunner {
         const showsData = () => tracesRunData(deps, run.accountId);
         const failedEnd = (end: RunEnd) => (end.kind === "finished" && end.status === "failed" ? end.error : null);
         const execute = () => executeRun({ ...executor, store: keeping }, run, flow, signal);
-        const end = await traceRun(run, 1, showsData, execute, failedEnd);
+        const end = await traceRun(run, null, showsData, execute, failedEnd);
         const record = recordOf(writes, performance.now() - startedAt);
         if (!record) return null;
         const { kind, ...ended } = end;

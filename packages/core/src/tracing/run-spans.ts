@@ -9,19 +9,22 @@ import { contextOf, inSpan, pastSpan, SpanKind, tracingOn } from "./spans.ts";
  * delay or an event, joins the one trace. A run that had begun no step first shows its time
  * in the queue (`queued`, from its acceptance to this delivery). When the `run` span records,
  * `showsData` is asked whether the run's account shows its data in its spans (run-data.ts);
- * it is not asked otherwise.
+ * it is not asked otherwise. A run executed in place by the process that accepted it
+ * (engine/in-place.ts, `delivery` null) was never queued: its `run` span says so instead.
  */
 export function traceRun<T>(
   run: { id: string; flowId: string; traceparent: string | null; steps: Record<string, unknown> },
-  delivery: number,
+  delivery: number | null,
   showsData: () => Promise<boolean>,
   work: () => Promise<T>,
   errorOf: (result: T) => string | null,
 ): Promise<T> {
   if (!tracingOn() || !run.traceparent) return work();
   const parent = contextOf(run.traceparent);
-  const attributes = { "platform.run.id": run.id, "platform.flow.id": run.flowId, "platform.run.delivery": delivery };
-  if (Object.keys(run.steps).length === 0) pastSpan("queued", parent, idTime(run.id), attributes);
+  const ids = { "platform.run.id": run.id, "platform.flow.id": run.flowId };
+  const attributes =
+    delivery === null ? { ...ids, "platform.run.in_place": true } : { ...ids, "platform.run.delivery": delivery };
+  if (delivery !== null && Object.keys(run.steps).length === 0) pastSpan("queued", parent, idTime(run.id), attributes);
   const traced = async (span: Span | undefined) =>
     // A setting that cannot be read shows nothing: the run goes on without its data in its spans.
     span?.isRecording() && (await showsData().catch(() => false))
