@@ -90,29 +90,35 @@ export function createInPlaceRunner(deps: InPlaceDeps): InPlaceRunner {
     maxCallDepth: 0,
     limits: deps.limits,
   };
-  /** Flow id → the revision known to run in place. */
+  /**
+   * The account's flow → the revision known to run in place. Keyed by the account too: a start
+   * names a flow id of its own choosing, and only the flow's account, whose INSERT found the
+   * flow its own, teaches this process that it runs in place.
+   */
   const known = new Map<string, number>();
-  /** Flow id → the newest revision learned, so that a late answer about an older one changes nothing. */
+  /** The account's flow → the newest revision learned, so that a late answer about an older one changes nothing. */
   const newest = new Map<string, number>();
+  const keyOf = (accountId: string, flowId: string) => `${accountId} ${flowId}`;
 
-  const remember = (flowId: string, revision: number | undefined) => {
-    if (revision === undefined) known.delete(flowId);
+  const remember = (key: string, revision: number | undefined) => {
+    if (revision === undefined) known.delete(key);
     else {
-      if (known.size >= MAX_FLOWS && !known.has(flowId)) known.delete(known.keys().next().value as string);
-      known.set(flowId, revision);
+      if (known.size >= MAX_FLOWS && !known.has(key)) known.delete(known.keys().next().value as string);
+      known.set(key, revision);
     }
   };
 
   return {
-    revisionOf: (flowId) => known.get(flowId),
+    revisionOf: (accountId, flowId) => known.get(keyOf(accountId, flowId)),
 
-    learn(flowId, revision) {
-      if (known.get(flowId) === revision || (newest.get(flowId) ?? 0) > revision) return;
-      if (newest.size >= MAX_FLOWS && !newest.has(flowId)) newest.delete(newest.keys().next().value as string);
-      newest.set(flowId, revision);
+    learn(accountId, flowId, revision) {
+      const key = keyOf(accountId, flowId);
+      if (known.get(key) === revision || (newest.get(key) ?? 0) > revision) return;
+      if (newest.size >= MAX_FLOWS && !newest.has(key)) newest.delete(newest.keys().next().value as string);
+      newest.set(key, revision);
       revisions.flow(flowId, revision).then(
         (flow) => {
-          if (newest.get(flowId) === revision) remember(flowId, flow && runsInPlace(flow) ? revision : undefined);
+          if (newest.get(key) === revision) remember(key, flow && runsInPlace(flow) ? revision : undefined);
         },
         () => {},
       );

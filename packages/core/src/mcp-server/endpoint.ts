@@ -88,7 +88,7 @@ async function answersAsStream(services: Services, principal: Principal, body: u
   if (messages.length === 0 || services.config.runs.waitTimeoutMs <= SILENT_ANSWER_MAX_MS) return false;
   for (const { params } of messages) {
     const tool = typeof params?.name === "string" ? await findTool(services, principal, params.name) : null;
-    if (!tool || !services.runs.waitsInPlace(tool.flowId, tool.revision)) return true;
+    if (!tool || !services.runs.waitsInPlace(principal.accountId, tool.flowId, tool.revision)) return true;
   }
   return false;
 }

@@ -54,8 +54,8 @@ export interface RunsService {
   start(input: StartRunInput): Promise<StartedRun>;
   /** Starts a run and waits up to `timeoutMs` for its end. */
   startAndWait(input: StartRunInput, timeoutMs: number): Promise<RunOutcome>;
-  /** Whether `startAndWait` runs the flow's `revision` in this process (engine/in-place.ts): its answer comes at once. */
-  waitsInPlace(flowId: string, revision: number): boolean;
+  /** Whether `startAndWait` runs the account's flow's `revision` in this process (engine/in-place.ts): its answer comes at once. */
+  waitsInPlace(accountId: string, flowId: string, revision: number): boolean;
   /** How a run ended (its output when it succeeded), or null while it has not. */
   outcome(
     accountId: string,
@@ -101,10 +101,10 @@ export interface InPlaceRun {
  * (engine/in-place.ts): `revisionOf` names the flow's revision it executes, when known.
  */
 export interface InPlaceRunner {
-  /** The flow's revision this process executes in place, if it knows one. */
-  revisionOf(flowId: string): number | undefined;
-  /** A start of the flow was given `revision`: learns whether its runs may run in place. */
-  learn(flowId: string, revision: number): void;
+  /** The revision of the account's flow this process executes in place, if it knows one. */
+  revisionOf(accountId: string, flowId: string): number | undefined;
+  /** A start of the account's flow was given `revision`: learns whether its runs may run in place. */
+  learn(accountId: string, flowId: string, revision: number): void;
   /** Executes the run, writing nothing; null when it cannot be (it is queued then). */
   runAhead(run: InPlaceRun, signal: AbortSignal): Promise<RanInPlace | null>;
 }
@@ -209,7 +209,9 @@ export function createRunsService(deps: RunsDeps): RunsService {
         const waiting = waiters.wait(id, timeout.signal);
         // A start naming its revision (a replay's) is queued: the revision known to run in place is the flow's current one.
         const revision =
-          input.revision === undefined && input.parent === undefined ? inPlace?.revisionOf(input.flowId) : undefined;
+          input.revision === undefined && input.parent === undefined
+            ? inPlace?.revisionOf(input.accountId, input.flowId)
+            : undefined;
         const { accountId, flowId } = input;
         const trigger = input.trigger ?? null;
         const runAhead =
@@ -231,7 +233,7 @@ export function createRunsService(deps: RunsDeps): RunsService {
           timeout.abort();
           return { status: "duplicate", runId: started.runId };
         }
-        if (started.revision !== undefined) inPlace?.learn(input.flowId, started.revision);
+        if (started.revision !== undefined) inPlace?.learn(input.accountId, input.flowId, started.revision);
         const end = started.inPlace?.end;
         if (end) {
           timeout.abort();
@@ -250,7 +252,7 @@ export function createRunsService(deps: RunsDeps): RunsService {
       }
     },
 
-    waitsInPlace: (flowId, revision) => deps.inPlace?.revisionOf(flowId) === revision,
+    waitsInPlace: (accountId, flowId, revision) => deps.inPlace?.revisionOf(accountId, flowId) === revision,
 
     async outcome(accountId, runId) {
       const { row, records } = await findRunWithSteps(accountId, runId);
