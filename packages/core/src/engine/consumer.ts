@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { tracesRunData } from "../accounts/settings.ts";
-import { PLATFORM_SCOPE } from "../broker/port.ts";
 import { isDomainError, messageOf } from "../errors.ts";
+import { countRunEnd } from "../monitoring/recorder.ts";
 import type { Services } from "../services.ts";
 import { traceRun } from "../tracing/run-spans.ts";
 import { defineConsumer, type WorkerConsumer } from "../worker/catalog.ts";
@@ -9,7 +9,14 @@ import { batchRun } from "./batch.ts";
 import { createStepFunctions, type ModuleSteps } from "./built-ins.ts";
 import { createSlotGate, limitKeyOf } from "./concurrency.ts";
 import { debounceRun } from "./debounce.ts";
-import { type ExecutorDeps, executeRun, RunClaimedElsewhere, type RunEnd, RunTakenOver } from "./executor.ts";
+import {
+  type ExecutorDeps,
+  executeRun,
+  RunClaimedElsewhere,
+  type RunEnd,
+  RunTakenOver,
+  runEndError,
+} from "./executor.ts";
 import { createRunLeases, type RunLease } from "./leases.ts";
 import { createModuleSteps } from "./module-steps.ts";
 import { priorityOf } from "./priority.ts";
@@ -94,9 +101,6 @@ async function failRun(store: RunStore, run: ClaimedRun, error: string): Promise
   if (!written) return null;
   return { kind: "finished", status: "failed", output: null, response: null, error };
 }
-
-/** A run's span ends with its error when it failed. */
-const failedEnd = (end: RunEnd) => (end.kind === "finished" && end.status === "failed" ? end.error : null);
 
 /** The run an entry's delivery executes: from the entry on its first delivery when it carries it, else claimed. */
 function takeRun(store: RunStore, entry: RunEntry, entryId: string, attempt: number): Promise<ClaimedRun | null> {
@@ -245,7 +249,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
             const signal = AbortSignal.any([context.signal, lost.signal]);
             const execution = () => executeRun(deps, run, flow, signal, hold);
             const showsData = () => tracesRunData(services, run.accountId);
-            end = await traceRun(run, context.attempt, showsData, execution, failedEnd).catch(
+            end = await traceRun(run, context.attempt, showsData, execution, runEndError).catch(
               async (error: unknown) => {
                 if (error instanceof RunClaimedElsewhere) return null;
                 // Cancelled while it ran: the write that found it so ends this delivery's work.
@@ -267,8 +271,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
       if (end?.kind !== "finished") return;
       // The run that called this one goes on (its wait looks at this run's end).
       if (run.parentRunId) await services.events.wake(run.parentRunId);
-      services.metrics.count(run.accountId, end.status === "succeeded" ? "runs.succeeded" : "runs.failed");
-      services.metrics.count(PLATFORM_SCOPE, end.status === "succeeded" ? "runs.succeeded" : "runs.failed");
+      countRunEnd(services.metrics, run.accountId, end.status);
       if (run.waiter) {
         await publishRunDone(services.broker, run.waiter, { id: run.id, ...end }).catch((error: unknown) => {
           context.logger.warn(

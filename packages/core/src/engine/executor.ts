@@ -47,6 +47,9 @@ export type RunEnd =
     }
   | { kind: "parked"; until: Date };
 
+/** The error text a run's span ends with: the run's own when it failed, else none. */
+export const runEndError = (end: RunEnd) => (end.kind === "finished" && end.status === "failed" ? end.error : null);
+
 /** How a step, or a list of steps, ended for now. */
 type Outcome =
   | { kind: "done"; output: unknown }

@@ -5,7 +5,7 @@ import { eventually } from "../broker/test-backends.ts";
 import { createLogger } from "../logger.ts";
 import { DEFAULT_LOG_LIMITS } from "./attempt-notes.ts";
 import { createInPlaceRunner } from "./in-place.ts";
-import { insertAccountWithFlow } from "./test-fixtures.ts";
+import { insertAccountWithFlow, insertFlow } from "./test-fixtures.ts";
 
 /**
  * Which starts a process executes in place (in-place.ts): only those of the account whose
@@ -20,20 +20,7 @@ describe("runs in place, on pglite", () => {
   beforeAll(async () => {
     database = await openTestDatabase("pglite");
     await insertAccountWithFlow(database.db, owner, computing);
-    await database.db
-      .insertInto("flows")
-      .values({
-        id: reaching,
-        account_id: owner,
-        name: "r",
-        description: "",
-        active: true,
-        trigger: "{}",
-        signing_secret: null,
-        webhook_id: crypto.randomUUID(),
-        revision: 1,
-      })
-      .execute();
+    await insertFlow(database.db, owner, reaching);
     const revision = (flowId: string, steps: unknown[]) => ({
       flow_id: flowId,
       revision: 1,

@@ -11,7 +11,7 @@ import type { DefinitionCache } from "../storage/definition-cache.ts";
 import { traceRun } from "../tracing/run-spans.ts";
 import { COMPUTING_SUBJECTS, computingStepFunctions } from "./built-ins.ts";
 import type { RunEvents } from "./events.ts";
-import { type ExecutorDeps, executeRun, type RunEnd } from "./executor.ts";
+import { type ExecutorDeps, executeRun, type RunEnd, runEndError } from "./executor.ts";
 import { createRevisionCache, hasStartControl, type LoadedFlow, type LoadedStep } from "./revisions.ts";
 import { createSecretsReader } from "./secrets-reader.ts";
 import { freshRun, type RunStore, type RunWrite, type StepChange, stepRow } from "./store.ts";
@@ -140,9 +140,8 @@ export function createInPlaceRunner(deps: InPlaceDeps): InPlaceRunner {
           },
         };
         const showsData = () => tracesRunData(deps, run.accountId);
-        const failedEnd = (end: RunEnd) => (end.kind === "finished" && end.status === "failed" ? end.error : null);
         const execute = () => executeRun({ ...executor, store: keeping }, run, flow, signal);
-        const end = await traceRun(run, null, showsData, execute, failedEnd);
+        const end = await traceRun(run, null, showsData, execute, runEndError);
         const record = recordOf(writes, performance.now() - startedAt);
         if (!record) return null;
         const { kind, ...ended } = end;

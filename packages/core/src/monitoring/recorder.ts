@@ -1,4 +1,4 @@
-import type { Broker } from "../broker/port.ts";
+import { type Broker, PLATFORM_SCOPE } from "../broker/port.ts";
 import type { Logger } from "../logger.ts";
 
 /** Per-account counters the platform increments as things happen. */
@@ -20,6 +20,13 @@ export type RecordedMetric = CounterMetric | StreamMetric;
 /** The broker counter holding a metric of an account (in the account's scope). */
 export function metricCounterName(metric: RecordedMetric, stream?: string): string {
   return stream === undefined ? `metrics:${metric}` : `metrics:${metric}:${stream}`;
+}
+
+/** A run that ended, in its account's and the platform's `runs.succeeded` or `runs.failed`. */
+export function countRunEnd(metrics: MetricsRecorder, accountId: string, status: "succeeded" | "failed"): void {
+  const metric = status === "succeeded" ? "runs.succeeded" : "runs.failed";
+  metrics.count(accountId, metric);
+  metrics.count(PLATFORM_SCOPE, metric);
 }
 
 /**

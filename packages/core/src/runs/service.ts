@@ -1,6 +1,6 @@
 import type { Database, DatabaseHandle } from "@platform/db";
 import { type Kysely, sql } from "kysely";
-import { type Broker, PLATFORM_SCOPE } from "../broker/port.ts";
+import type { Broker } from "../broker/port.ts";
 import { passOnSlots } from "../engine/concurrency.ts";
 import type { RunEvents } from "../engine/events.ts";
 import { isFinal, type RespondOutput, type StepRecords } from "../engine/records.ts";
@@ -10,7 +10,7 @@ import { createRunWaiters, type RunDone } from "../engine/waiting.ts";
 import { DomainError } from "../errors.ts";
 import type { AccountLimits } from "../limits/account-limits.ts";
 import type { Logger } from "../logger.ts";
-import type { MetricsRecorder } from "../monitoring/recorder.ts";
+import { countRunEnd, type MetricsRecorder } from "../monitoring/recorder.ts";
 import { acceptedWithin } from "./accepted-range.ts";
 import { newRunId, type RanInPlace, recordFilteredRun, type StartedRun } from "./insert.ts";
 import { requireLiveFlow } from "./live-flow.ts";
@@ -237,9 +237,7 @@ export function createRunsService(deps: RunsDeps): RunsService {
         const end = started.inPlace?.end;
         if (end) {
           timeout.abort();
-          const ended = end.status === "succeeded" ? "runs.succeeded" : "runs.failed";
-          deps.metrics.count(input.accountId, ended);
-          deps.metrics.count(PLATFORM_SCOPE, ended);
+          countRunEnd(deps.metrics, input.accountId, end.status);
           return outcomeOf({ id, ...end });
         }
         // Queued (or recorded parked): a worker tells this process its end.

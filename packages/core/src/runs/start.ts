@@ -99,9 +99,8 @@ export function createRunStarter(deps: {
       }
       await deps.limits.spend(input.accountId, "runs_per_minute");
       const ran = await input.runAhead?.(traceparent ?? null);
-      const executed = ran ? rowOf(ran) : undefined;
       // An execution whose records jsonb would refuse is forgotten: the run is queued, and its worker records why.
-      return inserter.insert(executed && isStorableJson(executed.json) ? executed : row);
+      return inserter.insert(ran && isStorableJson(ran.record) ? rowOf(ran) : row);
     });
   };
 }

@@ -78,12 +78,16 @@ export function pastSpan(name: string, parent: Context, startTime: number, attri
   tracer?.startSpan(name, { startTime, attributes }, parent).end();
 }
 
+/** The `traceparent` of the span a context holds (null: none). */
+function traceparentOf(holding: Context): string | null {
+  const carrier: Record<string, string> = {};
+  propagation.inject(holding, carrier);
+  return carrier.traceparent ?? null;
+}
+
 /** The `traceparent` of the active span (null: no span is recording). */
 export function activeTraceparent(): string | null {
-  if (!tracer) return null;
-  const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
-  return carrier.traceparent ?? null;
+  return tracer ? traceparentOf(context.active()) : null;
 }
 
 /** The context a `traceparent` names (a run's stored one), for the spans that continue its trace. */
@@ -156,9 +160,7 @@ export async function accepting<T>(
   const { parent, links } = acceptanceParent(callers.traceparent, callers.internal);
   const span = tracer.startSpan(`accept ${via}`, { kind: SpanKind.SERVER, attributes, links }, parent);
   try {
-    const carrier: Record<string, string> = {};
-    propagation.inject(trace.setSpan(parent, span), carrier);
-    const result = await accept(carrier.traceparent ?? null);
+    const result = await accept(traceparentOf(trace.setSpan(parent, span)));
     endWith(span, null);
     return result;
   } catch (error) {
@@ -175,10 +177,9 @@ export async function accepting<T>(
 export function acceptedInBackground(via: string, attributes: Attributes): string | null {
   if (!tracer) return null;
   const span = tracer.startSpan(`accept ${via}`, { kind: SpanKind.INTERNAL, attributes }, ROOT_CONTEXT);
-  const carrier: Record<string, string> = {};
-  propagation.inject(trace.setSpan(ROOT_CONTEXT, span), carrier);
+  const traceparent = traceparentOf(trace.setSpan(ROOT_CONTEXT, span));
   span.end();
-  return carrier.traceparent ?? null;
+  return traceparent;
 }
 
 /** The trace id a stored `traceparent` carries (GET /runs/{id}'s `trace_id`). */
