@@ -110,6 +110,8 @@ describeConsole(
       const { page, context } = await newContext(suite.browser);
       await signInWithPassword(page, user.email);
       await page.waitForURL(`${suite.origin}/console/flows`);
+      // The flows page's own calls are answered first: one refused after the reset would take the page to sign-in before the click.
+      await page.waitForLoadState("networkidle");
       const link = await createResetLink(suite.api.services.accounts, user.email);
       const token = new URL(link?.url ?? "").hash.replace("#token=", "");
       const reset = await suite.api.request("/accounts/password/reset", {
