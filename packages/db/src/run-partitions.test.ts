@@ -150,5 +150,49 @@ for (const { backend, skip } of databaseBackends()) {
         await drop();
       }
     });
+
+    test("a run's end rewrites its row in place: a new day's page keeps room, and no index names what an end changes", async () => {
+      const handle = await openTestDatabase(backend);
+      try {
+        const db = handle.db;
+        await seed(db);
+        const [created] = await addRunPartitions(db, ((await runPartitions(db))[0]?.to ?? 0) + 1);
+        const { rows: options } = await sql<{ options: string[] | null }>`
+          select reloptions as options from pg_class where relname = ${created ?? ""}`.execute(db);
+        expect(options[0]?.options).toEqual(["fillfactor=70"]);
+        const id = await insertRun(db, (await runPartitions(db)).at(-1)?.from ?? 0, "queued");
+        // The columns the worker's end write (engine/store.ts) and a cancel (run-ends.ts) change.
+        const hot = await db.transaction().execute(async (trx) => {
+          await sql`
+            update runs set status = 'succeeded', error = null, held_by = null, slot_key = null, singleton_key = null,
+              started_at = now(), lease_until = now(), finished_at = now(), recorded_bytes = 10
+            where id = ${id}::uuid`.execute(trx);
+          const { rows } = await sql<{ n: string }>`
+            select pg_stat_get_xact_tuples_hot_updated(${created ?? ""}::regclass) as n`.execute(trx);
+          return Number(rows[0]?.n);
+        });
+        expect(hot).toBe(1);
+      } finally {
+        await handle.close();
+      }
+    });
+
+    test("a run deleted takes its steps, a flow deleted its runs and their steps", async () => {
+      const handle = await openTestDatabase(backend);
+      try {
+        const db = handle.db;
+        await seed(db);
+        const now = Date.now();
+        const [first, second] = [await insertRun(db, now - 1000), await insertRun(db, now)];
+        await sql`delete from runs where id = ${first}::uuid`.execute(db);
+        const { rows: left } = await sql<{ run_id: string }>`select run_id from run_steps`.execute(db);
+        expect(left.map((row) => row.run_id)).toEqual([second]);
+        await sql`delete from flows where id = ${FLOW}::uuid`.execute(db);
+        expect(await count(db, "runs")).toBe(0);
+        expect(await count(db, "run_steps")).toBe(0);
+      } finally {
+        await handle.close();
+      }
+    });
   });
 }

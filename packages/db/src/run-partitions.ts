@@ -16,14 +16,21 @@ import type { Database } from "./schema.ts";
 
 const DAY_MS = 86_400_000;
 
+/**
+ * How full (%) a runs partition's pages are filled by inserts: the rest is room for the new
+ * version of their rows, so that a run's end rewrites its row in its page and touches none of
+ * the table's indexes (a HOT update; see migration 20261202000000_runs_end_in_place).
+ */
+export const RUNS_FILLFACTOR = 70;
+
 /** The tables partitioned by run id (runs on `id`, their steps on `run_id`). */
 const PARTITIONED_TABLES = ["runs", "run_steps"] as const;
 type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
 
 /**
  * How long adding or dropping a partition waits for its locks before giving up until the
- * job's next turn. Attaching a partition locks the table its foreign key names against
- * writes, and detaching one locks its parent whole, for a moment once they have the lock;
+ * job's next turn. Attaching a partition locks its parent against other attaches (and,
+ * for a table with a foreign key, the table it names against writes), and detaching one locks its parent whole, for a moment once they have the lock;
  * while they wait for it, the writes queued behind them wait too, at most this long.
  */
 const LOCK_TIMEOUT_MS = 500;
@@ -98,7 +105,8 @@ export async function addRunPartitions(db: Kysely<Database>, untilMs: number): P
         if (newest.to > untilMs) return null;
         const day = newest.to;
         const name = dayName(table, day);
-        await sql`create table ${sql.id(name)} (like ${sql.id(table)} including defaults)`.execute(trx);
+        const storage = table === "runs" ? sql` with (fillfactor = ${sql.lit(RUNS_FILLFACTOR)})` : sql``;
+        await sql`create table ${sql.id(name)} (like ${sql.id(table)} including defaults)${storage}`.execute(trx);
         await sql`
           alter table ${sql.id(table)} attach partition ${sql.id(name)}
           for values from (${sql.lit(firstIdAt(day))}) to (${sql.lit(firstIdAt(day + DAY_MS))})`.execute(trx);
@@ -116,7 +124,7 @@ export async function addRunPartitions(db: Kysely<Database>, untilMs: number): P
  * queued or running run. A partition holding one stays until it ends (the caller deletes its
  * ended runs row by row meanwhile). Each pair goes in one transaction that first locks the
  * runs partition, so that no run in it changes between the look and the drop; the steps
- * partition goes first, as the foreign key from steps to runs requires. A lock not had
+ * partition goes first, so that no step is ever without its run. A lock not had
  * within LOCK_TIMEOUT_MS fails the call (retention tries again on its next turn). Returns
  * the names of the runs partitions dropped.
  */

@@ -59,7 +59,7 @@ export async function cancelRuns(
       from runs where ${which} and status in ('queued', 'running') for update)
     update runs
     set status = 'cancelled', error = 'cancelled', finished_at = now(), held_by = null, wake_at = null,
-      waiting_on = null, slot_key = null, queue_reason = null, end_reason = ${why?.text ?? null},
+      waiting_on = null, slot_key = null, singleton_key = null, queue_reason = null, end_reason = ${why?.text ?? null},
       started_at = case when exists (select 1 from run_steps where run_id = runs.id) then started_at end,
       taken_by = ${why?.takenBy ?? null}::uuid
     from held

@@ -8,7 +8,7 @@ import type { ClaimedRun } from "./store.ts";
  * Per-flow singletons (`singleton: {key?, mode}`): at most one run of a key is queued or
  * running. A start is judged once, the first time a worker takes it: with no run of its key
  * queued or running it is admitted and keeps its key (`singleton_key`, under a partial index
- * of queued and running runs, which a run leaves as it ends); otherwise, in `skip` mode, it
+ * of the runs that keep one, which a run lets go of as it ends; the lookup reads `status` too); otherwise, in `skip` mode, it
  * ends `skipped` with the reason, and in `cancel` mode it is admitted and the key's run ends
  * `cancelled`, stopped as `POST /runs/{id}/cancel` stops one (`cancelRuns`), its
  * `end_reason` and `taken_by` naming the start that replaced it. The decisions of a key are

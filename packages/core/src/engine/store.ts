@@ -253,6 +253,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number, runQue
               else array(select jsonb_array_elements_text(v.waiting_on)) end,
             held_by = case when v.release then null else v.holder end,
             slot_key = case when v.release then null else r.slot_key end,
+            singleton_key = case when v.finished then null else r.singleton_key end,
             started_at = case when v.claim then least(greatest(v.started_at, r.created_at), now()) else r.started_at end,
             lease_until = case when v.claim then now() + ${leaseMs}::integer * interval '1 millisecond' else r.lease_until end,
             finished_at = case when v.finished then now() else r.finished_at end,

@@ -22,7 +22,9 @@ import { acceptedInBackground } from "../tracing/spans.ts";
  *    `queue_reason` (it waits for nothing yet; the worker gives it one of `QUEUE_REASONS` if
  *    a slot or a throttle turn holds it). The statement reads the flow (live and the
  *    account's, else the run is not inserted) and its current revision, unless the start
- *    names one.
+ *    names one, and holds it (`for key share`, once per flow) until it commits: the flow's
+ *    row is all that keeps its runs' reference (runs have no foreign keys, each row's check
+ *    cost more than its insert: see migration 20261202000100_run_references_by_statement).
  * 2. A start with a delivery id claims it in `run_deliveries` in the same statement, and its
  *    run is inserted only if the claim was its own: one delivery id (a webhook's event id, a
  *    schedule's tick, a calling step) starts at most one run of a flow. A repeated start is
@@ -176,7 +178,8 @@ async function insertRows(db: Kysely<Database>, rows: RunRow[], entering: Enteri
         id uuid, account_id text, flow_id uuid, trigger jsonb, replay_of uuid, replay_job_id uuid, delivery_id text,
         waiter text, revision integer, parent_run_id uuid, call_depth integer, traceparent text,
         in_place_revision integer, ran jsonb)
-      join flows f on f.id = v.flow_id and f.account_id = v.account_id and f.deleted_at is null`;
+      join flows f on f.id = v.flow_id and f.account_id = v.account_id and f.deleted_at is null
+      for key share of f`;
   const claimed = sql`
       insert into run_deliveries (flow_id, delivery_id, run_id)
       select flow_id, delivery_id, id from v where delivery_id is not null
