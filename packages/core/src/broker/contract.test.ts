@@ -507,6 +507,23 @@ for (const backend of brokerBackends()) {
           }
         });
 
+        test("entries appended to lanes at once keep each lane's order: an idle lane's first goes on with its turn", async () => {
+          const scope = randomScope();
+          const appended = ["a", "b"].flatMap((lane) =>
+            Array.from({ length: 1200 }, (_, i) => broker.appendToLane(scope, "q", lane, `${lane}${i}`)),
+          );
+          await Promise.all(appended);
+          expect(payloads(await broker.readRange(scope, "q")).sort()).toEqual(
+            ["a0", "b0", '{"lane":"a","turn":1}', '{"lane":"b","turn":1}'].sort(),
+          );
+          expect(await broker.laneLength(scope, "q", "a")).toBe(1199);
+          expect(await broker.admitLane(scope, "q", { lane: "a", turn: 1 }, 10_000)).toBe(1199);
+          const onStream = payloads(await broker.readRange(scope, "q", { limit: 5000 })).filter((payload) =>
+            payload.startsWith("a"),
+          );
+          expect(onStream).toEqual(Array.from({ length: 1200 }, (_, i) => `a${i}`));
+        });
+
         test("an idle lane's entry goes straight on, its turn behind it; a stale or repeated turn moves nothing", async () => {
           const scope = randomScope();
           const turn = (n: number) => `{"lane":"l","turn":${n}}`;

@@ -227,19 +227,25 @@ local function turn_payload(turn) return '{"lane":' .. cjson.encode(ARGV[1]) .. 
 `;
 
 /**
- * Appends an entry to a lane. A lane with no turn on the stream puts the entry straight on the
- * stream, its first turn right behind it; else the entry waits in the lane.
- * KEYS: the lane's entries, the stream's lane turns, the stream. ARGV: lane, payload.
+ * Appends entries to a lane, in order. A lane with no turn on the stream puts the first entry
+ * straight on the stream, its first turn right behind it, and the others in the lane; else
+ * they all wait in the lane.
+ * KEYS: the lane's entries, the stream's lane turns, the stream. ARGV: lane, then the payloads
+ * (at most LANE_APPEND_MAX).
  */
 export const APPEND_TO_LANE = lua(`${TURN_PAYLOAD}
+local first = 2
 if redis.call('HSETNX', KEYS[2], ARGV[1], 1) == 1 then
   redis.call('XADD', KEYS[3], '*', 'p', ARGV[2])
   redis.call('XADD', KEYS[3], '*', 'p', turn_payload(1))
-else
-  redis.call('RPUSH', KEYS[1], ARGV[2])
+  first = 3
 end
+if #ARGV >= first then redis.call('RPUSH', KEYS[1], unpack(ARGV, first)) end
 return 1
 `);
+
+/** Most payloads one APPEND_TO_LANE call takes (Lua's unpack is bounded by its C stack). */
+export const LANE_APPEND_MAX = 1000;
 
 /**
  * Moves up to count of a lane's oldest entries onto the stream, then the lane's next turn when

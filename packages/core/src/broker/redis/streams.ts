@@ -28,6 +28,7 @@ import {
   CLAIM_IDLE,
   DELETE_STREAM,
   GROUP_CONSUMERS,
+  LANE_APPEND_MAX,
   REMOVE_IDLE_CONSUMERS,
   runScript,
   SET_IDLE,
@@ -72,8 +73,66 @@ function assertIds(ids: string[]): void {
   for (const id of ids) assertName("entry id", id);
 }
 
+interface LaneAppend {
+  payload: string;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * The appends to each lane made in one turn of the event loop (a run INSERT's runs, queued
+ * together once it commits), sent as one APPEND_TO_LANE call per lane: the script's cost is
+ * Redis's, per call, and the command's the caller's, so a batch of runs costs about what one did.
+ */
+function laneAppendBatches(client: RedisClient) {
+  let pending = new Map<string, { keys: string[]; lane: string; appends: LaneAppend[] }>();
+
+  function send(keys: string[], lane: string, appends: LaneAppend[]): void {
+    runScript(
+      client,
+      APPEND_TO_LANE,
+      keys,
+      [lane, ...appends.map((append) => append.payload)],
+    ).then(
+      () => {
+        for (const append of appends) append.resolve();
+      },
+      (error: unknown) => {
+        const failure = toBrokerError(error);
+        for (const append of appends) append.reject(failure);
+      },
+    );
+  }
+
+  function flush(): void {
+    const batches = pending;
+    pending = new Map();
+    for (const { keys, lane, appends } of batches.values()) {
+      for (let at = 0; at < appends.length; at += LANE_APPEND_MAX) {
+        send(keys, lane, appends.slice(at, at + LANE_APPEND_MAX));
+      }
+    }
+  }
+
+  return {
+    add(scope: string, stream: string, lane: string, payload: string): Promise<void> {
+      const key = `${scope}\u0000${stream}\u0000${lane}`;
+      let batch = pending.get(key);
+      if (!batch) {
+        if (pending.size === 0) queueMicrotask(flush);
+        const lanes = laneKeys(scope, stream);
+        batch = { keys: [lanes.entries(lane), lanes.turns, streamKey(scope, stream)], lane, appends: [] };
+        pending.set(key, batch);
+      }
+      const appends = batch.appends;
+      return new Promise<void>((resolve, reject) => appends.push({ payload, resolve, reject }));
+    },
+  };
+}
+
 /** Streams on Redis Streams: XADD, XREADGROUP, XACK, XAUTOCLAIM, XTRIM. */
 export function redisStreams(client: RedisClient, blocking: BlockingClientPool): StreamPort & LanePort {
+  const laneAppends = laneAppendBatches(client);
   return {
     // The hot path, kept free of per-call closures and async frames (it runs at 100k+/s).
     append(scope, stream, payload) {
@@ -232,20 +291,13 @@ export function redisStreams(client: RedisClient, blocking: BlockingClientPool):
       return Number(deleted) > 0;
     },
 
-    // On the hot path of every run's start: no async frame of its own.
     appendToLane(scope, stream, lane, payload) {
       try {
         assertNames({ scope, stream, lane });
       } catch (error) {
         return Promise.reject(error);
       }
-      const lanes = laneKeys(scope, stream);
-      return runScript(
-        client,
-        APPEND_TO_LANE,
-        [lanes.entries(lane), lanes.turns, streamKey(scope, stream)],
-        [lane, payload],
-      ).then(() => undefined, rejectAsBrokerError);
+      return laneAppends.add(scope, stream, lane, payload);
     },
 
     async admitLane(scope, stream, { lane, turn }, count) {
