@@ -11,11 +11,17 @@
  * (`POST /flows/{id}/runs?wait=true`, every request a whole run):
  * - `lone`: one request at a time, p50/p99 (a lone run's latency end to end);
  * - `64 conns`: 64 at a time, runs/s and p99, with the CPU every platform process spent
- *   per run (API + worker, µs), read from /proc.
+ *   per run (API + worker, µs), read from /proc;
+ * and started without waiting (`POST /flows/{id}/runs`, the queue path every run that reaches
+ * out takes): `--queued` runs (default 10,000) on 64 connections, after as many to warm the
+ * queue path up, completed/s from the first
+ * start to the last end (read from the account's `runs.succeeded` counter), and the CPU per
+ * run of the platform's processes and, in scale-out, of PostgreSQL and Redis (every
+ * `postgres` and `redis-server` process of the machine).
  */
 import { resolve } from "node:path";
 import { flag, listFlag } from "./lib/args.ts";
-import { cpuNow, cpuSpent } from "./lib/cpu.ts";
+import { cpuNow, cpuSpent, serverCpuSeconds } from "./lib/cpu.ts";
 import { type LoadResult, load } from "./lib/load.ts";
 import { availableModes, type Mode, type RunningPlatform, startBaseline } from "./lib/platform.ts";
 import { printTable } from "./lib/table.ts";
@@ -24,6 +30,7 @@ const TREES = listFlag("trees", ["."]).map((tree) => resolve(tree));
 const MODES = listFlag("modes", availableModes()) as Mode[];
 const ROUNDS = flag("rounds", 2);
 const SECONDS = flag("seconds", 5);
+const QUEUED = flag("queued", 10_000);
 
 const FLOW = {
   name: "bench transform",
@@ -46,6 +53,85 @@ interface Row {
   lone: { p50: number; p99: number };
   loaded: LoadResult;
   cpuPerRun: Record<string, number>;
+  queued: { completedPerSecond: number; cpuPerRun: Record<string, number> };
+}
+
+/** Runs of the account that ended, from its counters (workers write them every 200 ms). */
+async function endedRuns(url: string, token: string): Promise<number> {
+  const response = await fetch(`${url}/monitoring/metrics/current`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ metrics: ["runs.succeeded", "runs.failed"] }),
+  });
+  const { data } = (await response.json()) as { data: { value?: number }[] };
+  return data.reduce((sum, reading) => sum + (reading.value ?? 0), 0);
+}
+
+/** CPU seconds so far of the platform's processes and, by name, of the servers it uses. */
+function cpuReading(pids: Record<string, number>, mode: Mode) {
+  const servers = mode === "scale-out" ? ["postgres", "redis-server"] : [];
+  return {
+    own: cpuNow(pids),
+    servers: Object.fromEntries(servers.map((name) => [name, serverCpuSeconds(name)])),
+  };
+}
+
+/** µs per run each process (and server) spent since `before`. */
+function cpuPerRunSince(pids: Record<string, number>, before: ReturnType<typeof cpuReading>, runs: number) {
+  const spent: Record<string, number> = { ...cpuSpent(pids, before.own) };
+  for (const [name, seconds] of Object.entries(before.servers)) spent[name] = serverCpuSeconds(name) - seconds;
+  return Object.fromEntries(Object.entries(spent).map(([role, s]) => [role, (s * 1e6) / runs]));
+}
+
+/**
+ * `amount` runs started without waiting, on 64 connections, timed until the last one ended:
+ * ended/s and CPU µs per run.
+ */
+async function queuedPhase(
+  platform: RunningPlatform,
+  mode: Mode,
+  token: string,
+  flowId: string,
+  amount: number,
+): Promise<Row["queued"]> {
+  const endedBefore = await endedRuns(platform.url, token);
+  const before = cpuReading(platform.pids, mode);
+  const startedAt = performance.now();
+  // Followed while the runs are started, since the load generator ends on a whole second.
+  let accepted = amount;
+  let endedAt = 0;
+  const following = (async () => {
+    const deadline = startedAt + 180_000;
+    while ((await endedRuns(platform.url, token)) - endedBefore < accepted) {
+      if (performance.now() > deadline) throw new Error(`${accepted} runs accepted did not all end within 3 minutes`);
+      await Bun.sleep(10);
+    }
+    endedAt = performance.now();
+  })();
+  const loaded = await load({
+    url: `${platform.url}/flows/${flowId}/runs`,
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: TRIGGER,
+    connections: 64,
+    durationSeconds: 600,
+    amount,
+  });
+  accepted = amount - loaded.failures;
+  await following;
+  const seconds = (endedAt - startedAt) / 1000;
+  return { completedPerSecond: accepted / seconds, cpuPerRun: cpuPerRunSince(platform.pids, before, accepted) };
+}
+
+/** `QUEUED` runs queued, after as many to warm the queue path up (a tree that runs wait-mode starts in place left its worker idle). */
+async function measureQueued(
+  platform: RunningPlatform,
+  mode: Mode,
+  token: string,
+  flowId: string,
+): Promise<Row["queued"]> {
+  await queuedPhase(platform, mode, token, flowId, QUEUED);
+  return queuedPhase(platform, mode, token, flowId, QUEUED);
 }
 
 async function measureTree(tree: string, mode: Mode): Promise<Row> {
@@ -74,7 +160,8 @@ async function measureTree(tree: string, mode: Mode): Promise<Row> {
     const runs = (loaded.rps * (performance.now() - startedAt)) / 1000;
     const spent = cpuSpent(platform.pids, before);
     const cpuPerRun = Object.fromEntries(Object.entries(spent).map(([role, s]) => [role, (s * 1e6) / runs]));
-    return { lone, loaded, cpuPerRun };
+    const queued = await measureQueued(platform, mode, token, flowId);
+    return { lone, loaded, cpuPerRun, queued };
   } finally {
     await platform.stop();
   }
@@ -113,12 +200,17 @@ try {
         "100%",
         fixed(trivial.p99, 1),
         "-",
+        "-",
+        "-",
+        "-",
       ]);
       for (const tree of TREES) {
-        const { lone, loaded, cpuPerRun } = await measureTree(tree, mode);
-        const cpu = Object.entries(cpuPerRun)
-          .map(([role, us]) => `${role} ${fixed(us)}`)
-          .join(" + ");
+        const { lone, loaded, cpuPerRun, queued } = await measureTree(tree, mode);
+        const cpuText = (perRun: Record<string, number>) =>
+          Object.entries(perRun)
+            .map(([role, us]) => `${role} ${fixed(us)}`)
+            .join(" + ");
+        const cpu = cpuText(cpuPerRun);
         rows.push([
           tree,
           fixed(lone.p50, 2),
@@ -127,9 +219,14 @@ try {
           `${fixed((loaded.rps / trivial.rps) * 100, 1)}%`,
           fixed(loaded.p99, 1),
           cpu,
+          fixed(queued.completedPerSecond),
+          `${fixed((queued.completedPerSecond / trivial.rps) * 100, 1)}%`,
+          cpuText(queued.cpuPerRun),
         ]);
       }
-      console.log(`\n${mode} mode, round ${round} of ${ROUNDS}, ${SECONDS} s each, one-step transform in wait mode`);
+      console.log(
+        `\n${mode} mode, round ${round} of ${ROUNDS}, one-step transform: ${SECONDS} s each in wait mode, then ${QUEUED} runs queued`,
+      );
       printTable(
         [
           ["tree", Math.max(...TREES.map((tree) => tree.length), 17)],
@@ -139,6 +236,9 @@ try {
           ["of trivial", 10],
           ["p99 ms", 7],
           ["CPU µs/run", 24],
+          ["queued ended/s", 14],
+          ["of trivial", 10],
+          ["queued CPU µs/run", 44],
         ],
         rows,
       );
