@@ -177,19 +177,25 @@ for (const { backend, skip } of databaseBackends()) {
       }
     });
 
-    test("a run deleted takes its steps, a flow deleted its runs and their steps", async () => {
+    test("a run deleted takes its steps, a flow deleted its runs, their steps and its delivery ids", async () => {
       const handle = await openTestDatabase(backend);
       try {
         const db = handle.db;
         await seed(db);
         const now = Date.now();
-        const [first, second] = [await insertRun(db, now - 1000), await insertRun(db, now)];
+        const [first, second] = [await insertRun(db, now - 1000), await insertRun(db, now, "succeeded", "evt_1")];
+        await sql`
+          insert into run_deliveries (flow_id, delivery_id, run_id) values (${FLOW}::uuid, 'evt_1', ${second}::uuid)`.execute(
+          db,
+        );
         await sql`delete from runs where id = ${first}::uuid`.execute(db);
         const { rows: left } = await sql<{ run_id: string }>`select run_id from run_steps`.execute(db);
         expect(left.map((row) => row.run_id)).toEqual([second]);
         await sql`delete from flows where id = ${FLOW}::uuid`.execute(db);
         expect(await count(db, "runs")).toBe(0);
         expect(await count(db, "run_steps")).toBe(0);
+        const { rows: deliveries } = await sql<{ n: number }>`select count(*)::int as n from run_deliveries`.execute(db);
+        expect(deliveries[0]?.n).toBe(0);
       } finally {
         await handle.close();
       }

@@ -1,25 +1,28 @@
 import { type Kysely, sql } from "kysely";
 
 /**
- * The references of runs and of their steps are kept by the statements that write them, not
- * by foreign keys. A foreign key checks each row it inserts with a query of its own (the run
- * INSERT checked its account and its flow once per run, the end write each step's run once
- * per step), which cost PostgreSQL more than the rest of the run's statements together. Now:
+ * The references of runs, of their steps and of the delivery ids that started them are kept
+ * by the statements that write them, not by foreign keys. A foreign key checks each row it
+ * inserts with a query of its own (the run INSERT checked each run's account and flow and
+ * each delivery id's flow, the end write each step's run), which cost PostgreSQL more than
+ * the rest of the run's statements together. Now:
  *
- * - a run is inserted only by the statement that finds its flow, the account's and not
- *   deleted, and holds that flow (`for key share`, once per flow and statement) until it
- *   commits, as the foreign key held it (runs/insert.ts); the flow's account is the flow's
- *   own, whose foreign key stays;
+ * - a run, and the delivery id that started it, are inserted only by the statement that
+ *   finds its flow, the account's and not deleted, and holds that flow (`for key share`, once
+ *   per flow and statement) until it commits, as the foreign key held it (runs/insert.ts);
+ *   the flow's account is the flow's own, whose foreign key stays;
  * - a step row is written only by the statement that writes its run's row (engine/store.ts,
  *   runs/insert.ts), a write refused when the run is not there;
- * - what the foreign keys deleted with a flow (its runs) and with a run (its steps) the
- *   triggers below delete, row by row as the foreign keys did. Nothing in the platform deletes
- *   a flow (deleting one marks it) and retention drops a day's runs and steps together.
+ * - what the foreign keys deleted with a flow (its runs and delivery ids) and with a run (its
+ *   steps) the triggers below delete, row by row as the foreign keys did. Nothing in the
+ *   platform deletes a flow (deleting one marks it) and retention drops a day's runs and
+ *   steps together.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table run_steps drop constraint run_steps_run_id_fkey`.execute(db);
   await sql`alter table runs drop constraint runs_flow_id_fkey`.execute(db);
   await sql`alter table runs drop constraint runs_account_id_fkey`.execute(db);
+  await sql`alter table run_deliveries drop constraint run_deliveries_flow_id_fkey`.execute(db);
   await sql`
     create function delete_run_steps() returns trigger language plpgsql as $$
     begin
@@ -32,6 +35,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`
     create function delete_flow_runs() returns trigger language plpgsql as $$
     begin
+      delete from run_deliveries where flow_id = old.id;
       delete from runs where flow_id = old.id;
       return null;
     end $$`.execute(db);
@@ -50,6 +54,9 @@ export async function down(db: Kysely<any>): Promise<void> {
     foreign key (account_id) references accounts (id) on delete cascade`.execute(db);
   await sql`
     alter table runs add constraint runs_flow_id_fkey
+    foreign key (flow_id) references flows (id) on delete cascade`.execute(db);
+  await sql`
+    alter table run_deliveries add constraint run_deliveries_flow_id_fkey
     foreign key (flow_id) references flows (id) on delete cascade`.execute(db);
   await sql`
     alter table run_steps add constraint run_steps_run_id_fkey
