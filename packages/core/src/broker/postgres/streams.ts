@@ -56,41 +56,46 @@ export function postgresStreams(
   const appends = new AppendBatches(handle);
   const db = handle.db;
 
-  /** Hands out up to `count` undelivered entries; [] when there are none. */
+  /**
+   * Hands out up to `count` undelivered entries; [] when there are none. One statement: it
+   * looks at the cursor without a lock and, only when the stream has entries past it, locks
+   * the group's row (read as its newest version, whoever moved it meanwhile), takes the
+   * entries after it, records them as pending and moves the cursor. Entries commit in id
+   * order (see `AppendBatches`), so those this statement's snapshot does not see yet all come
+   * after the ones it takes.
+   */
   async function readNew(scope: string, stream: string, group: string, consumer: string, count: number) {
-    const cursor = await sql<{ last_delivered_id: number; last_id: number }>`
-      select g.last_delivered_id, s.last_id
-      from broker_stream_groups g join broker_streams s on s.scope = g.scope and s.stream = g.stream
-      where g.scope = ${scope} and g.stream = ${stream} and g.group_name = ${group}`.execute(db);
-    const position = cursor.rows[0];
-    if (!position) throw groupMissing();
-    if (position.last_id <= position.last_delivered_id) return [];
-
-    return db.transaction().execute(async (trx) => {
-      const locked = await sql<{ last_delivered_id: number }>`
+    type Row = { found: boolean } & ({ [K in keyof EntryRow]: EntryRow[K] } | { [K in keyof EntryRow]: null });
+    const { rows } = await sql<Row>`
+      with cursor as (
+        select g.last_delivered_id, s.last_id
+        from broker_stream_groups g join broker_streams s on s.scope = g.scope and s.stream = g.stream
+        where g.scope = ${scope} and g.stream = ${stream} and g.group_name = ${group}
+      ), locked as (
         select last_delivered_id from broker_stream_groups
         where scope = ${scope} and stream = ${stream} and group_name = ${group}
-        for update`.execute(trx);
-      const group_ = locked.rows[0];
-      if (!group_) throw groupMissing();
-      // FOR KEY SHARE: an entry a concurrent trim is deleting is waited for and skipped, rather
-      // than picked from this statement's snapshot and failing the pending rows' foreign key.
-      const picked = await sql<EntryRow>`
-        with picked as (
-          select id, payload, created_at from broker_stream_entries
-          where scope = ${scope} and stream = ${stream} and id > ${group_.last_delivered_id}
-          order by id limit ${count}
-          for key share
-        ), pending as (
-          insert into broker_stream_pending (scope, stream, group_name, entry_id, consumer, delivered_at, deliveries)
-          select ${scope}, ${stream}, ${group}, id, ${consumer}, clock_timestamp(), 1 from picked
-        ), advanced as (
-          update broker_stream_groups set last_delivered_id = (select max(id) from picked)
-          where scope = ${scope} and stream = ${stream} and group_name = ${group} and exists (select 1 from picked)
-        )
-        select id, payload, extract(epoch from created_at)::float8 * 1000 as ts from picked order by id`.execute(trx);
-      return picked.rows;
-    });
+          and exists (select 1 from cursor where last_id > last_delivered_id)
+        for update
+      ), picked as (
+        -- FOR KEY SHARE: an entry a concurrent trim is deleting is waited for and skipped, rather
+        -- than picked from this statement's snapshot and failing the pending rows' foreign key.
+        select id, payload, created_at from broker_stream_entries
+        where scope = ${scope} and stream = ${stream} and id > (select last_delivered_id from locked)
+        order by id limit ${count}
+        for key share
+      ), pending as (
+        insert into broker_stream_pending (scope, stream, group_name, entry_id, consumer, delivered_at, deliveries)
+        select ${scope}, ${stream}, ${group}, id, ${consumer}, clock_timestamp(), 1 from picked
+      ), advanced as (
+        update broker_stream_groups set last_delivered_id = (select max(id) from picked)
+        where scope = ${scope} and stream = ${stream} and group_name = ${group} and exists (select 1 from picked)
+      )
+      select exists (select 1 from cursor) as found, p.id, p.payload,
+        extract(epoch from p.created_at)::float8 * 1000 as ts
+      from (select 1) as one left join picked as p on true
+      order by p.id`.execute(db);
+    if (!rows[0]?.found) throw groupMissing();
+    return rows.filter((row): row is Row & EntryRow => row.id !== null);
   }
 
   async function assertGroupExists(scope: string, stream: string, group: string): Promise<void> {
