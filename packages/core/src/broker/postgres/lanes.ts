@@ -119,21 +119,13 @@ export function postgresLanes(handle: DatabaseHandle): LanePort {
       assertNames({ scope, stream, lane });
       assertInteger("turn", turn, 1);
       assertInteger("count", count, 1, 10_000);
-      // A turn with nothing waiting behind it (an idle lane's first entry went straight on)
-      // ends its lane in one short statement: the common case of a quiet account.
-      const ended = await guarded(() =>
-        sql`
-          delete from broker_lanes
-          where scope = ${scope} and stream = ${stream} and lane = ${lane} and turn = ${turn} and waiting = 0`.execute(
-          db,
-        ),
-      );
-      if (Number(ended.numAffectedRows ?? 0) > 0) return 0;
-      // One statement. The ids it moves are picked once, as an array (an `in (subquery)` was
-      // planned as a loop over the lane's whole backlog, each step picking them again: a turn of
-      // a lane with thousands waiting took 80 ms). The lane's row, locked, is read as its newest version even if an append
-      // committed while this waited for the lock, so `waiting` counts entries this statement's
-      // snapshot may not see: those stay for the next turn, which `waiting` says to give.
+      // One statement, whether the lane has entries waiting or not (a quiet account's turn only
+      // ends its lane). The ids it moves are picked once, as an array (an `in (subquery)` was
+      // planned as a loop over the lane's whole backlog, each step picking them again: a turn
+      // of a lane with thousands waiting took 80 ms). The lane's row, locked, is read as its
+      // newest version even if an append committed while this waited for the lock, so
+      // `waiting` counts entries this statement's snapshot may not see: those stay for the
+      // next turn, which `waiting` says to give.
       const result = await guarded(() =>
         sql<{ moved: number }>`
           with lane as (
