@@ -47,6 +47,7 @@ import * as m20261130050000 from "./20261130050000_run_traceparent.ts";
 import * as m20261201000000 from "./20261201000000_account_trace_run_data.ts";
 import * as m20261202000000 from "./20261202000000_runs_end_in_place.ts";
 import * as m20261202000100 from "./20261202000100_run_references_by_statement.ts";
+import * as m20261202000200 from "./20261202000200_broker_references_by_statement.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -101,4 +102,5 @@ export const migrations: Record<string, Migration> = {
   "20261201000000_account_trace_run_data": m20261201000000,
   "20261202000000_runs_end_in_place": m20261202000000,
   "20261202000100_run_references_by_statement": m20261202000100,
+  "20261202000200_broker_references_by_statement": m20261202000200,
 };

@@ -45,6 +45,25 @@ describe.skipIf(!testEnv.DATABASE_URL)(
       expect(read).toEqual(["kept"]);
       expect(await broker.pendingCount(scope, "s", "g")).toBe(1);
     });
+
+    test("a trim takes the pending deliveries of the entries it deletes, a deleted stream its entries and deliveries", async () => {
+      const scope = randomScope();
+      await broker.ensureGroup(scope, "s", "g");
+      for (const payload of ["one", "two", "three"]) await broker.append(scope, "s", payload);
+      expect(await broker.readGroup(scope, "s", "g", "c", { count: 3 })).toHaveLength(3);
+      expect(await broker.trim(scope, "s", { maxLength: 1 })).toBe(2);
+      expect(await broker.pendingCount(scope, "s", "g")).toBe(1);
+
+      const left = async () => {
+        const { rows } = await sql<{ entries: number; pending: number }>`
+          select (select count(*)::int from broker_stream_entries where scope = ${scope}) as entries,
+            (select count(*)::int from broker_stream_pending where scope = ${scope}) as pending`.execute(database.db);
+        return rows[0];
+      };
+      expect(await left()).toEqual({ entries: 1, pending: 1 });
+      expect(await broker.deleteStream(scope, "s")).toBe(true);
+      expect(await left()).toEqual({ entries: 0, pending: 0 });
+    });
   },
 );
 

@@ -77,8 +77,8 @@ export function postgresStreams(
           and exists (select 1 from cursor where last_id > last_delivered_id)
         for update
       ), picked as (
-        -- FOR KEY SHARE: an entry a concurrent trim is deleting is waited for and skipped, rather
-        -- than picked from this statement's snapshot and failing the pending rows' foreign key.
+        -- FOR KEY SHARE: an entry a concurrent trim is deleting is waited for and skipped, and a
+        -- trim that comes after waits for this read, whose pending rows its trigger then deletes.
         select id, payload, created_at from broker_stream_entries
         where scope = ${scope} and stream = ${stream} and id > (select last_delivered_id from locked)
         order by id limit ${count}
