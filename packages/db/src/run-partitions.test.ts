@@ -194,7 +194,9 @@ for (const { backend, skip } of databaseBackends()) {
         await sql`delete from flows where id = ${FLOW}::uuid`.execute(db);
         expect(await count(db, "runs")).toBe(0);
         expect(await count(db, "run_steps")).toBe(0);
-        const { rows: deliveries } = await sql<{ n: number }>`select count(*)::int as n from run_deliveries`.execute(db);
+        const { rows: deliveries } = await sql<{ n: number }>`select count(*)::int as n from run_deliveries`.execute(
+          db,
+        );
         expect(deliveries[0]?.n).toBe(0);
       } finally {
         await handle.close();

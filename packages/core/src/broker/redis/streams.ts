@@ -88,12 +88,7 @@ function laneAppendBatches(client: RedisClient) {
   let pending = new Map<string, { keys: string[]; lane: string; appends: LaneAppend[] }>();
 
   function send(keys: string[], lane: string, appends: LaneAppend[]): void {
-    runScript(
-      client,
-      APPEND_TO_LANE,
-      keys,
-      [lane, ...appends.map((append) => append.payload)],
-    ).then(
+    runScript(client, APPEND_TO_LANE, keys, [lane, ...appends.map((append) => append.payload)]).then(
       () => {
         for (const append of appends) append.resolve();
       },
