@@ -15,7 +15,7 @@ import type { DeliveredEntry, StreamEntry, StreamPort, TrimOptions } from "../po
 import { AppendBatches } from "./append-batches.ts";
 import { guarded, parseEntryId, parseEntryIds } from "./failures.ts";
 import type { QuotaGate } from "./quotas.ts";
-import { type TopicListener, topicOf, watchTopic } from "./wakeups.ts";
+import { type TopicListener, type TopicWatch, topicOf, watchTopic } from "./wakeups.ts";
 
 /** Longest a blocked reader sleeps between checks, in case a notification was lost (listener reconnect). */
 const MAX_SLEEP_MS = 1000;
@@ -55,6 +55,8 @@ export function postgresStreams(
 ): StreamPort {
   const appends = new AppendBatches(handle);
   const db = handle.db;
+  /** By group and consumer: the watch of a blocking read that left its stream drained (see `readGroup`). */
+  const drained = new Map<string, TopicWatch>();
 
   /**
    * Hands out up to `count` undelivered entries; [] when there are none. One statement: it
@@ -188,19 +190,29 @@ export function postgresStreams(
 
       const deadline = Date.now() + blockMs;
       await guarded(() => appended.start());
-      const watch = watchTopic(appended, topicOf(scope, stream));
+      // A read that left the stream drained keeps its watch for the consumer's next read, which
+      // then waits for a notice before it looks: nothing can be past the cursor without one.
+      const key = `${scope}\u0000${stream}\u0000${group}\u0000${consumer}`;
+      const carried = drained.get(key);
+      drained.delete(key);
+      const watch = carried ?? watchTopic(appended, topicOf(scope, stream));
+      let keep = false;
       try {
+        if (carried) await watch.wait(Math.min(blockMs, MAX_SLEEP_MS));
         for (;;) {
+          if (isClosed()) return [];
           watch.reset();
+          keep = false;
           const rows = await guarded(() => readNew(scope, stream, group, consumer, count));
+          keep = rows.length < count;
           if (rows.length > 0) return toDelivered(rows);
           const remaining = deadline - Date.now();
-          if (remaining <= 0 || isClosed()) return [];
+          if (remaining <= 0) return [];
           await watch.wait(Math.min(remaining, MAX_SLEEP_MS));
-          if (isClosed()) return [];
         }
       } finally {
-        watch.close();
+        if (keep && !isClosed() && !drained.has(key)) drained.set(key, watch);
+        else watch.close();
       }
     },
 
