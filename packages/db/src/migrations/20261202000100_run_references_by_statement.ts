@@ -23,42 +23,41 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table runs drop constraint runs_flow_id_fkey`.execute(db);
   await sql`alter table runs drop constraint runs_account_id_fkey`.execute(db);
   await sql`alter table run_deliveries drop constraint run_deliveries_flow_id_fkey`.execute(db);
-  await sql`
-    create function delete_run_steps() returns trigger language plpgsql as $$
-    begin
-      delete from run_steps where run_id = old.id;
-      return null;
-    end $$`.execute(db);
-  await sql`
-    create trigger runs_delete_steps after delete on runs
-    for each row execute function delete_run_steps()`.execute(db);
-  await sql`
-    create function delete_flow_runs() returns trigger language plpgsql as $$
-    begin
-      delete from run_deliveries where flow_id = old.id;
-      delete from runs where flow_id = old.id;
-      return null;
-    end $$`.execute(db);
-  await sql`
-    create trigger flows_delete_runs after delete on flows
-    for each row execute function delete_flow_runs()`.execute(db);
+  await onEachDeleted(db, "runs", "runs_delete_steps", "delete from run_steps where run_id = old.id;");
+  await onEachDeleted(
+    db,
+    "flows",
+    "flows_delete_runs",
+    "delete from run_deliveries where flow_id = old.id; delete from runs where flow_id = old.id;",
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql`drop trigger flows_delete_runs on flows`.execute(db);
-  await sql`drop function delete_flow_runs()`.execute(db);
-  await sql`drop trigger runs_delete_steps on runs`.execute(db);
-  await sql`drop function delete_run_steps()`.execute(db);
+  for (const [table, trigger] of [
+    ["flows", "flows_delete_runs"],
+    ["runs", "runs_delete_steps"],
+  ] as const) {
+    await sql`drop trigger ${sql.id(trigger)} on ${sql.table(table)}`.execute(db);
+    await sql`drop function ${sql.id(trigger)}()`.execute(db);
+  }
+  await addCascade(db, "runs", "runs_account_id_fkey", "account_id", "accounts (id)");
+  await addCascade(db, "runs", "runs_flow_id_fkey", "flow_id", "flows (id)");
+  await addCascade(db, "run_deliveries", "run_deliveries_flow_id_fkey", "flow_id", "flows (id)");
+  await addCascade(db, "run_steps", "run_steps_run_id_fkey", "run_id", "runs (id)");
+}
+
+/** After each row of `table` deleted, `statements` (reading `old`): a trigger, and its function of the same name. */
+async function onEachDeleted(db: Kysely<any>, table: string, trigger: string, statements: string): Promise<void> {
   await sql`
-    alter table runs add constraint runs_account_id_fkey
-    foreign key (account_id) references accounts (id) on delete cascade`.execute(db);
+    create function ${sql.id(trigger)}() returns trigger language plpgsql as $$
+    begin ${sql.raw(statements)} return null; end $$`.execute(db);
   await sql`
-    alter table runs add constraint runs_flow_id_fkey
-    foreign key (flow_id) references flows (id) on delete cascade`.execute(db);
+    create trigger ${sql.id(trigger)} after delete on ${sql.table(table)}
+    for each row execute function ${sql.id(trigger)}()`.execute(db);
+}
+
+async function addCascade(db: Kysely<any>, table: string, name: string, column: string, target: string) {
   await sql`
-    alter table run_deliveries add constraint run_deliveries_flow_id_fkey
-    foreign key (flow_id) references flows (id) on delete cascade`.execute(db);
-  await sql`
-    alter table run_steps add constraint run_steps_run_id_fkey
-    foreign key (run_id) references runs (id) on delete cascade`.execute(db);
+    alter table ${sql.table(table)} add constraint ${sql.id(name)}
+    foreign key (${sql.id(column)}) references ${sql.raw(target)} on delete cascade`.execute(db);
 }

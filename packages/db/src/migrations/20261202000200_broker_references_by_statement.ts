@@ -23,44 +23,14 @@ export async function up(db: Kysely<any>): Promise<void> {
   );
   await sql`
     alter table broker_stream_pending drop constraint broker_stream_pending_scope_stream_group_name_fkey`.execute(db);
-  await sql`
-    create function broker_delete_stream_entries() returns trigger language plpgsql as $$
-    begin
-      delete from broker_stream_entries e using gone g where e.scope = g.scope and e.stream = g.stream;
-      return null;
-    end $$`.execute(db);
-  await sql`
-    create trigger broker_streams_delete_entries after delete on broker_streams
-    referencing old table as gone for each statement execute function broker_delete_stream_entries()`.execute(db);
-  await sql`
-    create function broker_delete_entries_pending() returns trigger language plpgsql as $$
-    begin
-      delete from broker_stream_pending p using gone g
-      where p.scope = g.scope and p.stream = g.stream and p.entry_id = g.id;
-      return null;
-    end $$`.execute(db);
-  await sql`
-    create trigger broker_stream_entries_delete_pending after delete on broker_stream_entries
-    referencing old table as gone for each statement execute function broker_delete_entries_pending()`.execute(db);
-  await sql`
-    create function broker_delete_groups_pending() returns trigger language plpgsql as $$
-    begin
-      delete from broker_stream_pending p using gone g
-      where p.scope = g.scope and p.stream = g.stream and p.group_name = g.group_name;
-      return null;
-    end $$`.execute(db);
-  await sql`
-    create trigger broker_stream_groups_delete_pending after delete on broker_stream_groups
-    referencing old table as gone for each statement execute function broker_delete_groups_pending()`.execute(db);
+  for (const [table, trigger, statement] of TRIGGERS) await afterDeleting(db, table, trigger, statement);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql`drop trigger broker_stream_groups_delete_pending on broker_stream_groups`.execute(db);
-  await sql`drop function broker_delete_groups_pending()`.execute(db);
-  await sql`drop trigger broker_stream_entries_delete_pending on broker_stream_entries`.execute(db);
-  await sql`drop function broker_delete_entries_pending()`.execute(db);
-  await sql`drop trigger broker_streams_delete_entries on broker_streams`.execute(db);
-  await sql`drop function broker_delete_stream_entries()`.execute(db);
+  for (const [table, trigger] of TRIGGERS) {
+    await sql`drop trigger ${sql.id(trigger)} on ${sql.table(table)}`.execute(db);
+    await sql`drop function ${sql.id(trigger)}()`.execute(db);
+  }
   await sql`
     alter table broker_stream_pending add constraint broker_stream_pending_scope_stream_group_name_fkey
     foreign key (scope, stream, group_name) references broker_stream_groups (scope, stream, group_name)
@@ -73,4 +43,35 @@ export async function down(db: Kysely<any>): Promise<void> {
   await sql`
     alter table broker_stream_entries add constraint broker_stream_entries_scope_stream_fkey
     foreign key (scope, stream) references broker_streams (scope, stream) on delete cascade`.execute(db);
+}
+
+/** Per table: the trigger (and its function, of the same name) and what it deletes of the rows `gone`. */
+const TRIGGERS = [
+  [
+    "broker_streams",
+    "broker_streams_delete_entries",
+    "delete from broker_stream_entries e using gone g where e.scope = g.scope and e.stream = g.stream;",
+  ],
+  [
+    "broker_stream_entries",
+    "broker_stream_entries_delete_pending",
+    `delete from broker_stream_pending p using gone g
+      where p.scope = g.scope and p.stream = g.stream and p.entry_id = g.id;`,
+  ],
+  [
+    "broker_stream_groups",
+    "broker_stream_groups_delete_pending",
+    `delete from broker_stream_pending p using gone g
+      where p.scope = g.scope and p.stream = g.stream and p.group_name = g.group_name;`,
+  ],
+] as const;
+
+/** After each statement deleting from `table`, `statement` over the rows deleted (`gone`). */
+async function afterDeleting(db: Kysely<any>, table: string, trigger: string, statement: string): Promise<void> {
+  await sql`
+    create function ${sql.id(trigger)}() returns trigger language plpgsql as $$
+    begin ${sql.raw(statement)} return null; end $$`.execute(db);
+  await sql`
+    create trigger ${sql.id(trigger)} after delete on ${sql.table(table)}
+    referencing old table as gone for each statement execute function ${sql.id(trigger)}()`.execute(db);
 }
