@@ -29,8 +29,9 @@ type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
 
 /**
  * How long adding or dropping a partition waits for its locks before giving up until the
- * job's next turn. Attaching a partition locks its parent against other attaches (and,
- * for a table with a foreign key, the table it names against writes), and detaching one locks its parent whole, for a moment once they have the lock;
+ * job's next turn. Attaching a partition locks its parent against other attaches (and, for
+ * a table with a foreign key, the table it names against writes), and detaching one locks
+ * its parent whole, for a moment once they have the lock;
  * while they wait for it, the writes queued behind them wait too, at most this long.
  */
 const LOCK_TIMEOUT_MS = 500;

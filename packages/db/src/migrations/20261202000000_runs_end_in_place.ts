@@ -11,8 +11,9 @@ import { type Kysely, sql } from "kysely";
  *   as it ends (as it does of its concurrency slot), so it still holds the runs under way.
  *   Runs that ended before this migration keep their key until retention drops them: the
  *   singleton's lookup reads `status` too, so they only take room in the index;
- * - the runs partitions leave part of each page free (a fillfactor of 70, as run-partitions.ts makes new days) for the new version
- *   of the rows they hold. The existing partitions keep their full pages; their new ones leave it.
+ * - the runs partitions leave part of each page free (a fillfactor of 70, as run-partitions.ts
+ *   makes new days) for the new version of the rows they hold. The pages the existing
+ *   partitions filled stay full; the pages they fill from now on keep the room.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`drop index runs_singleton`.execute(db);
