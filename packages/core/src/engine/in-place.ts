@@ -5,16 +5,17 @@ import type { CoreConfig } from "../config.ts";
 import { messageOf } from "../errors.ts";
 import type { AccountLimits } from "../limits/account-limits.ts";
 import type { Logger } from "../logger.ts";
+import type { RanInPlace } from "../runs/insert.ts";
 import type { InPlaceRunner } from "../runs/service.ts";
 import type { Sealer } from "../sealing.ts";
 import type { DefinitionCache } from "../storage/definition-cache.ts";
 import { traceRun } from "../tracing/run-spans.ts";
 import { COMPUTING_SUBJECTS, computingStepFunctions } from "./built-ins.ts";
 import type { RunEvents } from "./events.ts";
-import { type ExecutorDeps, executeRun, type RunEnd, runEndError } from "./executor.ts";
+import { type ExecutorDeps, executeRun, runEndError } from "./executor.ts";
 import { createRevisionCache, hasStartControl, type LoadedFlow, type LoadedStep } from "./revisions.ts";
 import { createSecretsReader } from "./secrets-reader.ts";
-import { freshRun, type RunStore, type RunWrite, type StepChange, stepRow } from "./store.ts";
+import { endColumns, freshRun, type RunStore, type RunWrite, type StepChange, stepRow } from "./store.ts";
 
 /** Flows this process remembers the runs-in-place revision of (the most recently started). */
 const MAX_FLOWS = 10_000;
@@ -155,7 +156,7 @@ export function createInPlaceRunner(deps: InPlaceDeps): InPlaceRunner {
   };
 }
 
-type FinishedEnd = Omit<Extract<RunEnd, { kind: "finished" }>, "kind">;
+type FinishedEnd = NonNullable<RanInPlace["end"]>;
 
 /**
  * The writes of a run executed in place as the one its INSERT makes (runs/insert.ts): the
@@ -168,12 +169,7 @@ function recordOf(writes: RunWrite[], tookMs: number): string | null {
   const steps = new Map<string, StepChange>();
   for (const write of writes) for (const change of write.steps) steps.set(change.name, change);
   return JSON.stringify({
-    status: last.status,
-    error: last.error ?? null,
-    wake_at: last.wakeAt?.toISOString() ?? null,
-    waiting_on: last.waitingOn && last.waitingOn.length > 0 ? last.waitingOn : null,
-    finished: last.finished,
-    recorded_bytes: last.recordedBytes ?? 0,
+    ...endColumns(last),
     took_ms: Math.round(tookMs),
     steps: [...steps.values()].map(stepRow),
   });

@@ -179,6 +179,22 @@ export function stepRow({ name, record }: StepChange) {
   return { name, record: rest, output: record.status === "succeeded" ? (output ?? null) : null };
 }
 
+/**
+ * The columns of the run's row a write sets, as the statements that write them read them
+ * (`recorded_bytes` null: the row keeps its count): the write here, and the INSERT of a run
+ * executed in place (engine/in-place.ts).
+ */
+export function endColumns(change: RunWrite) {
+  return {
+    status: change.status,
+    error: change.error ?? null,
+    wake_at: change.wakeAt?.toISOString() ?? null,
+    waiting_on: change.waitingOn && change.waitingOn.length > 0 ? change.waitingOn : null,
+    finished: change.finished,
+    recorded_bytes: change.recordedBytes ?? null,
+  };
+}
+
 /** A run as its queueing entry describes it, taken by its first write (see `RunStore.fresh`). */
 export function freshRun({ slot, traceparent, ...run }: FreshRun, entryId: string): ClaimedRun {
   return {
@@ -338,16 +354,11 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number, runQue
       const json = JSON.stringify({
         id: change.id,
         holder: change.holder,
-        status: change.status,
+        ...endColumns(change),
         steps: change.steps.map(stepRow),
-        error: change.error ?? null,
-        wake_at: change.wakeAt?.toISOString() ?? null,
-        waiting_on: change.waitingOn && change.waitingOn.length > 0 ? change.waitingOn : null,
         release: change.release,
-        finished: change.finished,
         claim: change.claim !== undefined,
         started_at: change.claim?.startedAt.toISOString() ?? null,
-        recorded_bytes: change.recordedBytes ?? null,
         slot_key: change.slot?.key ?? null,
       });
       const slot = change.release ? change.slot : undefined;
