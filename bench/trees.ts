@@ -67,9 +67,8 @@ async function endedRuns(url: string, token: string): Promise<number> {
   return data.reduce((sum, reading) => sum + (reading.value ?? 0), 0);
 }
 
-/** CPU seconds so far of the platform's processes and, by name, of the servers it uses. */
-function cpuReading(pids: Record<string, number>, mode: Mode) {
-  const servers = mode === "scale-out" ? ["postgres", "redis-server"] : [];
+/** CPU seconds so far of the platform's processes and of the servers named (`postgres`, `redis-server`). */
+function cpuReading(pids: Record<string, number>, servers: string[]) {
   return {
     own: cpuNow(pids),
     servers: Object.fromEntries(servers.map((name) => [name, serverCpuSeconds(name)])),
@@ -95,7 +94,7 @@ async function queuedPhase(
   amount: number,
 ): Promise<Row["queued"]> {
   const endedBefore = await endedRuns(platform.url, token);
-  const before = cpuReading(platform.pids, mode);
+  const before = cpuReading(platform.pids, mode === "scale-out" ? ["postgres", "redis-server"] : []);
   const startedAt = performance.now();
   // Followed while the runs are started, since the load generator ends on a whole second.
   let accepted = amount;
@@ -154,12 +153,11 @@ async function measureTree(tree: string, mode: Mode): Promise<Row> {
     };
     await load({ ...request, connections: 64, durationSeconds: 2 });
     const lone = await loneLatency(request.url, request, SECONDS);
-    const before = cpuNow(platform.pids);
+    const before = cpuReading(platform.pids, []);
     const startedAt = performance.now();
     const loaded = await load({ ...request, connections: 64, durationSeconds: SECONDS });
     const runs = (loaded.rps * (performance.now() - startedAt)) / 1000;
-    const spent = cpuSpent(platform.pids, before);
-    const cpuPerRun = Object.fromEntries(Object.entries(spent).map(([role, s]) => [role, (s * 1e6) / runs]));
+    const cpuPerRun = cpuPerRunSince(platform.pids, before, runs);
     const queued = await measureQueued(platform, mode, token, flowId);
     return { lone, loaded, cpuPerRun, queued };
   } finally {
