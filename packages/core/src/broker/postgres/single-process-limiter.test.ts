@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { DatabaseHandle } from "@platform/db";
 import { openTestDatabase } from "@platform/db/testing";
+import { sql } from "kysely";
 import { createSingleProcessLimiter } from "./single-process-limiter.ts";
 
 /**
@@ -32,6 +33,54 @@ describe("the single-process limiter on pglite", () => {
     expect((await after("acct", "gateway:b", 3, 60_000)).allowed).toBe(false);
     expect((await after("acct", "gateway:c", 3, 60_000)).allowed).toBe(true);
     expect((await after("other", "gateway:b", 3, 60_000)).allowed).toBe(true);
+  });
+
+  /** The rows the limiter keeps for a key, in both of its tables. */
+  async function rowsOf(scope: string, key: string): Promise<number> {
+    const { rows } = await sql<{ count: number }>`
+      select (select count(*) from broker_rate_limit_turns where scope = ${scope} and key = ${key})::int
+        + (select count(*) from broker_rate_limits where scope = ${scope} and key = ${key})::int as count`.execute(
+      database.db,
+    );
+    return rows[0]?.count ?? 0;
+  }
+
+  test("calls allowed one turn at a time are all remembered by a restart, in a bounded number of rows", async () => {
+    const before = createSingleProcessLimiter(database.db);
+    for (let turn = 0; turn < 200; turn++) {
+      const decision = await before("acct", "gateway:turns", 300, 60_000);
+      expect(decision.allowed).toBe(true);
+      await decision.recorded;
+    }
+    // A row per turn, folded into one every 64 turns.
+    expect(await rowsOf("acct", "gateway:turns")).toBeLessThanOrEqual(65);
+    const after = createSingleProcessLimiter(database.db);
+    const decisions = await Promise.all(Array.from({ length: 150 }, () => after("acct", "gateway:turns", 300, 60_000)));
+    expect(decisions.filter((decision) => decision.allowed)).toHaveLength(100);
+  });
+
+  test("a window written before the limiter kept turns still counts, until the key's first fold replaces it", async () => {
+    const now = Date.now();
+    await sql`
+      insert into broker_rate_limits (scope, key, hits, expires_at)
+      values ('acct', 'gateway:older', ${`{${now - 2000},${now - 1000}}`}::float8[], now() + interval '1 minute')`.execute(
+      database.db,
+    );
+    const allow = createSingleProcessLimiter(database.db);
+    const first = await allow("acct", "gateway:older", 3, 60_000);
+    await first.recorded;
+    expect(first.allowed).toBe(true);
+    expect((await allow("acct", "gateway:older", 3, 60_000)).allowed).toBe(false);
+
+    for (let turn = 0; turn < 70; turn++) await (await allow("acct", "gateway:older", 1000, 60_000)).recorded;
+    const { rows } = await sql`select 1 from broker_rate_limits where scope = 'acct' and key = 'gateway:older'`.execute(
+      database.db,
+    );
+    expect(rows).toHaveLength(0);
+    // Folded, the two older calls and the 71 since are still the window's.
+    const restarted = createSingleProcessLimiter(database.db);
+    expect((await restarted("acct", "gateway:older", 73, 60_000)).allowed).toBe(false);
+    expect((await restarted("acct", "gateway:older", 74, 60_000)).allowed).toBe(true);
   });
 
   test("a call is allowed again once the window has passed the oldest", async () => {

@@ -6,10 +6,19 @@ import type { RateLimitDecision } from "../port.ts";
 /** Keys kept in memory at most; past it, those whose window has emptied are let go. */
 const MAX_KEYS = 100_000;
 
+/** A key's turns written since its rows were last folded into one: past it, the next write folds them. */
+const FOLD_AFTER = 64;
+
 interface Window {
+  scope: string;
+  key: string;
   /** The times (epoch ms) of the calls allowed, oldest first. */
   hits: number[];
   windowMs: number;
+  /** Hits allowed and not yet taken by a write (see `persist`). */
+  unwritten: number[];
+  /** The key's rows in `broker_rate_limit_turns` (and `broker_rate_limits`), as far as this process knows. */
+  rows: number;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the broker's tables are not in the Database type
@@ -22,10 +31,13 @@ const limiters = new WeakMap<AnyDatabase, Allow>();
  * The sliding-window limiter (`allow`) for a database only this process opens (PGlite:
  * embedded mode is one process). Every call is decided in memory against the key's hits,
  * synchronously, so calls are decided one after another without a lock: exact, as the
- * locked row is for many processes. A key's hits are read from `broker_rate_limits` the
- * first time it is used, and an allowed call's hit is written back there while the caller
- * goes on (`recorded`: the keys that changed in one turn of the event loop share one
- * statement, where the locked-row limiter pays a transaction per call); a caller that
+ * locked row is for many processes. A key's hits are read from the database the first time
+ * it is used, and an allowed call's hit is written back while the caller goes on
+ * (`recorded`: the keys that changed in one turn of the event loop share one statement,
+ * where the locked-row limiter pays a transaction per call). A write adds a row per key with
+ * the hits of its turn (`broker_rate_limit_turns`), and every FOLD_AFTER turns replaces the
+ * key's rows with one holding its window, so that a write costs what its turn allowed, not
+ * the whole window, and a key keeps at most FOLD_AFTER + 1 rows. A caller that
  * awaits `recorded` before answering (the gateway) has a restart remember every call it
  * answered. Times are this process's clock, which is PGlite's. One limiter per database:
  * every broker opened on it in this process (tests open several) decides in one place.
@@ -46,10 +58,13 @@ export function createSingleProcessLimiter(db: AnyDatabase): Allow {
   const keyOf = (scope: string, key: string) => JSON.stringify([scope, key]);
 
   async function load(scope: string, key: string, windowMs: number): Promise<Window> {
+    // `broker_rate_limits` holds the window a process before migration 20261203000000 wrote.
     const { rows } = await sql<{ hits: unknown[] }>`
+      select hits from broker_rate_limit_turns where scope = ${scope} and key = ${key}
+      union all
       select hits from broker_rate_limits where scope = ${scope} and key = ${key}`.execute(db);
-    const hits = (rows[0]?.hits ?? []).map(Number).sort((a, b) => a - b);
-    return { hits, windowMs };
+    const hits = rows.flatMap((row) => row.hits.map(Number)).sort((a, b) => a - b);
+    return { scope, key, hits, windowMs, unwritten: [], rows: rows.length };
   }
 
   async function windowOf(scope: string, key: string, windowMs: number): Promise<Window> {
@@ -75,21 +90,43 @@ export function createSingleProcessLimiter(db: AnyDatabase): Allow {
     }
   }
 
-  // Each statement writes the current hits of the keys its calls changed (a key once).
-  const persist = groupCommit<{ scope: string; key: string; window: Window }, void>(
+  // Each statement writes, per key its calls changed, the hits no write has taken yet (a fold: all of the key's window).
+  const persist = groupCommit<Window, void>(
     async (items) => {
-      const latest = new Map(items.map((item) => [keyOf(item.scope, item.key), item]));
-      const rows = [...latest.values()].map(({ scope, key, window }) => ({
-        scope,
-        key,
-        hits: `{${window.hits.join(",")}}`,
-        expires_at: new Date((window.hits.at(-1) ?? Date.now()) + window.windowMs).toISOString(),
-      }));
-      await sql`
-        insert into broker_rate_limits (scope, key, hits, expires_at)
-        select v.scope, v.key, v.hits::float8[], v.expires_at
-        from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as v(scope text, key text, hits text, expires_at timestamptz)
-        on conflict (scope, key) do update set hits = excluded.hits, expires_at = excluded.expires_at`.execute(db);
+      const taken = [...new Set(items)].map((window) => ({ window, hits: window.unwritten.splice(0) }));
+      // A key whose hits an earlier write of this turn took has nothing left: that write commits first.
+      const rows = taken
+        .filter(({ hits }) => hits.length > 0)
+        .map(({ window, hits }) => {
+          const fold = window.rows >= FOLD_AFTER;
+          const kept = fold ? window.hits : hits;
+          window.rows = fold ? 1 : window.rows + 1;
+          return {
+            scope: window.scope,
+            key: window.key,
+            fold,
+            hits: `{${kept.join(",")}}`,
+            expires_at: new Date((kept.at(-1) as number) + window.windowMs).toISOString(),
+          };
+        });
+      if (rows.length === 0) return items.map(() => undefined);
+      try {
+        await sql`
+          with v as (
+            select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+              as v(scope text, key text, fold boolean, hits text, expires_at timestamptz)
+          ), folded as (
+            delete from broker_rate_limit_turns t using v where v.fold and t.scope = v.scope and t.key = v.key
+          ), folded_before as (
+            delete from broker_rate_limits r using v where v.fold and r.scope = v.scope and r.key = v.key
+          )
+          insert into broker_rate_limit_turns (scope, key, hits, expires_at)
+          select scope, key, hits::float8[], expires_at from v`.execute(db);
+      } catch (error) {
+        // Not written: the key's next write folds, writing its whole window, these hits among it.
+        for (const { window } of taken) window.rows = FOLD_AFTER;
+        throw error;
+      }
       return items.map(() => undefined);
     },
     { maxBatch: 1000, maxInFlight: ONE_STATEMENT_AT_A_TIME },
@@ -109,8 +146,9 @@ export function createSingleProcessLimiter(db: AnyDatabase): Allow {
       return { allowed: false, retryAfterSeconds: retryAfterSeconds(freeing + windowMs - now) };
     }
     window.hits.push(now);
+    window.unwritten.push(now);
     // Written with the other keys changed in this turn, while the caller goes on (see `recorded`).
-    const recorded = persist({ scope, key, window });
+    const recorded = persist(window);
     recorded.catch(() => undefined);
     return { allowed: true, retryAfterSeconds: 0, recorded };
   };

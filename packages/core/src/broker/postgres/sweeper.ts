@@ -11,6 +11,7 @@ export function startSweeper(handle: DatabaseHandle, logger?: Logger): { stop():
     try {
       await sql`delete from broker_kv where expires_at <= clock_timestamp()`.execute(handle.db);
       await sql`delete from broker_rate_limits where expires_at <= clock_timestamp()`.execute(handle.db);
+      await sql`delete from broker_rate_limit_turns where expires_at <= clock_timestamp()`.execute(handle.db);
     } catch (error) {
       logger?.debug({ err: messageOf(error) }, "broker sweep failed");
     }
