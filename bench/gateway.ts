@@ -8,16 +8,31 @@
  *
  * The platform runs as the README starts it (embedded: `bun run start`; scale-out:
  * `start:api` + `start:worker` on DATABASE_URL and REDIS_URL), in processes of its own,
- * with NODE_ENV=production. Scale-out runs when both variables are set.
+ * with NODE_ENV=production. Scale-out runs when both variables are set. Each row's CPU per
+ * request, every platform process's (from /proc), is printed before the table: steadier
+ * than rates on a machine whose speed moves.
  */
 
 import { flag } from "./lib/args.ts";
+import { cpuNow, cpuSpent } from "./lib/cpu.ts";
 import { reportEveryMode } from "./lib/every-mode.ts";
 import { type LoadResult, load } from "./lib/load.ts";
 import { callApi, type RunningPlatform, signUpForBench } from "./lib/platform.ts";
 
 const SECONDS = flag("seconds", 10);
 const CONNECTIONS = flag("connections", 64);
+
+/** Loads as `load` does, and prints the CPU each platform process spent per request answered. */
+async function loadCounted(platform: RunningPlatform, name: string, options: Parameters<typeof load>[0]) {
+  const before = cpuNow(platform.pids);
+  const result = await load(options);
+  const requests = result.rps * options.durationSeconds;
+  const spent = Object.entries(cpuSpent(platform.pids, before))
+    .map(([role, seconds]) => `${role} ${Math.round((seconds / requests) * 1e6)} µs`)
+    .join(", ");
+  console.log(`${platform.mode}, ${name}: CPU per request ${spent}`);
+  return result;
+}
 
 async function measureMode(platform: RunningPlatform): Promise<[string, LoadResult][]> {
   const { token } = await signUpForBench(platform.url);
@@ -51,33 +66,31 @@ async function measureMode(platform: RunningPlatform): Promise<[string, LoadResu
   await load({ url: `${platform.url}/gw/bench/orders/7`, connections: CONNECTIONS, durationSeconds: 2 });
 
   const rows: [string, LoadResult][] = [];
-  rows.push([
-    "gateway GET (respond step)",
-    await load({ url: `${platform.url}/gw/bench/orders/7`, connections: CONNECTIONS, durationSeconds: SECONDS }),
-  ]);
-  rows.push([
-    "gateway POST JSON (respond step)",
-    await load({
-      url: `${platform.url}/gw/bench/orders/7`,
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ qty: 3, note: "benchmark order" }),
-      connections: CONNECTIONS,
-      durationSeconds: SECONDS,
-    }),
-  ]);
+  const measure = async (name: string, options: Parameters<typeof load>[0]) => {
+    rows.push([name, await loadCounted(platform, name, options)]);
+  };
+  await measure("gateway GET (respond step)", {
+    url: `${platform.url}/gw/bench/orders/7`,
+    connections: CONNECTIONS,
+    durationSeconds: SECONDS,
+  });
+  await measure("gateway POST JSON (respond step)", {
+    url: `${platform.url}/gw/bench/orders/7`,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ qty: 3, note: "benchmark order" }),
+    connections: CONNECTIONS,
+    durationSeconds: SECONDS,
+  });
   // The same flow started by hand in wait mode: the engine alone, for the gateway's own share.
-  rows.push([
-    "by hand, wait mode (engine alone)",
-    await load({
-      url: `${platform.url}/flows/${flow.data.id}/runs?wait=true`,
-      method: "POST",
-      headers: auth,
-      body: JSON.stringify({ qty: 3 }),
-      connections: CONNECTIONS,
-      durationSeconds: SECONDS,
-    }),
-  ]);
+  await measure("by hand, wait mode (engine alone)", {
+    url: `${platform.url}/flows/${flow.data.id}/runs?wait=true`,
+    method: "POST",
+    headers: auth,
+    body: JSON.stringify({ qty: 3 }),
+    connections: CONNECTIONS,
+    durationSeconds: SECONDS,
+  });
   return rows;
 }
 

@@ -5,11 +5,15 @@
  *
  *   bun bench/webhooks.ts [--seconds N] [--connections N]
  *
- * Each delivery is a 1 KB JSON event sent to a flow of one `transform` step, first with
- * public access (the same event every time: nothing de-duplicates it), then signed for
- * Stripe, with an `id` of its own per delivery since the ingress de-duplicates by the
- * Stripe event id (signatures made beforehand by Stripe's own library, so the load
- * generator spends nothing on them). Every run id a 200 answered is collected; after the
+ * Each delivery is a 1 KB JSON event sent to a flow of one `transform` step, with public
+ * access (the same event every time: nothing de-duplicates it), and signed for Stripe, with
+ * an `id` of its own per delivery since the ingress de-duplicates by the Stripe event id
+ * (signatures made beforehand by Stripe's own library, so the load generator spends nothing
+ * on them). Each kind is measured on a platform started for it (`--kinds public,stripe`
+ * picks), so that neither pays for the other's backlog or warms the processes for it;
+ * `--stripe-rate N` (default 8,000) signed deliveries are made per second of load.
+ * `--tree DIR` measures the platform of another source tree (a `git worktree` of an older
+ * commit, with `bun install` run there), started by that tree's `bench/lib/platform.ts`. Every run id a 200 answered is collected; after the
  * load the bench waits for the runs to end and reads them back: completions/s is the runs
  * over the time from the first acceptance to the last finish (server clocks), and "lost"
  * counts answered run ids that did not end `succeeded`. CPU per webhook is each platform
@@ -33,6 +37,8 @@
  * (a fresh database has eight: the first and a week ahead). Statements that name no run id
  * read every partition.
  */
+
+import { resolve } from "node:path";
 import Stripe from "stripe";
 import { redisClusterMissing, startLocalRedisCluster } from "../packages/core/src/testing.ts";
 import { openDatabase } from "../packages/db/src/connection.ts";
@@ -40,14 +46,28 @@ import { addRunPartitions } from "../packages/db/src/run-partitions.ts";
 import { pgBouncerMissing } from "../packages/db/src/testing.ts";
 import { flag, listFlag } from "./lib/args.ts";
 import { type LoadResult, load, report } from "./lib/load.ts";
-import { availableModes, type RunningPlatform, signUpForBench, startBaseline, startPlatform } from "./lib/platform.ts";
+import * as thisTree from "./lib/platform.ts";
+import { availableModes, type RunningPlatform, startBaseline } from "./lib/platform.ts";
 import { awaitCompletion, createFlow, eventBody, type Ingest, ingest } from "./lib/webhook-ingest.ts";
 
 const SECONDS = flag("seconds", 10);
 const MODES = listFlag("modes", ["embedded", "scale-out", "pgbouncer", "cluster"]);
 const CONNECTIONS = flag("connections", 64);
 const DAYS_AHEAD = Bun.argv.includes("--days-ahead") ? flag("days-ahead", 1) : 0;
+/** The source tree whose platform is measured (`--tree /tmp/before`, a worktree with its dependencies), by its own `bench/lib/platform.ts`. */
+const TREE = listFlag("tree", ["."])[0] as string;
+const tree = (
+  resolve(TREE) === resolve(import.meta.dir, "..") ? thisTree : await import(`${resolve(TREE)}/bench/lib/platform.ts`)
+) as Pick<typeof thisTree, "startPlatform" | "signUpForBench">;
+const { signUpForBench } = tree;
+/** An older tree's platform may not say its other API addresses (it has none). */
+const startPlatform = async (...args: Parameters<typeof thisTree.startPlatform>): Promise<RunningPlatform> => ({
+  alsoUrls: [],
+  ...(await tree.startPlatform(...args)),
+});
 const SETTINGS = { connections: CONNECTIONS, seconds: SECONDS };
+/** Signed deliveries made per second of load: more than a platform answers here, or repeats are sent. */
+const MAX_RATE = flag("stripe-rate", 8000);
 const STRIPE_SECRET = "whsec_benchmarkSigningSecret000000";
 const stripe = new Stripe("sk_test_bench");
 
@@ -75,17 +95,15 @@ async function addPartitionsAhead(platform: RunningPlatform): Promise<void> {
   }
 }
 
-async function measureMode(platform: RunningPlatform): Promise<[string, Ingest][]> {
+type Kind = "public" | "stripe";
+const KINDS = listFlag("kinds", ["public", "stripe"]) as Kind[];
+const KIND_LABELS: Record<Kind, string> = { public: "public access", stripe: "Stripe-signed" };
+
+async function measureKind(platform: RunningPlatform, kind: Kind): Promise<Ingest> {
   await addPartitionsAhead(platform);
   const { token } = await signUpForBench(platform.url);
   const target = { platform, token };
   const warmUp = await createFlow(target, "warm-up", {});
-  const open = await createFlow(target, "public", {});
-  const signed = await createFlow(target, "stripe", {
-    access: "signature",
-    service: "stripe",
-    signing_secret: STRIPE_SECRET,
-  });
   const run = Date.now().toString(36);
   // Warm up (flows cached, connections open), and check the answer once.
   const first = await fetch(warmUp.webhookUrl, {
@@ -104,22 +122,26 @@ async function measureMode(platform: RunningPlatform): Promise<[string, Ingest][
   });
   await awaitCompletion(target, warmUp, SETTINGS);
 
-  const rows: [string, Ingest][] = [];
-  // Public access de-duplicates nothing: one body serves, and the load generator builds no request per delivery.
-  const publicIngest = await ingest(target, open, SETTINGS, { body: eventBody(`evt_${run}_public`) });
-  rows.push(["public access", publicIngest]);
-  // As many signed deliveries as the public rate would take in the same time, and some more.
-  const count = Math.ceil(publicIngest.load.rps * SECONDS * 1.2) + CONNECTIONS;
+  if (kind === "public") {
+    // Public access de-duplicates nothing: one body serves, and the load generator builds no request per delivery.
+    const open = await createFlow(target, "public", {});
+    return ingest(target, open, SETTINGS, { body: eventBody(`evt_${run}_public`) });
+  }
+  const signed = await createFlow(target, "stripe", {
+    access: "signature",
+    service: "stripe",
+    signing_secret: STRIPE_SECRET,
+  });
+  const count = Math.ceil(MAX_RATE * SECONDS) + CONNECTIONS;
   const { bodies, signatures } = await signedDeliveries(count);
-  rows.push([
-    "Stripe-signed",
-    await ingest(target, signed, SETTINGS, {
-      bodyOf: (n) => bodies[n % count] as string,
-      headersOf: (n) => ({ "stripe-signature": signatures[n % count] as string }),
-      amount: count - CONNECTIONS,
-    }),
-  ]);
-  return rows;
+  const result = await ingest(target, signed, SETTINGS, {
+    bodyOf: (n) => bodies[n % count] as string,
+    headersOf: (n) => ({ "stripe-signature": signatures[n % count] as string }),
+  });
+  if (result.answered + result.unanswered > count) {
+    console.warn(`the load outran its ${count} signed deliveries (repeats were answered): raise --stripe-rate`);
+  }
+  return result;
 }
 
 function print(mode: string, trivial: LoadResult, rows: [string, Ingest][]): void {
@@ -194,14 +216,17 @@ const deployments: { label: string; start(): Promise<RunningPlatform> }[] = [
 const baseline = await startBaseline();
 try {
   for (const deployment of deployments) {
-    const platform = await deployment.start();
-    try {
-      const rows = await measureMode(platform);
-      const trivial = await load({ url: baseline.url, connections: CONNECTIONS, durationSeconds: SECONDS });
-      print(deployment.label, trivial, rows);
-    } finally {
-      await platform.stop();
+    const rows: [string, Ingest][] = [];
+    for (const kind of KINDS) {
+      const platform = await deployment.start();
+      try {
+        rows.push([KIND_LABELS[kind], await measureKind(platform, kind)]);
+      } finally {
+        await platform.stop();
+      }
     }
+    const trivial = await load({ url: baseline.url, connections: CONNECTIONS, durationSeconds: SECONDS });
+    print(deployment.label, trivial, rows);
   }
 } finally {
   await baseline.stop();
