@@ -110,18 +110,25 @@ export function createSingleProcessLimiter(db: AnyDatabase): Allow {
           };
         });
       if (rows.length === 0) return items.map(() => undefined);
+      const insert = sql`
+        insert into broker_rate_limit_turns (scope, key, hits, expires_at)
+        select scope, key, hits::float8[], expires_at
+        from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as v(scope text, key text, hits text, expires_at timestamptz)`;
+      const folds = rows.filter((row) => row.fold).map(({ scope, key }) => ({ scope, key }));
       try {
-        await sql`
-          with v as (
-            select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-              as v(scope text, key text, fold boolean, hits text, expires_at timestamptz)
-          ), folded as (
-            delete from broker_rate_limit_turns t using v where v.fold and t.scope = v.scope and t.key = v.key
-          ), folded_before as (
-            delete from broker_rate_limits r using v where v.fold and r.scope = v.scope and r.key = v.key
-          )
-          insert into broker_rate_limit_turns (scope, key, hits, expires_at)
-          select scope, key, hits::float8[], expires_at from v`.execute(db);
+        // The deletes of a fold are planned only when a key folds; the common write is the INSERT alone.
+        await (folds.length === 0
+          ? insert
+          : sql`
+              with folds as (
+                select * from jsonb_to_recordset(${JSON.stringify(folds)}::jsonb) as f(scope text, key text)
+              ), folded as (
+                delete from broker_rate_limit_turns t using folds f where t.scope = f.scope and t.key = f.key
+              ), folded_before as (
+                delete from broker_rate_limits r using folds f where r.scope = f.scope and r.key = f.key
+              )
+              ${insert}`
+        ).execute(db);
       } catch (error) {
         // Not written: the key's next write folds, writing its whole window, these hits among it.
         for (const { window } of taken) window.rows = FOLD_AFTER;
