@@ -1,15 +1,18 @@
 /**
  * The embedded limiter's cost per call (broker/postgres/single-process-limiter.ts), side by
- * side over source trees, in one process: each tree's limiter on a PGlite of its own takes
- * turns of `--per-turn` calls (default 20) on one key whose window never refuses, awaiting
- * each turn's record as a gateway does, for `--seconds` (default 3) a round. The window
- * fills with every call of the last second, as a busy gateway's does.
+ * side over source trees, in one process: each tree's limiter on a PGlite of its own (in a
+ * fresh data directory, as embedded mode keeps it) takes turns of `--per-turn` calls
+ * (default 20) on one key whose window never refuses, awaiting each turn's record as a
+ * gateway does, for `--seconds` (default 3) a round. The window fills with every call of the
+ * last second, as a busy gateway's does.
  *
  *   bun bench/limiter.ts --trees /tmp/before,. [--rounds 3]
  *
  * Prints calls/s and CPU µs per call (this process's, PGlite included: one thread).
  */
-import { resolve } from "node:path";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { flag, listFlag } from "./lib/args.ts";
 
 const TREES = listFlag("trees", ["."]).map((tree) => resolve(tree));
@@ -29,8 +32,11 @@ const limiters = await Promise.all(
     const { createSingleProcessLimiter } = await import(
       `${tree}/packages/core/src/broker/postgres/single-process-limiter.ts`
     );
-    const { openTestDatabase } = await import(`${tree}/packages/db/src/testing.ts`);
-    const database = await openTestDatabase("pglite");
+    const { openDatabase } = await import(`${tree}/packages/db/src/connection.ts`);
+    const { migrateToLatest } = await import(`${tree}/packages/db/src/migrator.ts`);
+    // On disk, as embedded mode keeps it (an in-memory PGlite pays to grow its WAL in memory instead).
+    const database = await openDatabase({ kind: "pglite", dataDir: mkdtempSync(join(tmpdir(), "bench-limiter-")) });
+    await migrateToLatest(database.db);
     return { tree, database, create: () => createSingleProcessLimiter(database.db) as Allow };
   }),
 );

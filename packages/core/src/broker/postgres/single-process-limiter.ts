@@ -112,8 +112,7 @@ export function createSingleProcessLimiter(db: AnyDatabase): Allow {
       if (rows.length === 0) return items.map(() => undefined);
       const insert = sql`
         insert into broker_rate_limit_turns (scope, key, hits, expires_at)
-        select scope, key, hits::float8[], expires_at
-        from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as v(scope text, key text, hits text, expires_at timestamptz)`;
+        values ${sql.join(rows.map((row) => sql`(${row.scope}, ${row.key}, ${row.hits}::float8[], ${row.expires_at}::timestamptz)`))}`;
       const folds = rows.filter((row) => row.fold).map(({ scope, key }) => ({ scope, key }));
       try {
         // The deletes of a fold are planned only when a key folds; the common write is the INSERT alone.
