@@ -13,12 +13,13 @@
  * picks), so that neither pays for the other's backlog or warms the processes for it;
  * `--stripe-rate N` (default 8,000) signed deliveries are made per second of load.
  * `--tree DIR` measures the platform of another source tree (a `git worktree` of an older
- * commit, with `bun install` run there), started by that tree's `bench/lib/platform.ts`. Every run id a 200 answered is collected; after the
- * load the bench waits for the runs to end and reads them back: completions/s is the runs
- * over the time from the first acceptance to the last finish (server clocks), and "lost"
- * counts answered run ids that did not end `succeeded`. CPU per webhook is each platform
- * process's CPU time (from /proc) over that window, divided by the webhooks answered:
- * steadier than rates on a busy machine.
+ * commit, with `bun install` run there), started by that tree's `bench/lib/platform.ts`.
+ *
+ * Every run id a 200 answered is collected; after the load the bench waits for the runs to
+ * end and reads them back: completions/s is the runs over the time from the first acceptance
+ * to the last finish (server clocks), and "lost" counts answered run ids that did not end
+ * `succeeded`. CPU per webhook is each platform process's CPU time (from /proc) over that
+ * window, divided by the webhooks answered: steadier than rates on a busy machine.
  *
  * In scale-out the servers' CPU is counted too (every `postgres` and `redis-server` process
  * of the machine, exited PostgreSQL backends included), with PostgreSQL's WAL and the
