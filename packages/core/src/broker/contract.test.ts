@@ -764,6 +764,19 @@ for (const backend of brokerBackends()) {
           expect(await broker.counter(randomScope(), "runs")).toBe(0);
         });
 
+        test("increments made at once each answer the value they left, as if made one after another", async () => {
+          const scope = randomScope();
+          const values = await Promise.all(
+            Array.from({ length: 30 }, (_, i) => broker.increment(scope, i % 3 === 0 ? "failed" : "runs", 2)),
+          );
+          const runs = values.filter((_, i) => i % 3 !== 0);
+          const failed = values.filter((_, i) => i % 3 === 0);
+          expect([...runs].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => 2 * (i + 1)));
+          expect([...failed].sort((a, b) => a - b)).toEqual(Array.from({ length: 10 }, (_, i) => 2 * (i + 1)));
+          expect(await broker.counter(scope, "runs")).toBe(40);
+          expect(await broker.counter(scope, "failed")).toBe(20);
+        });
+
         test("the limiter allows exactly `limit` of 50 concurrent callers", async () => {
           const scope = randomScope();
           const peer = await opened.openPeer();
