@@ -59,43 +59,21 @@ export function postgresStreams(
   const drained = new Map<string, TopicWatch>();
 
   /**
-   * Hands out up to `count` undelivered entries; [] when there are none. One statement: it
-   * looks at the cursor without a lock and, only when the stream has entries past it, locks
-   * the group's row (read as its newest version, whoever moved it meanwhile), takes the
-   * entries after it, records them as pending and moves the cursor. Entries commit in id
-   * order (see `AppendBatches`), so those this statement's snapshot does not see yet all come
-   * after the ones it takes.
+   * Hands out up to `count` undelivered entries; [] when there are none. One statement (the
+   * function `broker_read_group`, whose plan the session keeps): it looks at the cursor
+   * without a lock and, only when the stream has entries past it, locks the group's row (read
+   * as its newest version, whoever moved it meanwhile), takes the entries after it, key-share
+   * locked (an entry a concurrent trim is deleting is waited for and skipped, and a trim that
+   * comes after waits for this read, whose pending rows its trigger then deletes), records
+   * them as pending and moves the cursor. Entries commit in id order (see `AppendBatches`), so
+   * those this statement's snapshot does not see yet all come after the ones it takes.
    */
   async function readNew(scope: string, stream: string, group: string, consumer: string, count: number) {
     type Row = { found: boolean } & ({ [K in keyof EntryRow]: EntryRow[K] } | { [K in keyof EntryRow]: null });
     const { rows } = await sql<Row>`
-      with cursor as (
-        select g.last_delivered_id, s.last_id
-        from broker_stream_groups g join broker_streams s on s.scope = g.scope and s.stream = g.stream
-        where g.scope = ${scope} and g.stream = ${stream} and g.group_name = ${group}
-      ), locked as (
-        select last_delivered_id from broker_stream_groups
-        where scope = ${scope} and stream = ${stream} and group_name = ${group}
-          and exists (select 1 from cursor where last_id > last_delivered_id)
-        for update
-      ), picked as (
-        -- FOR KEY SHARE: an entry a concurrent trim is deleting is waited for and skipped, and a
-        -- trim that comes after waits for this read, whose pending rows its trigger then deletes.
-        select id, payload, created_at from broker_stream_entries
-        where scope = ${scope} and stream = ${stream} and id > (select last_delivered_id from locked)
-        order by id limit ${count}
-        for key share
-      ), pending as (
-        insert into broker_stream_pending (scope, stream, group_name, entry_id, consumer, delivered_at, deliveries)
-        select ${scope}, ${stream}, ${group}, id, ${consumer}, clock_timestamp(), 1 from picked
-      ), advanced as (
-        update broker_stream_groups set last_delivered_id = (select max(id) from picked)
-        where scope = ${scope} and stream = ${stream} and group_name = ${group} and exists (select 1 from picked)
-      )
-      select exists (select 1 from cursor) as found, p.id, p.payload,
-        extract(epoch from p.created_at)::float8 * 1000 as ts
-      from (select 1) as one left join picked as p on true
-      order by p.id`.execute(db);
+      select found, id, payload, ts from broker_read_group(${scope}, ${stream}, ${group}, ${consumer}, ${count})`.execute(
+      db,
+    );
     if (!rows[0]?.found) throw groupMissing();
     return rows.filter((row): row is Row & EntryRow => row.id !== null);
   }
