@@ -162,67 +162,20 @@ interface Inserted {
 }
 
 /**
- * Step 1 and 2 of the protocol: one statement. A run its start executed in place (`ran`) is
- * recorded as it ended, with its step records, when it gets the revision it ran; otherwise,
- * and for every other start, as the protocol says. Answers what it inserted, by id.
+ * Step 1 and 2 of the protocol: one statement, the function `run_insert` (migration
+ * 20261204000100, whose plan the session keeps). A run its start executed in place (`ran`)
+ * is recorded as it ended, with its step records, when it gets the revision it ran;
+ * otherwise, and for every other start, as the protocol says. Answers what it inserted, by id.
  */
 async function insertRows(db: Kysely<Database>, rows: RunRow[], entering: Entering): Promise<Map<string, Inserted>> {
-  const status = entering === "filtered" ? sql.lit("filtered") : sql.lit("queued");
-  const wakeAt = entering === "queued-for-waker" ? sql`now() + ${REQUEUE_AFTER}::interval` : sql`null`;
-  const finishedAt = entering === "filtered" ? sql`now()` : sql`null`;
-  const batch = sql`
-      select v.id, f.account_id, f.id as flow_id, coalesce(v.revision, f.revision) as revision, v.trigger,
-        v.replay_of, v.replay_job_id, v.delivery_id, v.waiter, v.parent_run_id, coalesce(v.call_depth, 0) as call_depth,
-        v.traceparent, case when coalesce(v.revision, f.revision) = v.in_place_revision then v.ran end as ran
-      from jsonb_to_recordset(${`[${rows.map((row) => row.json).join(",")}]`}::jsonb) as v(
-        id uuid, account_id text, flow_id uuid, trigger jsonb, replay_of uuid, replay_job_id uuid, delivery_id text,
-        waiter text, revision integer, parent_run_id uuid, call_depth integer, traceparent text,
-        in_place_revision integer, ran jsonb)
-      join flows f on f.id = v.flow_id and f.account_id = v.account_id and f.deleted_at is null
-      for key share of f`;
-  const claimed = sql`
-      insert into run_deliveries (flow_id, delivery_id, run_id)
-      select flow_id, delivery_id, id from v where delivery_id is not null
-      on conflict do nothing
-      returning run_id`;
-  if (!rows.some((row) => row.run.ranInPlace)) {
-    const { rows: inserted } = await sql<{ id: string; revision: number }>`
-      with v as (${batch}), claimed as (${claimed})
-      insert into runs (
-        id, account_id, flow_id, revision, status, trigger, replay_of, replay_job_id, delivery_id, waiter, parent_run_id,
-        call_depth, queue_reason, wake_at, finished_at, traceparent)
-      select id, account_id, flow_id, revision, ${status}, trigger, replay_of, replay_job_id, delivery_id, waiter,
-        parent_run_id, call_depth, null, ${wakeAt}, ${finishedAt}, traceparent
-      from v where delivery_id is null or id in (select run_id from claimed)
-      returning id, revision`.execute(db);
-    return new Map(inserted.map((row) => [row.id, { revision: row.revision, ranInPlace: false }]));
-  }
-  // A run executed in place began `took_ms` before this statement: accepted then, by the database's clock.
-  const took = sql`coalesce((ran ->> 'took_ms')::integer, 0) * interval '1 millisecond'`;
-  const { rows: inserted } = await sql<{ id: string; revision: number; ran: boolean }>`
-    with v as (${batch}), claimed as (${claimed}),
-    inserted as (
-      insert into runs (
-        id, account_id, flow_id, revision, status, trigger, replay_of, replay_job_id, delivery_id, waiter, parent_run_id,
-        call_depth, queue_reason, error, wake_at, waiting_on, created_at, started_at, finished_at, recorded_bytes,
-        traceparent)
-      select id, account_id, flow_id, revision, coalesce(ran ->> 'status', ${status}), trigger, replay_of, replay_job_id,
-        delivery_id, waiter, parent_run_id, call_depth, null, ran ->> 'error',
-        case when ran is null then ${wakeAt} else (ran ->> 'wake_at')::timestamptz end,
-        case when jsonb_typeof(ran -> 'waiting_on') = 'array' then array(select jsonb_array_elements_text(ran -> 'waiting_on')) end,
-        now() - ${took}, case when ran is not null then now() - ${took} end,
-        case when (ran ->> 'finished')::boolean then now() else ${finishedAt} end,
-        coalesce((ran ->> 'recorded_bytes')::bigint, 0), traceparent
-      from v where delivery_id is null or id in (select run_id from claimed)
-      returning id, revision),
-    steps as (
-      insert into run_steps (run_id, name, record, output)
-      select v.id, s.name, s.record, s.output
-      from v join inserted as i on i.id = v.id
-        cross join lateral jsonb_to_recordset(v.ran -> 'steps') as s(name text, record jsonb, output jsonb)
-      where v.ran is not null)
-    select i.id, i.revision, v.ran is not null as ran from inserted as i join v on v.id = i.id`.execute(db);
-  return new Map(inserted.map((row) => [row.id, { revision: row.revision, ranInPlace: row.ran }]));
+  const { rows: inserted } = await sql<{ inserted_id: string; inserted_revision: number; in_place: boolean }>`
+    select inserted_id, inserted_revision, in_place
+    from run_insert(${`[${rows.map((row) => row.json).join(",")}]`}::jsonb, ${entering}, ${REQUEUE_AFTER}::interval)`.execute(
+    db,
+  );
+  return new Map(
+    inserted.map((row) => [row.inserted_id, { revision: row.inserted_revision, ranInPlace: row.in_place }]),
+  );
 }
 
 /** The run stream entry of a run just accepted (see `entryOf`). */
