@@ -1,3 +1,4 @@
+/// <reference path="./pg-utils.d.ts" />
 import { type PGlite, parse, protocol } from "@electric-sql/pglite";
 import type { PGliteDialectConfig } from "kysely";
 // node-postgres's own conversion of a parameter to its text (or binary) form.
