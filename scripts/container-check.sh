@@ -52,8 +52,11 @@ cleanup() {
   set +e
   if [ "$status" -ne 0 ]; then
     for name in "${containers[@]}"; do
-      printf '\n--- last log lines of %s\n' "$name" >&2
-      pm logs --tail 30 "$name" >&2 2>/dev/null
+      # Both of the container's streams (Bun reports a failed start on stderr), and its
+      # state: a container that exited says so here rather than by a refused connection.
+      printf '\n--- %s: %s\n' "$name" \
+        "$(pm inspect --format '{{.State.Status}}, exit code {{.State.ExitCode}} {{.State.Error}}' "$name" 2>&1)" >&2
+      pm logs --tail 30 "$name" 2>&1 | grep -v 'systemd connection' >&2
     done
   fi
   for name in "${containers[@]}"; do pm rm -f -v -t 0 "$name" >/dev/null 2>&1; done
