@@ -2,9 +2,9 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
-import { Kysely, PGliteDialect, PostgresDialect, sql } from "kysely";
+import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
-import { pgliteInOneExchange } from "./pglite-statements.ts";
+import { pgliteDialect } from "./pglite-statements.ts";
 import type { Database } from "./schema.ts";
 
 /** Where the data lives: a PostgreSQL server, or an embedded PGlite (a directory, or memory). */
@@ -106,7 +106,7 @@ async function openPglite(target: { dataDir?: string; loadFrom?: Blob }): Promis
     extensions: pgliteExtensions,
     parsers: { [INT8_OID]: (value: string) => Number(value) },
   });
-  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite: pgliteInOneExchange(pglite) }) });
+  const db = new Kysely<Database>({ dialect: pgliteDialect(pglite) });
   return {
     kind: "pglite",
     db,

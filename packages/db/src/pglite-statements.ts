@@ -1,6 +1,6 @@
 /// <reference path="./pg-utils.d.ts" />
 import { type PGlite, parse, protocol } from "@electric-sql/pglite";
-import type { PGliteDialectConfig } from "kysely";
+import { PGliteDialect, type PGliteDialectConfig } from "kysely";
 // node-postgres's own conversion of a parameter to its text (or binary) form.
 import { prepareValue } from "pg/lib/utils.js";
 
@@ -15,20 +15,18 @@ const { serialize } = protocol;
  * PGlite as on a PostgreSQL server.
  */
 function statementMessage(text: string, parameters: readonly unknown[]): Uint8Array {
-  const parts = [
+  return Buffer.concat([
     serialize.parse({ text }),
     serialize.bind({ values: parameters.map((value) => prepareValue(value)) }),
     serialize.describe({ type: "P" }),
     serialize.execute({}),
     serialize.sync(),
-  ];
-  const message = new Uint8Array(parts.reduce((length, part) => length + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    message.set(part, offset);
-    offset += part.length;
-  }
-  return message;
+  ]);
+}
+
+/** Kysely's dialect for PGlite, each statement sent in one exchange: the one way Kysely opens PGlite. */
+export function pgliteDialect(pglite: PGlite): PGliteDialect {
+  return new PGliteDialect({ pglite: pgliteInOneExchange(pglite) });
 }
 
 /**
@@ -40,7 +38,7 @@ function statementMessage(text: string, parameters: readonly unknown[]): Uint8Ar
  * exchange runs whole (PGlite executes a message synchronously), so nothing comes between
  * its parts. Results and errors are read by PGlite's own parser, with its type parsers.
  */
-export function pgliteInOneExchange(pglite: PGlite): KyselyPglite {
+function pgliteInOneExchange(pglite: PGlite): KyselyPglite {
   async function run(text: string, parameters: readonly unknown[] = []) {
     const messages = await pglite.execProtocolStream(statementMessage(text, parameters), { syncToFs: false });
     const [result] = parse.parseResults(messages, pglite.parsers, { rowMode: "object" });

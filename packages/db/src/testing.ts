@@ -3,12 +3,13 @@ import { readdir } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
-import { Kysely, PGliteDialect } from "kysely";
+import { Kysely } from "kysely";
 import pg from "pg";
 import { z } from "zod";
 import { type DatabaseHandle, openDatabase, pgliteExtensions } from "./connection.ts";
 import { migrateToLatest } from "./migrator.ts";
 import { PGBOUNCER, type RunningPgBouncer, startPgBouncer } from "./pgbouncer.ts";
+import { pgliteDialect } from "./pglite-statements.ts";
 import type { Database } from "./schema.ts";
 
 /**
@@ -40,7 +41,7 @@ let migratedPglite: Promise<Blob> | undefined;
 function migratedPgliteImage(): Promise<Blob> {
   migratedPglite ??= (async () => {
     const pglite = await PGlite.create({ extensions: pgliteExtensions });
-    const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
+    const db = new Kysely<Database>({ dialect: pgliteDialect(pglite) });
     await migrateToLatest(db);
     const image = await pglite.dumpDataDir("none");
     await db.destroy();
