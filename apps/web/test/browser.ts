@@ -54,6 +54,7 @@ export function describeConsole(
     const skipped = skip || noBrowser;
     describe.skipIf(Boolean(skipped))(`console: ${title} on ${label}${skipped ? ` (skipped: ${skipped})` : ""}`, () => {
       const started = {} as ConsoleSuite;
+      let stopping = false;
       body(started);
       beforeAll(async () => {
         const port = await freeLoopbackPort();
@@ -67,9 +68,14 @@ export function describeConsole(
           env: { PUBLIC_URL: started.origin, ...options.env?.() },
         });
         started.browser = await launchBrowser();
+        // Said at once: a browser that dies under a journey leaves only timeouts behind it.
+        started.browser.on("disconnected", () => {
+          if (!stopping) console.error(`console: ${title} on ${label}: the browser went away before the suite ended`);
+        });
         // The first suite of a test process builds the console as well.
       }, 120_000);
       afterAll(async () => {
+        stopping = true;
         await started.browser?.close();
         await started.api?.stop();
       });
@@ -83,6 +89,8 @@ export async function newContext(browser: Browser): Promise<{ context: BrowserCo
   const page = await context.newPage();
   const errors: string[] = [];
   page.on("pageerror", (error) => errors.push(error.message));
+  // A crashed page answers no wait again: said at once, or its journey ends in a bare timeout.
+  page.on("crash", () => console.error(`the page at ${page.url()} crashed`));
   page.on("console", (message) => {
     // A refused request logs itself in the browser; what matters here is the page's own failures and CSP reports.
     if (message.type() === "error" && !message.text().startsWith("Failed to load resource"))

@@ -67,7 +67,8 @@ describeConsole("flows and runs", { worker: true }, (suite) => {
     await page.getByLabel("Description").fill("orders, routed");
     await page.getByText("The steps are valid.").waitFor();
     await page.getByRole("button", { name: "Save" }).click();
-    await page.getByRole("heading", { name: "orders" }).waitFor();
+    // Exact: the editor's own heading, "Edit orders", holds the name too.
+    await page.getByRole("heading", { name: "orders", exact: true }).waitFor();
     await expect(page.locator("dl.facts").textContent()).resolves.toContain("Revision2");
 
     await page.getByRole("button", { name: "Deactivate" }).click();
