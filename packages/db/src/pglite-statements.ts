@@ -8,20 +8,71 @@ type KyselyPglite = Extract<PGliteDialectConfig["pglite"], { query: unknown }>;
 
 const { serialize } = protocol;
 
+/** How many statements a PGlite keeps prepared, the least recently used let go of first. */
+const KEPT_STATEMENTS = 256;
+
 /**
- * One statement's whole exchange as one message: parse, bind, describe, execute, sync. Its
- * parameters go as the `pg` driver sends them, untyped, for the server to read as the
- * statement's types say (text, or binary for bytes): the same values mean the same thing on
- * PGlite as on a PostgreSQL server.
+ * The statements a PGlite session keeps prepared, by their text: a statement sent again is
+ * bound to its prepared form, not parsed and analysed again, and after five executions
+ * PostgreSQL may keep its plan too (a generic plan, when it costs no more than planning each
+ * call with the parameters' values; a statement over the day partitions of runs keeps being
+ * planned per call, which prunes them). A prepared statement outlives transactions, and
+ * PostgreSQL itself re-plans one whose tables changed (a migration, a new partition).
  */
-function statementMessage(text: string, parameters: readonly unknown[]): Uint8Array {
-  return Buffer.concat([
-    serialize.parse({ text }),
-    serialize.bind({ values: parameters.map((value) => prepareValue(value)) }),
-    serialize.describe({ type: "P" }),
-    serialize.execute({}),
-    serialize.sync(),
-  ]);
+class KeptStatements {
+  readonly #names = new Map<string, string>();
+  /** Statements whose preparation may have failed: let go of (closed) with the next exchange. */
+  #doubtful: string[] = [];
+  #counter = 0;
+
+  /**
+   * One statement's whole exchange as one message: its preparation when it is not kept yet,
+   * bind, describe, execute, sync. Its parameters go as the `pg` driver sends them, untyped,
+   * for the server to read as the statement's types say (text, or binary for bytes): the same
+   * values mean the same thing on PGlite as on a PostgreSQL server. `failed` is to be called
+   * when the exchange fails: the statement is let go of, since its preparation may be what
+   * failed, or its plan may no longer fit its tables ("cached plan must not change result
+   * type" after a migration); the next call prepares it afresh.
+   */
+  message(text: string, parameters: readonly unknown[]): { message: Uint8Array; failed: () => void } {
+    // Closing a statement that does not exist is no error, and a close is not refused in a failed transaction.
+    const parts = this.#doubtful.map((name) => serialize.close({ type: "S", name }));
+    this.#doubtful = [];
+    let name = this.#names.get(text);
+    if (name === undefined) {
+      const [oldest] = this.#names.size >= KEPT_STATEMENTS ? this.#names : [];
+      if (oldest) {
+        this.#names.delete(oldest[0]);
+        parts.push(serialize.close({ type: "S", name: oldest[1] }));
+      }
+      name = `kept_${++this.#counter}`;
+      parts.push(serialize.parse({ name, text }));
+    } else {
+      this.#names.delete(text);
+    }
+    this.#names.set(text, name);
+    parts.push(
+      serialize.bind({ statement: name, values: parameters.map((value) => prepareValue(value)) }),
+      serialize.describe({ type: "P" }),
+      serialize.execute({}),
+      serialize.sync(),
+    );
+    const prepared = name;
+    const failed = () => {
+      if (this.#names.get(text) === prepared) this.#names.delete(text);
+      this.#doubtful.push(prepared);
+    };
+    return { message: Buffer.concat(parts), failed };
+  }
+}
+
+/** PostgreSQL's refusal to run a kept statement whose result's columns changed since it was planned. */
+function planOutdated(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    (error as { code?: unknown }).code === "0A000" &&
+    error.message === "cached plan must not change result type"
+  );
 }
 
 /** Kysely's dialect for PGlite, each statement sent in one exchange: the one way Kysely opens PGlite. */
@@ -39,8 +90,13 @@ export function pgliteDialect(pglite: PGlite): PGliteDialect {
  * its parts. Results and errors are read by PGlite's own parser, with its type parsers.
  */
 function pgliteInOneExchange(pglite: PGlite): KyselyPglite {
+  const kept = new KeptStatements();
   async function run(text: string, parameters: readonly unknown[] = []) {
-    const messages = await pglite.execProtocolStream(statementMessage(text, parameters), { syncToFs: false });
+    const { message, failed } = kept.message(text, parameters);
+    const messages = await pglite.execProtocolStream(message, { syncToFs: false }).catch((error: unknown) => {
+      failed();
+      throw error;
+    });
     const [result] = parse.parseResults(messages, pglite.parsers, { rowMode: "object" });
     if (!result) throw new Error("PGlite answered a statement with no result");
     return result;
@@ -59,7 +115,13 @@ function pgliteInOneExchange(pglite: PGlite): KyselyPglite {
     },
     close: () => pglite.close(),
     async query(text, parameters) {
-      const result = await pglite._runExclusiveTransaction(() => inTurn(text, parameters));
+      const once = () => pglite._runExclusiveTransaction(() => inTurn(text, parameters));
+      // Outside a transaction a statement whose kept plan no longer fits its tables failed
+      // whole, and is prepared afresh when sent again.
+      const result = await once().catch((error: unknown) => {
+        if (planOutdated(error)) return once();
+        throw error;
+      });
       await pglite.syncToFs();
       return result as never;
     },
