@@ -15,8 +15,8 @@ const KEPT_STATEMENTS = 256;
  * The statements a PGlite session keeps prepared, by their text: a statement sent again is
  * bound to its prepared form, not parsed and analysed again, and after five executions
  * PostgreSQL may keep its plan too (a generic plan, when it costs no more than planning each
- * call with the parameters' values; a statement over the day partitions of runs keeps being
- * planned per call, which prunes them). A prepared statement outlives transactions, and
+ * call with the parameters' values; one over the day partitions of runs leaves out, as it
+ * starts, those its ids do not fall in). A prepared statement outlives transactions, and
  * PostgreSQL itself re-plans one whose tables changed (a migration, a new partition).
  */
 class KeptStatements {
@@ -81,7 +81,8 @@ export function pgliteDialect(pglite: PGlite): PGliteDialect {
 }
 
 /**
- * PGlite as Kysely's PGlite dialect uses it, each statement sent to PGlite in one exchange.
+ * PGlite as Kysely's PGlite dialect uses it, each statement sent to PGlite in one exchange
+ * and kept prepared (`KeptStatements`).
  * PGlite's own `query` makes six (parse, describe the statement to learn its parameters'
  * types, bind, describe, execute, sync), each a call into PostgreSQL's main loop: half of a
  * small statement's 200 µs. Locking is PGlite's: a statement outside a transaction waits for
