@@ -10,7 +10,7 @@
 // file's time to test-seconds.json. With other arguments (`bun run test
 // apps/api/test/runs.test.ts`), it is a plain `bun test` with them.
 
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -101,7 +101,7 @@ function secondsPerFile(report: string): Record<string, number> {
   return seconds;
 }
 
-const seconds: Record<string, number> = JSON.parse(readFileSync(SECONDS_FILE, "utf8"));
+const seconds: Record<string, number> = await Bun.file(SECONDS_FILE).json();
 const sharded = (await testFiles()).filter((file) => !SOLO.includes(file));
 const reports = recordSeconds ? mkdtempSync(join(tmpdir(), "test-reports-")) : "";
 const reportOf = (index: number) => join(reports, `shard-${index + 1}.xml`);
