@@ -45,6 +45,11 @@ for (const { backend, redis, label, skip } of runModes()) {
       expect(platformJobs(api.services).map((job) => job.name)).toContain("housekeeping");
     });
 
+    test("vacuums an embedded database's tables, and leaves a server's to its own autovacuum", () => {
+      const names = platformJobs(api.services).map((job) => job.name);
+      expect(names.includes("vacuum")).toBe(api.services.database.kind === "pglite");
+    });
+
     test("expired sign-ins, refresh tokens, MFA and WebAuthn challenges and invitations go, in batches, by the clock it is given", async () => {
       const start = Date.now();
       // Four sign-ins of one user, the first refreshed once (its spent token is kept until it expires).

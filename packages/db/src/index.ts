@@ -11,3 +11,4 @@ export {
 } from "./run-partitions.ts";
 export * from "./schema.ts";
 export * from "./stored-shapes.ts";
+export { type VacuumedTable, vacuumTablesDue } from "./vacuum.ts";

@@ -3,6 +3,7 @@ import { runPartitionsJob, runRetentionJob, runStreamTrimJob, runWakerJob } from
 import { runRecoveryJob } from "../engine/recovery.ts";
 import { flowSchedulerJob } from "../flows/scheduler.ts";
 import { housekeepingJob } from "../housekeeping/housekeeping.ts";
+import { vacuumJob } from "../housekeeping/vacuum.ts";
 import { registrySyncJob } from "../hub/registry/job.ts";
 import { replayJobsJob } from "../runs/replays.ts";
 import type { Services } from "../services.ts";
@@ -37,5 +38,7 @@ export function platformJobs(services: Services): PeriodicJob[] {
     runStreamTrimJob(services),
     // The PostgreSQL broker keeps the run stream in the database with the runs: nothing to recover.
     ...(services.broker.kind === "redis" ? [runRecoveryJob(services)] : []),
+    // A PostgreSQL server vacuums its own tables; PGlite has no autovacuum.
+    ...(services.database.kind === "pglite" ? [vacuumJob(services)] : []),
   ];
 }
