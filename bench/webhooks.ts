@@ -23,7 +23,8 @@
  *
  * In scale-out the servers' CPU is counted too (every `postgres` and `redis-server` process
  * of the machine, exited PostgreSQL backends included), with PostgreSQL's WAL and the
- * database's growth per webhook.
+ * database's growth per webhook; in embedded mode the growth is that of the tables and
+ * indexes in the PGlite data directory (`base`), dead rows included until a vacuum frees them.
  *
  * The platform runs as the README starts it (embedded: `bun run start`; scale-out:
  * `start:api` + `start:worker` on DATABASE_URL and REDIS_URL), in processes of its own,

@@ -16,6 +16,8 @@ export interface RunningPlatform {
   alsoUrls: string[];
   /** Scale-out: its PostgreSQL database. */
   databaseUrl?: string;
+  /** Embedded: its PGlite data directory. */
+  dataDir?: string;
   /**
    * Process ids by role: `api` (which runs the worker too in embedded mode) and, in
    * scale-out, `worker`; with more than one of either, `api 2`, `worker 2`, ...
@@ -115,6 +117,7 @@ export async function startPlatform(
       mode,
       url,
       alsoUrls: [],
+      dataDir,
       pids: { api: api.pid },
       async stop() {
         api.kill("SIGTERM");

@@ -2,6 +2,8 @@
  * Webhook ingest as the webhook and scaling benchmarks measure it: a flow of one
  * `transform` step, a load of deliveries, then the runs read back (see bench/webhooks.ts).
  */
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { SQL } from "bun";
 import { cpuNow, cpuSpent, serverCpuSeconds } from "./cpu.ts";
 import { type LoadResult, load } from "./load.ts";
@@ -95,8 +97,9 @@ export interface Ingest {
    * answered webhook, in µs, from the load's start to the last run's end.
    */
   cpuPerWebhook: Record<string, number>;
-  /** PostgreSQL's WAL and the database's growth per answered webhook, in bytes (scale-out only). */
+  /** PostgreSQL's WAL per answered webhook, in bytes (scale-out only). */
   walBytes?: number;
+  /** The database's growth per answered webhook, in bytes (embedded: its data directory's `base`, the tables and indexes). */
   databaseBytes?: number;
   /** Runs recorded for requests still in flight when the load stopped (their answers were not read): not lost, not counted as acknowledged. */
   unanswered: number;
@@ -123,6 +126,8 @@ export async function ingest(
   const answered = new Set<string>();
   const { databaseUrl } = target.platform;
   const server = databaseUrl ? await serverFigures(databaseUrl) : undefined;
+  const { dataDir } = target.platform;
+  const tablesBefore = dataDir ? directoryBytes(join(dataDir, "base")) : undefined;
   const cpuBefore = cpuNow(target.platform.pids);
   const result = await load({
     url: first.webhookUrl,
@@ -175,7 +180,18 @@ export async function ingest(
           databaseBytes: (serverAfter.databaseBytes - server.databaseBytes) / Math.max(answered.size, 1),
         }
       : {}),
+    ...(dataDir && tablesBefore !== undefined
+      ? { databaseBytes: (directoryBytes(join(dataDir, "base")) - tablesBefore) / Math.max(answered.size, 1) }
+      : {}),
   };
+}
+
+/** The bytes of the files under `directory`. */
+function directoryBytes(directory: string): number {
+  let bytes = 0;
+  for (const entry of readdirSync(directory, { recursive: true, withFileTypes: true }))
+    if (entry.isFile()) bytes += statSync(join(entry.parentPath, entry.name)).size;
+  return bytes;
 }
 
 /** The servers' CPU so far, PostgreSQL's WAL position and the benchmark database's size. */
