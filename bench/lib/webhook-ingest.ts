@@ -124,9 +124,8 @@ export async function ingest(
   const first = flows[0] as Flow;
   const paths = flows.map((flow) => new URL(flow.webhookUrl).pathname);
   const answered = new Set<string>();
-  const { databaseUrl } = target.platform;
+  const { databaseUrl, dataDir } = target.platform;
   const server = databaseUrl ? await serverFigures(databaseUrl) : undefined;
-  const { dataDir } = target.platform;
   const tablesBefore = dataDir ? directoryBytes(join(dataDir, "base")) : undefined;
   const cpuBefore = cpuNow(target.platform.pids);
   const result = await load({

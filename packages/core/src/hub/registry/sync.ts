@@ -113,7 +113,8 @@ export function createRegistrySync(deps: RegistrySyncDeps): RegistrySync {
     }
     changed += await finishRun(kind, pass);
     await announce();
-    // Fresh statistics, so searches use the trigram index (PGlite has no autovacuum to do it).
+    // Fresh statistics at once, so the next searches use the trigram index (autovacuum, or
+    // embedded mode's vacuum job, would analyze it only some seconds later).
     if (changed > 0) await sql`analyze mcp_registry_servers`.execute(deps.db);
     const report = { kind, resumed, pages, changed };
     deps.logger.info(report, "registry mirror synced");
