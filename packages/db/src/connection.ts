@@ -94,6 +94,50 @@ function lockDataDir(dataDir: string): () => void {
   return () => rmSync(lockFile, { force: true });
 }
 
+/**
+ * The listeners of a PGlite session's channels. A NOTIFY reaches the session in the answer
+ * to the statement that commits it: read by PGlite for its own statements (a transaction's
+ * BEGIN and COMMIT, `exec`), which hands it to `onNotification`, and by pglite-statements.ts
+ * for Kysely's, which hands it to `deliver`; either way it comes here, once.
+ */
+class PgliteNotifications {
+  /** Each channel listened to: its LISTEN, and who is told of its notifications. */
+  readonly #channels = new Map<string, { listening: Promise<unknown>; listeners: Set<(payload: string) => void> }>();
+
+  constructor(private readonly pglite: PGlite) {
+    pglite.onNotification(this.deliver);
+  }
+
+  readonly deliver = (channel: string, payload: string) => {
+    for (const onPayload of this.#channels.get(channel)?.listeners ?? []) queueMicrotask(() => onPayload(payload));
+  };
+
+  /** `channel` is a checked name (CHANNEL): it goes into LISTEN as it is. */
+  async listen(channel: string, onPayload: (payload: string) => void): Promise<Unlisten> {
+    let entry = this.#channels.get(channel);
+    if (!entry) {
+      const created = {
+        listening: this.pglite.exec(`listen ${channel}`),
+        listeners: new Set<(payload: string) => void>(),
+      };
+      created.listening.catch(() => {
+        if (this.#channels.get(channel) === created) this.#channels.delete(channel);
+      });
+      this.#channels.set(channel, created);
+      entry = created;
+    }
+    await entry.listening;
+    const { listeners } = entry;
+    listeners.add(onPayload);
+    return async () => {
+      listeners.delete(onPayload);
+      if (listeners.size > 0 || this.#channels.get(channel) !== entry) return;
+      this.#channels.delete(channel);
+      if (!this.pglite.closed) await this.pglite.exec(`unlisten ${channel}`);
+    };
+  }
+}
+
 async function openPglite(target: { dataDir?: string; loadFrom?: Blob }): Promise<DatabaseHandle> {
   let unlock = () => {};
   if (target.dataDir) {
@@ -106,7 +150,8 @@ async function openPglite(target: { dataDir?: string; loadFrom?: Blob }): Promis
     extensions: pgliteExtensions,
     parsers: { [INT8_OID]: (value: string) => Number(value) },
   });
-  const db = new Kysely<Database>({ dialect: pgliteDialect(pglite) });
+  const notifications = new PgliteNotifications(pglite);
+  const db = new Kysely<Database>({ dialect: pgliteDialect(pglite, notifications.deliver) });
   return {
     kind: "pglite",
     db,
@@ -115,10 +160,7 @@ async function openPglite(target: { dataDir?: string; loadFrom?: Blob }): Promis
     },
     async listen(channel, onPayload) {
       assertChannel(channel);
-      const unlisten = await pglite.listen(channel, onPayload);
-      return async () => {
-        if (!pglite.closed) await unlisten();
-      };
+      return notifications.listen(channel, onPayload);
     },
     async notify(channel, payload) {
       assertChannel(channel);

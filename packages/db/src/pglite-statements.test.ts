@@ -45,6 +45,30 @@ describe("statements on PGlite, kept prepared", () => {
     expect((await sql<{ three: number }>`select 3 as three`.execute(db)).rows).toEqual([{ three: 3 }]);
   });
 
+  test("rows read as PGlite's own query reads them, and an error carries the server's fields", async () => {
+    await sql`create table records (id int primary key, name text, data jsonb, raw bytea, at timestamptz)`.execute(db);
+    const data = { note: "é ünïcode ✓ 𝄞", items: Array.from({ length: 200 }, (_, n) => n) };
+    for (let id = 1; id <= 40; id++) {
+      const name = id % 3 === 0 ? null : `record ${id} ${"x".repeat(id * 50)}`;
+      await sql`insert into records values (${id}, ${name}, ${JSON.stringify(data)}, ${Buffer.from([0, id, 255])}, ${new Date(Date.UTC(2026, 10, id % 28))})`.execute(
+        db,
+      );
+    }
+    const text = "select * from records order by id";
+    const ours = (await sql.raw(text).execute(db)).rows;
+    expect(ours).toHaveLength(40);
+    expect(ours).toEqual((await pglite.query(text)).rows as never);
+    expect(ours[0]).toMatchObject({ id: 1, data, raw: new Uint8Array([0, 1, 255]) });
+
+    const again = sql`insert into records (id) values (${1})`.execute(db);
+    await expect(again).rejects.toMatchObject({
+      code: "23505",
+      constraint: "records_pkey",
+      detail: "Key (id)=(1) already exists.",
+      table: "records",
+    });
+  });
+
   test("at most 256 statements are kept, the least recently used let go of first", async () => {
     for (let n = 0; n < 600; n++) await sql.raw(`select ${n} as n`).execute(db);
     expect(await kept()).toBe(256);
