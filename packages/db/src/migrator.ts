@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "kysely";
+import { type DatabaseIntrospector, type Kysely, sql, type TableMetadata } from "kysely";
 import { type MigrationResultSet, Migrator } from "kysely/migration";
 import { migrations } from "./migrations/index.ts";
 import type { Database } from "./schema.ts";
@@ -33,7 +33,10 @@ const reasonOf = (error: unknown) => (error instanceof Error ? error.message : S
 async function migrateHoldingLock(connection: Kysely<Database>): Promise<string[]> {
   await sql`select pg_advisory_lock(${MIGRATING_LOCK})`.execute(connection);
   try {
-    const migrator = new Migrator({ db: connection, provider: { getMigrations: async () => migrations } });
+    const migrator = new Migrator({
+      db: withTableNamesOnly(connection),
+      provider: { getMigrations: async () => migrations },
+    });
     const applied: string[] = [];
     for (;;) {
       const { error, results }: MigrationResultSet = await migrator.migrateUp();
@@ -49,4 +52,32 @@ async function migrateHoldingLock(connection: Kysely<Database>): Promise<string[
   } finally {
     await sql`select pg_advisory_unlock(${MIGRATING_LOCK})`.execute(connection);
   }
+}
+
+/**
+ * `db` as Kysely's Migrator is given it: its introspection lists tables by name, without
+ * their columns. The Migrator introspects twice a step (`migrateUp`) only to learn whether its
+ * own two tables exist, and Kysely's introspection reads every column of every table and day
+ * partition: in PGlite 34 ms a call, 104 calls as a fresh database takes its 52 steps. A
+ * fresh embedded start took 9.3–10.2 s and takes 6.4, a restart 2.1 and 1.9. The Migrator
+ * reads nothing else of it. Every other property is `db`'s own, its methods bound to
+ * it (Kysely keeps its state in private fields, which a proxy cannot reach).
+ */
+function withTableNamesOnly(db: Kysely<Database>): Kysely<Database> {
+  const introspection: DatabaseIntrospector = {
+    getSchemas: () => db.introspection.getSchemas(),
+    async getTables() {
+      const { rows } = await sql<{ schema: string; name: string }>`
+        select schemaname as schema, tablename as name from pg_catalog.pg_tables
+        where schemaname not in ('pg_catalog', 'information_schema')`.execute(db);
+      return rows.map((row): TableMetadata => ({ ...row, isView: false, isForeign: false, columns: [] }));
+    },
+  };
+  return new Proxy(db, {
+    get(target, key) {
+      if (key === "introspection") return introspection;
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
 }
