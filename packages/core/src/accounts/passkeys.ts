@@ -1,13 +1,9 @@
 import type { Database } from "@platform/db";
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from "@simplewebauthn/server";
 import type { Kysely } from "kysely";
 import type { z } from "zod";
@@ -26,6 +22,12 @@ import type { passkeyAssertion, passkeyAttestation } from "./schemas.ts";
 const CEREMONY_TIMEOUT_MS = 5 * 60 * 1000;
 /** WebAuthn (§7.1, registration step 25): longer credential ids must be refused. */
 const MAX_CREDENTIAL_ID_BYTES = 1023;
+
+/**
+ * The WebAuthn library, loaded at the first ceremony: with its X.509 and ASN.1 parsers it
+ * took 0.25 s of every start, for an operation most processes never run.
+ */
+const webAuthn = () => import("@simplewebauthn/server");
 
 export async function hasPasskeys(db: Kysely<Database>, userId: string): Promise<boolean> {
   const row = await db.selectFrom("passkeys").select("id").where("user_id", "=", userId).executeTakeFirst();
@@ -53,7 +55,7 @@ export async function passkeyRegistrationOptions(
     .where("id", "=", principal.userId)
     .executeTakeFirstOrThrow();
   const existing = await userPasskeys(deps.db, principal.userId);
-  const options = await generateRegistrationOptions({
+  const options = await (await webAuthn()).generateRegistrationOptions({
     rpName: deps.config.webauthn.rpName,
     rpID: deps.config.webauthn.rpId,
     userName: user.email,
@@ -94,15 +96,17 @@ export async function registerPasskey(
       "no passkey registration in progress; call POST /accounts/passkeys/register-options first",
     );
   }
-  const verification = await verifyRegistrationResponse({
-    response: response as RegistrationResponseJSON,
-    expectedChallenge: pending.challenge,
-    expectedOrigin: deps.config.webauthn.origins,
-    expectedRPID: deps.config.webauthn.rpId,
-    requireUserVerification: false,
-  }).catch((error: Error) => {
-    throw new DomainError("validation_error", `passkey registration failed: ${error.message}`);
-  });
+  const verification = await (await webAuthn())
+    .verifyRegistrationResponse({
+      response: response as RegistrationResponseJSON,
+      expectedChallenge: pending.challenge,
+      expectedOrigin: deps.config.webauthn.origins,
+      expectedRPID: deps.config.webauthn.rpId,
+      requireUserVerification: false,
+    })
+    .catch((error: Error) => {
+      throw new DomainError("validation_error", `passkey registration failed: ${error.message}`);
+    });
   if (!verification.verified) throw new DomainError("validation_error", "passkey registration failed");
   const { credential, credentialDeviceType, credentialBackedUp } = verification.registrationInfo;
   if (Buffer.from(credential.id, "base64url").byteLength > MAX_CREDENTIAL_ID_BYTES) {
@@ -137,7 +141,7 @@ export async function passkeyLoginOptions(
 ): Promise<PublicKeyCredentialRequestOptionsJSON> {
   const passkeys = await userPasskeys(deps.db, pending.userId);
   if (passkeys.length === 0) throw new DomainError("validation_error", "this user has no passkey");
-  const options = await generateAuthenticationOptions({
+  const options = await (await webAuthn()).generateAuthenticationOptions({
     rpID: deps.config.webauthn.rpId,
     allowCredentials: passkeys.map((passkey) => ({ id: passkey.id, transports: passkey.transports })),
     userVerification: "preferred",
@@ -163,19 +167,21 @@ export async function checkPasskeyAssertion(
     .where("user_id", "=", pending.userId)
     .executeTakeFirst();
   if (!passkey) return false;
-  const verification = await verifyAuthenticationResponse({
-    response: assertion as AuthenticationResponseJSON,
-    expectedChallenge: pending.webauthnChallenge,
-    expectedOrigin: deps.config.webauthn.origins,
-    expectedRPID: deps.config.webauthn.rpId,
-    credential: {
-      id: passkey.id,
-      publicKey: new Uint8Array(Buffer.from(passkey.public_key, "base64url")),
-      counter: Number(passkey.counter),
-      transports: passkey.transports,
-    },
-    requireUserVerification: false,
-  }).catch(() => null);
+  const verification = await (await webAuthn())
+    .verifyAuthenticationResponse({
+      response: assertion as AuthenticationResponseJSON,
+      expectedChallenge: pending.webauthnChallenge,
+      expectedOrigin: deps.config.webauthn.origins,
+      expectedRPID: deps.config.webauthn.rpId,
+      credential: {
+        id: passkey.id,
+        publicKey: new Uint8Array(Buffer.from(passkey.public_key, "base64url")),
+        counter: Number(passkey.counter),
+        transports: passkey.transports,
+      },
+      requireUserVerification: false,
+    })
+    .catch(() => null);
   if (!verification?.verified) return false;
   await deps.db
     .updateTable("passkeys")
