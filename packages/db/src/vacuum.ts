@@ -12,6 +12,7 @@ const ANALYZE_STATISTICS_TARGET = 10;
 export interface VacuumedTable {
   /** Schema-qualified, as `format('%I.%I')` quotes it. */
   table: string;
+  vacuumed: boolean;
   analyzed: boolean;
   ms: number;
 }
@@ -78,7 +79,7 @@ export async function vacuumTablesDue(db: Kysely<Database>, signal?: AbortSignal
       if ((error as { code?: string }).code === "42P01") continue;
       throw error;
     }
-    vacuumed.push({ table: due.table, analyzed: due.analyze, ms: performance.now() - started });
+    vacuumed.push({ table: due.table, vacuumed: due.vacuum, analyzed: due.analyze, ms: performance.now() - started });
   }
   return vacuumed;
 }

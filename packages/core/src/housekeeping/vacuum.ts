@@ -1,4 +1,4 @@
-import { vacuumTablesDue } from "@platform/db";
+import { type VacuumedTable, vacuumTablesDue } from "@platform/db";
 import type { Services } from "../services.ts";
 import type { PeriodicJob } from "../worker/periodic.ts";
 
@@ -14,8 +14,9 @@ export function vacuumJob(services: Pick<Services, "db">, everyMs = 10_000): Per
     everyMs,
     async run({ signal, logger }) {
       const vacuumed = await vacuumTablesDue(services.db, signal);
-      if (vacuumed.length > 0)
-        logger.debug({ tables: vacuumed.map(({ table, ms }) => `${table} ${Math.round(ms)} ms`) }, "tables vacuumed");
+      const done = ({ table, vacuumed, analyzed, ms }: VacuumedTable) =>
+        `${table} ${[vacuumed && "vacuumed", analyzed && "analyzed"].filter(Boolean).join(" and ")} in ${Math.round(ms)} ms`;
+      if (vacuumed.length > 0) logger.debug({ tables: vacuumed.map(done) }, "tables vacuumed or analyzed");
     },
   };
 }
