@@ -111,7 +111,8 @@ export async function createServices(
   const metrics = createMetricsRecorder({ broker, logger: logger.child({ component: "metrics" }) });
   const limits = createAccountLimits({ db: database.db, broker, plans });
   const events = createRunEvents(database.db, limits);
-  const runQueue = createRunQueue(broker, config.runs.queuePartitions);
+  // Entries carry trigger data only on Redis (see `createRunQueue`).
+  const runQueue = createRunQueue(broker, config.runs.queuePartitions, Boolean(config.redisUrl));
   const inPlace = config.runs.waitRunsInPlace
     ? createInPlaceRunner({ db: database.db, sealer, limits, events, logger, storageDefinitions, config: config.runs })
     : undefined;

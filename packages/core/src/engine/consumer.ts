@@ -26,7 +26,7 @@ import { RUN_LANE_QUANTUM, RUN_STREAM } from "./run-queue.ts";
 import { createSecretsReader } from "./secrets-reader.ts";
 import { takeSingleton } from "./singleton.ts";
 import { startTimedOut, wakeByStartDeadline } from "./start-timeout.ts";
-import { type ClaimedRun, createRunStore, type RunStore } from "./store.ts";
+import { type ClaimedRun, createRunStore, createTriggerReader, type RunStore } from "./store.ts";
 import { takeTurn } from "./throttle.ts";
 import { unfixableFailure } from "./unfixable.ts";
 import { publishRunDone } from "./waiting.ts";
@@ -34,9 +34,9 @@ import { publishRunDone } from "./waiting.ts";
 /**
  * An entry of the run stream: the run's id, and, in the entry that queued it as it was
  * created (runs/insert.ts), the run as accepted (`start`), so that the entry's first delivery
- * can execute it without reading its row (see `RunStore.fresh`). Entries that queue a run
- * again (the waker's, the recovery's) and those whose trigger data is too large to carry name
- * the run only.
+ * executes it without claiming its row (see `RunStore.fresh`); its trigger data only where
+ * the queue's entries carry it (see `createRunQueue`), else read from the row. Entries that
+ * queue a run again (the waker's, the recovery's) name the run only.
  */
 export const runEntrySchema = z.object({
   run: z.uuid(),
@@ -46,7 +46,8 @@ export const runEntrySchema = z.object({
       flow: z.uuid(),
       revision: z.number().int(),
       waiter: z.string().nullable(),
-      trigger: z.unknown(),
+      /** Absent when the entry does not carry it (JSON has no undefined). */
+      trigger: z.unknown().optional(),
       /** A run started by a `flow.call`: its parent and how deep the calls go. */
       parent: z.uuid().optional(),
       depth: z.number().int().optional(),
@@ -102,26 +103,36 @@ async function failRun(store: RunStore, run: ClaimedRun, error: string): Promise
   return { kind: "finished", status: "failed", output: null, response: null, error };
 }
 
-/** The run an entry's delivery executes: from the entry on its first delivery when it carries it, else claimed. */
-function takeRun(store: RunStore, entry: RunEntry, entryId: string, attempt: number): Promise<ClaimedRun | null> {
+/**
+ * The run an entry's delivery executes: on its first delivery as the entry describes it (its
+ * trigger data read when the entry does not carry it), else claimed.
+ */
+async function takeRun(
+  store: RunStore,
+  readTrigger: (runId: string) => Promise<unknown>,
+  entry: RunEntry,
+  entryId: string,
+  attempt: number,
+): Promise<ClaimedRun | null> {
   const { start } = entry;
   if (start === undefined || attempt > 1) return store.claim(entry.run, entryId, attempt);
-  return Promise.resolve(
-    store.fresh(
-      {
-        id: entry.run,
-        accountId: start.account,
-        flowId: start.flow,
-        revision: start.revision,
-        trigger: start.trigger,
-        waiter: start.waiter,
-        parentRunId: start.parent ?? null,
-        callDepth: start.depth ?? 0,
-        slot: start.slot,
-        traceparent: start.trace ?? null,
-      },
-      entryId,
-    ),
+  const trigger = start.trigger === undefined ? await readTrigger(entry.run) : start.trigger;
+  // A run deleted since it was queued (its flow or account removed): nothing to execute.
+  if (trigger === undefined) return null;
+  return store.fresh(
+    {
+      id: entry.run,
+      accountId: start.account,
+      flowId: start.flow,
+      revision: start.revision,
+      trigger,
+      waiter: start.waiter,
+      parentRunId: start.parent ?? null,
+      callDepth: start.depth ?? 0,
+      slot: start.slot,
+      traceparent: start.trace ?? null,
+    },
+    entryId,
   );
 }
 
@@ -129,6 +140,7 @@ function takeRun(store: RunStore, entry: RunEntry, entryId: string, attempt: num
 export function runWorkerConsumer(services: Services, modules?: ModuleSteps): WorkerConsumer {
   const { leaseMs } = services.config.runs;
   const store = createRunStore(services.database, leaseMs, services.runQueue);
+  const readTrigger = createTriggerReader(services.database);
   const slots = createSlotGate(services.db);
   const leases = createRunLeases(services.database, leaseMs, services.logger);
   const revisions = createRevisionCache(services.db);
@@ -169,7 +181,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
       const claimFirst = accepted !== null && hasStartControl(accepted);
       const run = claimFirst
         ? await store.claim(entry.run, context.entryId, context.attempt)
-        : await takeRun(store, entry, context.entryId, context.attempt);
+        : await takeRun(store, readTrigger, entry, context.entryId, context.attempt);
       // Ended, unknown, or held by another entry's delivery: nothing to do for this one.
       if (!run) return;
       // A run claimed here holds its lease once it may execute; one taken from its entry, once its first write claims it.

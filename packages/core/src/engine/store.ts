@@ -3,7 +3,7 @@ import { sql } from "kysely";
 import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import { HANDED_SLOT, type HeldSlot, handFreeSlots, slotSuccessors } from "./concurrency.ts";
 import type { StepRecord, StepRecords } from "./records.ts";
-import { type EntryRun, entryOf, type QueuedRun, type RunQueue } from "./run-queue.ts";
+import type { EntryRun, QueuedRun, RunQueue } from "./run-queue.ts";
 
 /** A run as the worker takes it over. */
 export interface ClaimedRun {
@@ -210,6 +210,23 @@ export function freshRun({ slot, traceparent, ...run }: FreshRun, entryId: strin
 }
 
 /**
+ * The trigger data of runs as accepted, for entries that queue a run without it (see
+ * `createRunQueue`): the reads of every delivery a process starts at one time go to the
+ * database as one statement. Undefined for a run that is gone.
+ */
+export function createTriggerReader(database: DatabaseHandle): (runId: string) => Promise<unknown> {
+  return groupCommit<string, unknown>(
+    async (ids) => {
+      const { rows } = await sql<{ id: string; trigger: unknown }>`
+        select id, trigger from runs where id = any(${ids}::uuid[])`.execute(database.db);
+      const byId = new Map(rows.map((row) => [row.id, row.trigger]));
+      return ids.map((id) => byId.get(id));
+    },
+    { maxBatch: 500, maxInFlight: ONE_STATEMENT_AT_A_TIME },
+  );
+}
+
+/**
  * The worker's reads and writes of run rows, each a group commit: the claims (and the
  * writes) of every run a process handles at one time go to the database as one statement.
  * A claim starts the holder's lease (`leaseMs`, see leases.ts) and reads the run's step
@@ -322,7 +339,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number, runQue
   /** After a write that let go of a slot: its successor is queued, or, none found, the slots free now are handed. */
   async function passOn(slot: HeldSlot, { run, successor }: Written) {
     if (!runQueue) throw new Error("a run store that writes concurrency slots needs the run queue");
-    if (successor && "trigger" in successor) await runQueue.append(successor, entryOf(successor));
+    if (successor && "trigger" in successor) await runQueue.append(successor);
     else if (successor) await runQueue.requeue([successor]);
     else await handFreeSlots({ db, runQueue }, run, slot);
   }

@@ -225,6 +225,28 @@ for (const { backend, skip } of databaseBackends()) {
       sql`update runs set created_at = created_at - interval '1 minute' where id = ${id}`.execute(database.db);
     const entriesOf = async (id: string) => (await queuedEntries(broker)).filter((entry) => entry.run === id);
 
+    test("entries carry the run as accepted; its trigger data only when the queue's entries carry it and it is small", async () => {
+      const withoutTriggers = createRunInserter({
+        database,
+        runQueue: createRunQueue(broker, 1, false),
+        metrics,
+        logger,
+      });
+      const small = newRun({ trigger: JSON.stringify({ order: 7 }) });
+      const large = newRun({ trigger: JSON.stringify("x".repeat(9000)) });
+      const uncarried = newRun({ trigger: JSON.stringify({ order: 8 }) });
+      await inserter.insert(runRow(small));
+      await inserter.insert(runRow(large));
+      await withoutTriggers.insert(runRow(uncarried));
+      expect((await entriesOf(small.id))[0]?.start).toMatchObject({ flow: flowId, trigger: { order: 7 } });
+      // The worker reads these two's trigger data from their rows.
+      for (const id of [large.id, uncarried.id]) {
+        const [entry] = await entriesOf(id);
+        expect(entry?.start).toMatchObject({ account: accountId, flow: flowId, revision: 1 });
+        expect(entry?.start).not.toHaveProperty("trigger");
+      }
+    });
+
     test("a run whose start stopped before queueing it is queued by the sender's retry, once; one a worker took, or the waker has, is not", async () => {
       const run = newRun({ deliveryId: `evt_${crypto.randomUUID()}` });
       await startThatStops(run);
@@ -289,10 +311,10 @@ for (const { backend, skip } of databaseBackends()) {
       // The append to the broker that is down goes out only once the retry has been answered.
       const late: RunQueue = {
         ...down,
-        append: async (queued, entry) => {
+        append: async (queued) => {
           reach();
           await opened;
-          return down.append(queued, entry);
+          return down.append(queued);
         },
       };
       const run = newRun({ deliveryId: `evt_${crypto.randomUUID()}` });
@@ -355,8 +377,13 @@ for (const { backend, skip } of databaseBackends()) {
       expect((await rowOf(replay.id))?.replay_of).toBe(original.id);
       const entries = await queuedEntries(broker);
       expect(entries.find((entry) => entry.run === tick.id)?.start).toMatchObject({ revision: 1, waiter: null });
-      // Trigger data past 8 KiB stays in the row: the entry names the run only.
-      expect(entries.find((entry) => entry.run === replay.id)).toEqual({ run: replay.id });
+      // Trigger data past 8 KiB stays in the row: the entry describes the run without it.
+      expect(entries.find((entry) => entry.run === replay.id)?.start).toEqual({
+        account: accountId,
+        flow: flowId,
+        revision: 1,
+        waiter: null,
+      });
 
       // The same tick seen again by another process starts nothing.
       const twice = newRun({ deliveryId: tick.deliveryId });

@@ -2,7 +2,7 @@ import type { Database, DatabaseHandle } from "@platform/db";
 import { type Kysely, sql, type Transaction } from "kysely";
 import { PLATFORM_SCOPE } from "../broker/port.ts";
 import { isRowFault } from "../database-errors.ts";
-import { entryOf, type QueuedRun, REQUEUE_AFTER, type RunQueue } from "../engine/run-queue.ts";
+import { type QueuedRun, REQUEUE_AFTER, type RunQueue } from "../engine/run-queue.ts";
 import { DomainError } from "../errors.ts";
 import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import type { Logger } from "../logger.ts";
@@ -30,9 +30,9 @@ import { acceptedInBackground } from "../tracing/spans.ts";
  *    schedule's tick, a calling step) starts at most one run of a flow. A repeated start is
  *    answered with the run the first one started (see 5).
  * 3. Only once the INSERT has committed is each run appended to the run queue (its account's
- *    lane in its flow's partition), with the run as accepted when its trigger data is small
- *    (`entryOf`): no worker reads a run that was not committed, and a transaction that
- *    rolls back queued nothing. The one exception is a wait-mode run its start executed in
+ *    lane in its flow's partition), with the run as accepted (see `createRunQueue`): no
+ *    worker reads a run that was not committed, and a transaction that rolls back queued
+ *    nothing. The one exception is a wait-mode run its start executed in
  *    place before its INSERT (`ranInPlace`, engine/in-place.ts): when it gets the revision it
  *    ran, the INSERT records it as it ended (its status, end and step records) and nothing is
  *    appended; else it is inserted and queued as any start, its execution forgotten.
@@ -178,14 +178,13 @@ async function insertRows(db: Kysely<Database>, rows: RunRow[], entering: Enteri
   );
 }
 
-/** The run stream entry of a run just accepted (see `entryOf`). */
-const entryOfInserted = ({ run, revision }: InsertedRun) => entryOf({ ...run, revision, waiter: run.waiter ?? null });
-
 type QueueDeps = { runQueue: RunQueue; metrics: MetricsRecorder };
 
 /** Step 3, once the INSERT has committed: each run appended to its account's lane; counted as started. */
 async function queueInserted(deps: QueueDeps, inserted: InsertedRun[]): Promise<void> {
-  await Promise.all(inserted.map((one) => deps.runQueue.append(one.run, entryOfInserted(one))));
+  await Promise.all(
+    inserted.map(({ run, revision }) => deps.runQueue.append({ ...run, revision, waiter: run.waiter ?? null })),
+  );
   countStarted(deps, inserted);
 }
 
