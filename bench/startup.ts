@@ -6,10 +6,11 @@
  *
  *   bun bench/startup.ts [--trees /tmp/before,.] [--rounds 3]
  *
- * Per round, the trivial server's time to its first answer; per tree, the API as `bun run start` runs it (without building the console), with
- * NODE_ENV=production: `fresh` in an empty data directory (PGlite created, every migration
- * applied), then `restart` on that same directory once it stopped; each the time from the
- * spawn to the first ready answer of `/readyz`, polled every 10 ms.
+ * Per round, the trivial server's time to its first answer; per tree, the API as
+ * `bun run start` runs it (without building the console), with NODE_ENV=production: `fresh`
+ * in an empty data directory (PGlite created, every migration applied), then `restart` on
+ * that same directory once it stopped; each the time from the spawn to the first ready
+ * answer of `/readyz`, polled every 10 ms.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -25,7 +25,7 @@ const MAX_CREDENTIAL_ID_BYTES = 1023;
 
 /**
  * The WebAuthn library, loaded at the first ceremony: with its X.509 and ASN.1 parsers it
- * took 0.25 s of every start, for an operation most processes never run.
+ * took 160 ms of every start, for an operation most processes never run.
  */
 const webAuthn = () => import("@simplewebauthn/server");
 

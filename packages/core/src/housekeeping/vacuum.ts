@@ -13,10 +13,10 @@ export function vacuumJob(services: Pick<Services, "db">, everyMs = 10_000): Per
     name: "vacuum",
     everyMs,
     async run({ signal, logger }) {
-      const vacuumed = await vacuumTablesDue(services.db, signal);
+      const tables = await vacuumTablesDue(services.db, signal);
       const done = ({ table, vacuumed, analyzed, ms }: VacuumedTable) =>
         `${table} ${[vacuumed && "vacuumed", analyzed && "analyzed"].filter(Boolean).join(" and ")} in ${Math.round(ms)} ms`;
-      if (vacuumed.length > 0) logger.debug({ tables: vacuumed.map(done) }, "tables vacuumed or analyzed");
+      if (tables.length > 0) logger.debug({ tables: tables.map(done) }, "tables vacuumed or analyzed");
     },
   };
 }
