@@ -5,7 +5,7 @@ import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import { indexedKey } from "../indexed-key.ts";
 import type { CompiledPayload } from "../templates/index.ts";
 import type { QueueReason } from "./queue-reasons.ts";
-import { MAX_ENTRY_TRIGGER_BYTES, REQUEUE_AFTER, type RunQueue } from "./run-queue.ts";
+import { REQUEUE_AFTER, type RunQueue } from "./run-queue.ts";
 import { StepFailure } from "./step-failure.ts";
 
 /**
@@ -177,14 +177,14 @@ export function createSlotGate(db: Kysely<Database>): {
  * from the front of the key's queue as slots were freed (`freed`: rows of flow_id, key, n), locked so
  * that two writes at once hand them different runs. Read by the run store's write (store.ts).
  * A run that never began (`queued`, no `started_at`: the gate clears it for a run it turns
- * back before its first step) is read as its entry carries it (`trigger` as JSON text, null
- * when too large for an entry), so that its delivery takes it unread, as a new run's does.
+ * back before its first step) is read as accepted (`trigger` as JSON text), so that its entry
+ * describes it as a new run's does (whether with its trigger data is the run queue's to say:
+ * see `createRunQueue`) and its delivery takes it unclaimed.
  */
 export function slotSuccessors(freed: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`
     select q.id, q.account_id, f.flow_id, f.key, q.revision, q.waiter, q.parent_run_id, q.call_depth, q.traceparent,
-      case when q.status = 'queued' and q.started_at is null and length(q.trigger::text) <= ${MAX_ENTRY_TRIGGER_BYTES}::integer
-        then q.trigger::text end as trigger,
+      case when q.status = 'queued' and q.started_at is null then q.trigger::text end as trigger,
       row_number() over (partition by f.flow_id, f.key order by q.slot_order, q.id) as n
     from (${freed}) as f cross join lateral (
       select w.id, w.account_id, w.slot_order, w.revision, w.waiter, w.parent_run_id, w.call_depth, w.status,

@@ -40,7 +40,7 @@ export interface RunQueue {
  * Trigger data up to this size (JSON) travels in the run's stream entry when the queue's
  * entries carry triggers (see `createRunQueue`); larger trigger data stays in the row only.
  */
-export const MAX_ENTRY_TRIGGER_BYTES = 8 * 1024;
+const MAX_ENTRY_TRIGGER_BYTES = 8 * 1024;
 
 /** A run as the entry that queues it carries it, so that its delivery executes it without a read. */
 export interface EntryRun extends QueuedRun {

@@ -138,7 +138,7 @@ interface WrittenRow {
   successor_waiter: string | null;
   successor_parent: string | null;
   successor_depth: number | null;
-  /** Its trigger data as JSON, when its entry carries it (it never began, and the data is small). */
+  /** Its trigger data as JSON, when it never began: its entry then describes it as accepted. */
   successor_trigger: string | null;
   successor_traceparent: string | null;
   slot_key: string | null;
@@ -146,7 +146,7 @@ interface WrittenRow {
 
 /**
  * A write that was the holder's to write, and the run handed the slot it let go of (null:
- * none waited), with what its entry carries when it is to be taken unread.
+ * none waited), with what its entry carries when it is to be taken unclaimed.
  */
 interface Written {
   run: { flowId: string; accountId: string };
