@@ -96,6 +96,7 @@ for (const { backend, redis, label, skip } of runModes()) {
         passkey_registrations: 1,
         invitations: 0,
         password_resets: 0,
+        rate_limit_tallies: 0,
       });
       expect(await counts()).toEqual({ ...before, mfaChallenges: 0, passkeyRegistrations: 0 });
       const used = await refresh(lasting.refresh_token);
@@ -119,6 +120,7 @@ for (const { backend, redis, label, skip } of runModes()) {
         passkey_registrations: 0,
         invitations: 1,
         password_resets: 0,
+        rate_limit_tallies: 0,
       });
       expect(await counts()).toEqual({
         sessions: 1,

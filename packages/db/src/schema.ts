@@ -1,4 +1,12 @@
-import type { ColumnType, Generated, Insertable, JSONColumnType, Selectable, Updateable } from "kysely";
+import type {
+  ColumnType,
+  Generated,
+  GeneratedAlways,
+  Insertable,
+  JSONColumnType,
+  Selectable,
+  Updateable,
+} from "kysely";
 import type {
   BatchSettings,
   BuiltInSubject,
@@ -464,6 +472,26 @@ export interface RunDeliveriesTable {
   created_at: Generated<Date>;
 }
 
+/**
+ * A flow's rate-limit tally of one key: the starts it took, per bucket of `width_ms` of
+ * acceptance time, complete from `since_bucket` on (see the rate_limit_tallies migration).
+ * Written by `rate_limit_judge`; int8 columns read as strings.
+ */
+export interface RateLimitTalliesTable {
+  id: GeneratedAlways<string>;
+  flow_id: string;
+  rate_key: string;
+  width_ms: string;
+  since_bucket: string;
+}
+
+/** Starts a tally's key took in one bucket of acceptance time. */
+export interface RateLimitTallyBucketsTable {
+  tally_id: string;
+  bucket: string;
+  taken: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   users: UsersTable;
@@ -488,6 +516,8 @@ export interface Database {
   runs: RunsTable;
   run_steps: RunStepsTable;
   run_deliveries: RunDeliveriesTable;
+  rate_limit_tallies: RateLimitTalliesTable;
+  rate_limit_tally_buckets: RateLimitTallyBucketsTable;
   replay_jobs: ReplayJobsTable;
   run_events: RunEventsTable;
   account_storage: AccountStorageTable;

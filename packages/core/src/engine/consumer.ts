@@ -20,7 +20,7 @@ import {
 import { createRunLeases, type RunLease } from "./leases.ts";
 import { createModuleSteps } from "./module-steps.ts";
 import { priorityOf } from "./priority.ts";
-import { takeRate } from "./rate-limit.ts";
+import { createRateLimits } from "./rate-limit.ts";
 import { createRevisionCache, hasStartControl } from "./revisions.ts";
 import { RUN_LANE_QUANTUM, RUN_STREAM } from "./run-queue.ts";
 import { createSecretsReader } from "./secrets-reader.ts";
@@ -142,6 +142,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
   const store = createRunStore(services.database, leaseMs, services.runQueue);
   const readTrigger = createTriggerReader(services.database);
   const slots = createSlotGate(services.db);
+  const rates = createRateLimits(services);
   const leases = createRunLeases(services.database, leaseMs, services.logger);
   const revisions = createRevisionCache(services.db);
   const own = modules ? undefined : createModuleSteps(services.config.steps);
@@ -209,10 +210,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
           const { startTimeoutMs, rateLimit, singleton, debounce, batch, throttle, concurrency } = limits ?? {};
           // The flow controls, in the order docs/guide/flows.md gives: one that ends or parks the run ends this delivery.
           if (startTimeoutMs !== undefined && (await startTimedOut(services, run, startTimeoutMs))) return;
-          if (
-            rateLimit &&
-            !(await takeRate(services, run, rateLimit, await limitKeyOf(rateLimit, run.trigger, "rate_limit")))
-          )
+          if (rateLimit && !(await rates.take(run, rateLimit, await limitKeyOf(rateLimit, run.trigger, "rate_limit"))))
             return;
           if (
             singleton &&

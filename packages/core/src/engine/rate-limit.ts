@@ -1,7 +1,8 @@
-import { firstIdAt, idTime } from "@platform/db";
+import { idTime } from "@platform/db";
 import { sql } from "kysely";
+import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import type { CompiledPayload } from "../templates/index.ts";
-import { admitOrSkip, type ControlDeps, tellEnded } from "./run-ends.ts";
+import { admitOrSkip, type ControlDeps, type Judged, tellEnded } from "./run-ends.ts";
 import type { ClaimedRun } from "./store.ts";
 
 /**
@@ -14,6 +15,14 @@ import type { ClaimedRun } from "./store.ts";
  * starts out of their order. The decisions of a key are made one at a time (a
  * transaction-scoped advisory lock), so the limit holds across every worker process; a
  * start taken keeps its key (`rate_key`), and a later delivery of it is taken again.
+ *
+ * The count is the key's tally's (see the rate_limit_tallies migration): the starts taken
+ * per 64th of a period, summed over the buckets wholly inside the window, and the starts of
+ * the window's two ends counted one by one, so a decision reads about 130 rows however many
+ * starts the window holds. The starts a process takes together are judged in one statement
+ * (a group commit), in the order they came: a key's lock is held until the commit, so
+ * judging each start in a transaction of its own made every start of a key wait for the WAL
+ * flush of the one before.
  */
 
 /** What a rate-limited start's `end_reason` says. */
@@ -22,32 +31,57 @@ export function rateLimitedReason(rate: { limit: number; periodMs: number }, key
   return `rate limited: ${per}${key === null ? "" : ` for key ${JSON.stringify(key)}`}`;
 }
 
+interface RateStart {
+  run: Pick<ClaimedRun, "id" | "flowId" | "holder">;
+  rate: { limit: number; periodMs: number };
+  key: string;
+  reason: string;
+}
+
+/** Most starts judged in one statement. */
+const MAX_BATCH = 64;
+
 /**
- * Takes a claimed run under its flow's rate limit (`key`: its key's value): true when it goes
- * on; false when it was skipped here (whoever waits on it told) or is no longer this
- * delivery's.
+ * Rate-limit decisions for one process: `take` answers true when a claimed run goes on under
+ * its flow's rate limit (`key`: its key's value); false when it was skipped here (whoever
+ * waits on it told) or is no longer this delivery's.
  */
-export async function takeRate(
-  deps: ControlDeps,
-  run: ClaimedRun,
-  rate: { limit: number; periodMs: number; key: CompiledPayload | null },
-  key: string,
-): Promise<boolean> {
-  const at = idTime(run.id);
-  const reason = rateLimitedReason(rate, rate.key === null ? null : key);
-  const decided = await deps.db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(hashtext(${`rate_limit/${run.flowId}/${key}`}))`.execute(trx);
-    // Ids bound the window, so only the day partitions it falls in are read.
-    const room = sql<boolean>`(
-      select count(*) from (
-        select 1 from runs as o
-        where o.flow_id = ${run.flowId} and o.rate_key = ${key} and o.id <> ${run.id}
-          and o.id >= ${firstIdAt(at - rate.periodMs + 1)}::uuid and o.id < ${firstIdAt(at + rate.periodMs)}::uuid
-        limit ${rate.limit}) as taken) < ${rate.limit}`;
-    return admitOrSkip(trx, run, { column: "rate_key", key, reason }, room);
-  });
-  if (decided?.admitted === false) {
-    await tellEnded(deps, [decided.skipped], () => `skipped: ${reason}`);
-  }
-  return decided?.admitted === true;
+export function createRateLimits(deps: Pick<ControlDeps, "db" | "broker" | "events">): {
+  take(
+    run: Pick<ClaimedRun, "id" | "flowId" | "holder">,
+    rate: { limit: number; periodMs: number; key: CompiledPayload | null },
+    key: string,
+  ): Promise<boolean>;
+} {
+  const judgeTogether = groupCommit<RateStart, Judged | null>(
+    async (starts) => {
+      const ids = starts.map(({ run }) => run.id);
+      const items = starts.map(({ run, rate, key, reason }) => ({
+        run: run.id,
+        holder: run.holder,
+        flow: run.flowId,
+        key,
+        at: idTime(run.id),
+        period: rate.periodMs,
+        lim: rate.limit,
+        reason,
+      }));
+      const judgement = sql<{ id: string; holder: string; key: string; admit: boolean; reason: string }>`
+        select id, holder, key, admit, reason from rate_limit_judge(${JSON.stringify(items)}::jsonb)`;
+      const judged = await admitOrSkip(deps.db, "rate_key", ids, judgement);
+      return ids.map((id) => judged.get(id) ?? null);
+    },
+    { maxBatch: MAX_BATCH, maxInFlight: ONE_STATEMENT_AT_A_TIME },
+  );
+
+  return {
+    async take(run, rate, key) {
+      const reason = rateLimitedReason(rate, rate.key === null ? null : key);
+      const decided = await judgeTogether({ run, rate, key, reason });
+      if (decided?.admitted === false) {
+        await tellEnded(deps, [decided.skipped], () => `skipped: ${reason}`);
+      }
+      return decided?.admitted === true;
+    },
+  };
 }

@@ -68,39 +68,43 @@ export async function cancelRuns(
   return rows;
 }
 
+/** A start a control judged (see admitOrSkip): admitted, or skipped with whom to tell. */
+export type Judged = { admitted: true } | { admitted: false; skipped: EndedRun };
+
 /**
- * Under a flow control that admits or skips a start (a rate limit, a singleton), in one
- * statement for a claimed run: admitted (`admit`, or admitted before, by an earlier delivery),
- * it keeps its key in `column`, the control's record of the runs it admitted; otherwise it
- * ends `skipped` with `reason`, never started, holding and waiting for nothing. Answers
- * whether it was admitted, and the skipped run; null when the run is no longer the holder's.
+ * Under a flow control that admits or skips starts (a rate limit, a singleton), in one
+ * statement for claimed runs: `judgement`, the CTE `decision`, gives for each run its `id`,
+ * the `holder` that claimed it, the control's `key`, `admit` and the `reason` it would be
+ * skipped for. Admitted (`admit`, or admitted before, by an earlier delivery), a run keeps
+ * its key in `column`, the control's record of the runs it admitted; otherwise it ends
+ * `skipped` with the reason, never started, holding and waiting for nothing. Answers each
+ * run still held by its holder (`ids`, the runs judged, picks their partitions), by id.
  */
 export async function admitOrSkip(
   db: Kysely<Database>,
-  run: { id: string; holder: string },
-  control: { column: "rate_key" | "singleton_key"; key: string; reason: string },
-  admit: RawBuilder<boolean>,
-): Promise<{ admitted: true } | { admitted: false; skipped: EndedRun } | null> {
-  const column = sql.ref(`runs.${control.column}`);
-  const admitted = sql`(decision.admit or ${column} is not null)`;
+  column: "rate_key" | "singleton_key",
+  ids: string[],
+  judgement: RawBuilder<{ id: string; holder: string; key: string; admit: boolean; reason: string }>,
+): Promise<Map<string, Judged>> {
+  const kept = sql.ref(`runs.${column}`);
+  const admitted = sql`(decision.admit or ${kept} is not null)`;
   const { rows } = await sql<EndedRun & { admitted: boolean }>`
-    with decision as (select (${admit})::boolean as admit)
+    with decision as (${judgement})
     update runs set
-      ${sql.ref(control.column)} = case when ${admitted} then ${control.key} end,
+      ${sql.ref(column)} = case when ${admitted} then decision.key end,
       status = case when ${admitted} then runs.status else 'skipped' end,
-      end_reason = case when ${admitted} then runs.end_reason else ${control.reason} end,
+      end_reason = case when ${admitted} then runs.end_reason else decision.reason end,
       finished_at = case when ${admitted} then runs.finished_at else now() end,
       started_at = case when ${admitted} then runs.started_at end,
       held_by = case when ${admitted} then runs.held_by end,
       wake_at = case when ${admitted} then runs.wake_at end,
       queue_reason = case when ${admitted} then runs.queue_reason end
     from decision
-    where runs.id = ${run.id} and runs.held_by = ${run.holder}
-    returning ${column} is not null as admitted, runs.id, runs.waiter, runs.parent_run_id`.execute(db);
-  const [row] = rows;
-  if (!row) return null;
-  const { admitted: yes, ...skipped } = row;
-  return yes ? { admitted: true } : { admitted: false, skipped };
+    where runs.id = any(${ids}::uuid[]) and runs.id = decision.id and runs.held_by = decision.holder
+    returning ${kept} is not null as admitted, runs.id, runs.waiter, runs.parent_run_id`.execute(db);
+  return new Map(
+    rows.map(({ admitted: yes, ...run }) => [run.id, yes ? { admitted: true } : { admitted: false, skipped: run }]),
+  );
 }
 
 /**

@@ -35,12 +35,18 @@ export async function takeSingleton(
   const decided = await deps.db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(hashtext(${`singleton/${run.flowId}/${key}`}))`.execute(trx);
     const live = await trx.selectFrom("runs as o").select("o.id").where(othersLive).limit(1).executeTakeFirst();
+    const judge = async (admit: boolean, reason: string) => {
+      const judgement = sql<{ id: string; holder: string; key: string; admit: boolean; reason: string }>`
+        select ${run.id}::uuid as id, ${run.holder}::text as holder, ${key}::text as key, ${admit}::boolean as admit,
+          ${reason}::text as reason`;
+      return (await admitOrSkip(trx, "singleton_key", [run.id], judgement)).get(run.id) ?? null;
+    };
     if (singleton.mode === "skip" || !live) {
       const reason = `singleton: run ${live?.id}${ofKey(shown)} is queued or running`;
-      const judged = await admitOrSkip(trx, run, { column: "singleton_key", key, reason }, sql`${live === undefined}`);
+      const judged = await judge(live === undefined, reason);
       return judged && { ...judged, reason, replaced: [] as CancelledRun[] };
     }
-    const admitted = await admitOrSkip(trx, run, { column: "singleton_key", key, reason: "" }, sql`true`);
+    const admitted = await judge(true, "");
     if (!admitted) return null;
     const replaced = await cancelRuns(trx, sql`id in (select o.id from runs as o where ${othersLive})`, {
       text: `replaced by run ${run.id}, a later start${ofKey(shown)} (singleton)`,

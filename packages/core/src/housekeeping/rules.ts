@@ -5,7 +5,7 @@ type Column<Table extends keyof Database> = keyof Database[Table] & string;
 
 /**
  * What housekeeping removes from one table: rows that are expired at `cutoff`. `key` is the
- * table's primary key, a text column: batches walk it in order, so a pass reads the table
+ * table's primary key, one column: batches walk it in order, so a pass reads the table
  * once however many batches it takes. A row expires when its `expiresAt` column is before
  * the cutoff, or when `expired(cutoff)` holds (a condition on the table's own columns).
  */
@@ -38,4 +38,13 @@ export const EXPIRY_RULES: ExpiryRule[] = [
   { table: "invitations", key: "id", expiresAt: "expires_at" },
   // Password reset links nobody used in time.
   { table: "password_resets", key: "token_hash", expiresAt: "expires_at" },
+  // Rate-limit tallies of keys that took no start in their last 256 buckets (four periods):
+  // a start judged later finds its key's tally made again, counting the older ones one by one.
+  {
+    table: "rate_limit_tallies",
+    key: "id",
+    expired: (cutoff) =>
+      sql`not exists (select 1 from rate_limit_tally_buckets b where b.tally_id = rate_limit_tallies.id
+        and b.bucket >= ${cutoff.getTime()}::bigint / rate_limit_tallies.width_ms - 256)`,
+  },
 ];
