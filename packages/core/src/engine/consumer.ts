@@ -24,7 +24,7 @@ import { createRateLimits } from "./rate-limit.ts";
 import { createRevisionCache, hasStartControl } from "./revisions.ts";
 import { RUN_LANE_QUANTUM, RUN_STREAM } from "./run-queue.ts";
 import { createSecretsReader } from "./secrets-reader.ts";
-import { takeSingleton } from "./singleton.ts";
+import { createSingletons } from "./singleton.ts";
 import { startTimedOut, wakeByStartDeadline } from "./start-timeout.ts";
 import { type ClaimedRun, createRunStore, createTriggerReader, type RunStore } from "./store.ts";
 import { takeTurn } from "./throttle.ts";
@@ -143,6 +143,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
   const readTrigger = createTriggerReader(services.database);
   const slots = createSlotGate(services.db);
   const rates = createRateLimits(services);
+  const singletons = createSingletons(services);
   const leases = createRunLeases(services.database, leaseMs, services.logger);
   const revisions = createRevisionCache(services.db);
   const own = modules ? undefined : createModuleSteps(services.config.steps);
@@ -214,7 +215,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
             return;
           if (
             singleton &&
-            !(await takeSingleton(services, run, singleton, await limitKeyOf(singleton, run.trigger, "singleton")))
+            !(await singletons.take(run, singleton, await limitKeyOf(singleton, run.trigger, "singleton")))
           )
             return;
           /** A run a control parks is woken by its start deadline at the latest. */

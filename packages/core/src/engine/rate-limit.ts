@@ -79,7 +79,7 @@ export function createRateLimits(deps: Pick<ControlDeps, "db" | "broker" | "even
       const reason = rateLimitedReason(rate, rate.key === null ? null : key);
       const decided = await judgeTogether({ run, rate, key, reason });
       if (decided?.admitted === false) {
-        await tellEnded(deps, [decided.skipped], () => `skipped: ${reason}`);
+        await tellEnded(deps, [decided.skipped], () => `skipped: ${decided.reason}`);
       }
       return decided?.admitted === true;
     },

@@ -68,8 +68,8 @@ export async function cancelRuns(
   return rows;
 }
 
-/** A start a control judged (see admitOrSkip): admitted, or skipped with whom to tell. */
-export type Judged = { admitted: true } | { admitted: false; skipped: EndedRun };
+/** A start a control judged (see admitOrSkip): admitted, or skipped, why, and whom to tell. */
+export type Judged = { admitted: true } | { admitted: false; skipped: EndedRun; reason: string };
 
 /**
  * Under a flow control that admits or skips starts (a rate limit, a singleton), in one
@@ -88,7 +88,7 @@ export async function admitOrSkip(
 ): Promise<Map<string, Judged>> {
   const kept = sql.ref(`runs.${column}`);
   const admitted = sql`(decision.admit or ${kept} is not null)`;
-  const { rows } = await sql<EndedRun & { admitted: boolean }>`
+  const { rows } = await sql<EndedRun & { admitted: boolean; reason: string }>`
     with decision as (${judgement})
     update runs set
       ${sql.ref(column)} = case when ${admitted} then decision.key end,
@@ -101,9 +101,12 @@ export async function admitOrSkip(
       queue_reason = case when ${admitted} then runs.queue_reason end
     from decision
     where runs.id = any(${ids}::uuid[]) and runs.id = decision.id and runs.held_by = decision.holder
-    returning ${kept} is not null as admitted, runs.id, runs.waiter, runs.parent_run_id`.execute(db);
+    returning ${kept} is not null as admitted, decision.reason, runs.id, runs.waiter, runs.parent_run_id`.execute(db);
   return new Map(
-    rows.map(({ admitted: yes, ...run }) => [run.id, yes ? { admitted: true } : { admitted: false, skipped: run }]),
+    rows.map(({ admitted: yes, reason, ...run }) => [
+      run.id,
+      yes ? { admitted: true } : { admitted: false, skipped: run, reason },
+    ]),
   );
 }
 

@@ -1,7 +1,8 @@
 import { sql } from "kysely";
+import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import type { CompiledPayload } from "../templates/index.ts";
 import { passOnSlots } from "./concurrency.ts";
-import { admitOrSkip, type CancelledRun, type ControlDeps, cancelRuns, tellEnded } from "./run-ends.ts";
+import { admitOrSkip, type ControlDeps, cancelRuns, type Judged, tellEnded } from "./run-ends.ts";
 import type { ClaimedRun } from "./store.ts";
 
 /**
@@ -18,45 +19,78 @@ import type { ClaimedRun } from "./store.ts";
 
 const ofKey = (key: string | null) => (key === null ? "" : ` of key ${JSON.stringify(key)}`);
 
+interface SingletonStart {
+  run: Pick<ClaimedRun, "id" | "flowId" | "holder">;
+  key: string;
+  /** What a skipped start's reason says after the run in its way. */
+  reasonAfter: string;
+}
+
+/** Most starts judged in one statement. */
+const MAX_BATCH = 64;
+
 /**
- * Takes a claimed run under its flow's singleton (`key`: its key's value): true when it goes
- * on; false when it was skipped here (whoever waits on it told) or is no longer this
- * delivery's.
+ * Singleton decisions for one process: `take` answers true when a claimed run goes on under
+ * its flow's singleton (`key`: its key's value); false when it was skipped here (whoever
+ * waits on it told) or is no longer this delivery's. Starts in `skip` mode that the process
+ * takes together are judged in one statement (`singleton_judge`, a group commit); a start in
+ * `cancel` mode in a transaction of its own, which stops the key's live runs.
  */
-export async function takeSingleton(
-  deps: ControlDeps,
-  run: ClaimedRun,
-  singleton: { mode: "skip" | "cancel"; key: CompiledPayload | null },
-  key: string,
-): Promise<boolean> {
-  const shown = singleton.key === null ? null : key;
-  const othersLive = sql<boolean>`
-    o.flow_id = ${run.flowId} and o.singleton_key = ${key} and o.status in ('queued', 'running') and o.id <> ${run.id}`;
-  const decided = await deps.db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(hashtext(${`singleton/${run.flowId}/${key}`}))`.execute(trx);
-    const live = await trx.selectFrom("runs as o").select("o.id").where(othersLive).limit(1).executeTakeFirst();
-    const judge = async (admit: boolean, reason: string) => {
+export function createSingletons(deps: ControlDeps): {
+  take(
+    run: Pick<ClaimedRun, "id" | "flowId" | "holder">,
+    singleton: { mode: "skip" | "cancel"; key: CompiledPayload | null },
+    key: string,
+  ): Promise<boolean>;
+} {
+  const judgeTogether = groupCommit<SingletonStart, Judged | null>(
+    async (starts) => {
+      const ids = starts.map(({ run }) => run.id);
+      const items = starts.map(({ run, key, reasonAfter }) => ({
+        run: run.id,
+        holder: run.holder,
+        flow: run.flowId,
+        key,
+        reason_after: reasonAfter,
+      }));
       const judgement = sql<{ id: string; holder: string; key: string; admit: boolean; reason: string }>`
-        select ${run.id}::uuid as id, ${run.holder}::text as holder, ${key}::text as key, ${admit}::boolean as admit,
-          ${reason}::text as reason`;
-      return (await admitOrSkip(trx, "singleton_key", [run.id], judgement)).get(run.id) ?? null;
-    };
-    if (singleton.mode === "skip" || !live) {
-      const reason = `singleton: run ${live?.id}${ofKey(shown)} is queued or running`;
-      const judged = await judge(live === undefined, reason);
-      return judged && { ...judged, reason, replaced: [] as CancelledRun[] };
-    }
-    const admitted = await judge(true, "");
-    if (!admitted) return null;
-    const replaced = await cancelRuns(trx, sql`id in (select o.id from runs as o where ${othersLive})`, {
-      text: `replaced by run ${run.id}, a later start${ofKey(shown)} (singleton)`,
-      takenBy: run.id,
+        select id, holder, key, admit, reason from singleton_judge(${JSON.stringify(items)}::jsonb)`;
+      const judged = await admitOrSkip(deps.db, "singleton_key", ids, judgement);
+      return ids.map((id) => judged.get(id) ?? null);
+    },
+    { maxBatch: MAX_BATCH, maxInFlight: ONE_STATEMENT_AT_A_TIME },
+  );
+
+  /** Admits the start and ends the key's other live runs, replaced by it. */
+  async function replaceLive(run: SingletonStart["run"], key: string, shown: string | null): Promise<boolean> {
+    const othersLive = sql<boolean>`
+      o.flow_id = ${run.flowId} and o.singleton_key = ${key} and o.status in ('queued', 'running') and o.id <> ${run.id}`;
+    const decided = await deps.db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(hashtext(${`singleton/${run.flowId}/${key}`}))`.execute(trx);
+      const judgement = sql<{ id: string; holder: string; key: string; admit: boolean; reason: string }>`
+        select ${run.id}::uuid as id, ${run.holder}::text as holder, ${key}::text as key, true as admit,
+          null::text as reason`;
+      if (!(await admitOrSkip(trx, "singleton_key", [run.id], judgement)).has(run.id)) return null;
+      return cancelRuns(trx, sql`id in (select o.id from runs as o where ${othersLive})`, {
+        text: `replaced by run ${run.id}, a later start${ofKey(shown)} (singleton)`,
+        takenBy: run.id,
+      });
     });
-    return { admitted: true as const, reason: "", replaced };
-  });
-  if (!decided) return false;
-  await passOnSlots(deps, decided.replaced);
-  await tellEnded(deps, decided.replaced, () => "cancelled");
-  if (!decided.admitted) await tellEnded(deps, [decided.skipped], () => `skipped: ${decided.reason}`);
-  return decided.admitted;
+    if (!decided) return false;
+    await passOnSlots(deps, decided);
+    await tellEnded(deps, decided, () => "cancelled");
+    return true;
+  }
+
+  return {
+    async take(run, singleton, key) {
+      const shown = singleton.key === null ? null : key;
+      if (singleton.mode === "cancel") return replaceLive(run, key, shown);
+      const decided = await judgeTogether({ run, key, reasonAfter: `${ofKey(shown)} is queued or running` });
+      if (decided?.admitted === false) {
+        await tellEnded(deps, [decided.skipped], () => `skipped: ${decided.reason}`);
+      }
+      return decided?.admitted === true;
+    },
+  };
 }

@@ -52,6 +52,7 @@ import * as m20261203000000 from "./20261203000000_rate_limit_turns.ts";
 import * as m20261204000000 from "./20261204000000_broker_hot_statements_as_functions.ts";
 import * as m20261204000100 from "./20261204000100_run_insert_as_function.ts";
 import * as m20261205000000 from "./20261205000000_rate_limit_tallies.ts";
+import * as m20261205000100 from "./20261205000100_singleton_judge.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -111,4 +112,5 @@ export const migrations: Record<string, Migration> = {
   "20261204000000_broker_hot_statements_as_functions": m20261204000000,
   "20261204000100_run_insert_as_function": m20261204000100,
   "20261205000000_rate_limit_tallies": m20261205000000,
+  "20261205000100_singleton_judge": m20261205000100,
 };
