@@ -10,7 +10,8 @@
  * in turn: `slot` of the trigger data) what one slot per key costs; issue 31's target for
  * both: at least half the rate of the flow without a limit. The flow controls that judge each start (issue 31) are measured on the
  * one-step flow where they admit every start, so that the row shows what judging costs: a
- * rate limit of 100,000 starts a second, above what the engine completes, and a singleton
+ * rate limit of 100,000 starts a second, above what the engine completes, a throttle of as
+ * many starts a second, and a singleton
  * keyed by a random number (one key per start). The controls that hold starts back are
  * measured where every start is run: a debounce keyed by a random number (each start runs
  * alone after its second of quiet, so its rates are bounded by `--window` runs a second) and
@@ -115,6 +116,17 @@ const FLOWS = {
   "rate-limited transform": {
     name: "bench rate limit",
     rate_limit: { limit: 100_000, period_s: 1 },
+    steps: [
+      {
+        name: "shape",
+        subject: "transform",
+        payload: { order: "{{trigger.order}}", qty: "{{trigger.qty}}", who: "{{trigger.customer.name}}" },
+      },
+    ],
+  },
+  "throttled transform": {
+    name: "bench throttle",
+    throttle: { limit: 100_000, period_s: 1 },
     steps: [
       {
         name: "shape",

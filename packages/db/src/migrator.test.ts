@@ -246,3 +246,49 @@ async function waitFor(condition: () => boolean, timeoutMs = 3000): Promise<void
     await Bun.sleep(10);
   }
 }
+
+describe.skipIf(!databaseBackends().find((b) => b.backend === "postgres" && !b.skip))(
+  "throttle turns given before they were numbered",
+  () => {
+    test("each key's turns are numbered in the order of their times", async () => {
+      const scratch = await createScratchPostgres();
+      const handle = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 1 });
+      try {
+        const migrator = new Migrator({ db: handle.db, provider: { getMigrations: async () => migrations } });
+        expect((await migrator.migrateTo("20261205000100_singleton_judge")).error).toBeUndefined();
+        await sql`insert into accounts (id, name, display_name, root_email) values ('a1', 'a', 'A', 'a@x.io')`.execute(
+          handle.db,
+        );
+        const flow = "0194ab12-0000-7000-8000-000000000001";
+        await sql`
+          insert into flows (id, account_id, name, description, active, trigger, webhook_id, revision)
+          values (${flow}::uuid, 'a1', 'f', '', true, '{}', 'w1', 1)`.execute(handle.db);
+        // Turns of key "x" given out of the order of the runs' ids, one of key "y", and a run with none.
+        const turns = [
+          { key: "x", at: "2026-11-28T10:00:02Z" },
+          { key: "x", at: "2026-11-28T10:00:00Z" },
+          { key: "y", at: "2026-11-28T10:00:05Z" },
+          { key: "x", at: "2026-11-28T10:00:01Z" },
+          { key: null, at: null },
+        ];
+        const ids = turns.map(() => Bun.randomUUIDv7());
+        for (const [i, turn] of turns.entries()) {
+          await sql`
+            insert into runs (id, account_id, flow_id, revision, status, trigger, throttle_key, throttle_at)
+            values (${ids[i]}::uuid, 'a1', ${flow}::uuid, 1, 'succeeded', '{}', ${turn.key}, ${turn.at}::timestamptz)`.execute(
+            handle.db,
+          );
+        }
+
+        await migrateToLatest(handle.db);
+        const numbered = await sql<{ id: string; throttle_seq: string | null }>`
+          select id, throttle_seq::text from runs where id = any(${ids}::uuid[])`.execute(handle.db);
+        const seqOf = new Map(numbered.rows.map((row) => [row.id, row.throttle_seq]));
+        expect(ids.map((id) => seqOf.get(id))).toEqual(["3", "1", "1", "2", null]);
+      } finally {
+        await handle.close();
+        await scratch.drop();
+      }
+    });
+  },
+);

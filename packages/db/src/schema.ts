@@ -395,6 +395,8 @@ export interface RunsTable {
   /** Of a flow with a throttle: the key it was given its turn under, and the turn (when it may start). */
   throttle_key: string | null;
   throttle_at: Date | null;
+  /** The turn's number among its key's (1, 2, …, in the order of their times). */
+  throttle_seq: string | null;
   /** Of a flow with a debounce: its key, and when the quiet it waits for began (the first start it replaced was accepted). */
   debounce_key: string | null;
   debounce_since: Date | null;

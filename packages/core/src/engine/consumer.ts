@@ -27,7 +27,7 @@ import { createSecretsReader } from "./secrets-reader.ts";
 import { createSingletons } from "./singleton.ts";
 import { startTimedOut, wakeByStartDeadline } from "./start-timeout.ts";
 import { type ClaimedRun, createRunStore, createTriggerReader, type RunStore } from "./store.ts";
-import { takeTurn } from "./throttle.ts";
+import { createThrottles } from "./throttle.ts";
 import { unfixableFailure } from "./unfixable.ts";
 import { publishRunDone } from "./waiting.ts";
 
@@ -144,6 +144,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
   const slots = createSlotGate(services.db);
   const rates = createRateLimits(services);
   const singletons = createSingletons(services);
+  const throttles = createThrottles(services.db);
   const leases = createRunLeases(services.database, leaseMs, services.logger);
   const revisions = createRevisionCache(services.db);
   const own = modules ? undefined : createModuleSteps(services.config.steps);
@@ -235,10 +236,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
             // The batch run runs with the list of its batch's trigger data (the later controls' keys read it too).
             run.trigger = closed.trigger;
           }
-          if (
-            throttle &&
-            !(await takeTurn(services.db, run, throttle, await limitKeyOf(throttle, run.trigger, "throttle")))
-          )
+          if (throttle && !(await throttles.take(run, throttle, await limitKeyOf(throttle, run.trigger, "throttle"))))
             return parked();
           // A run handed a slot (or keeping one through its worker's crash) holds it, under the key it was admitted by.
           const key = concurrency

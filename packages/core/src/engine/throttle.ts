@@ -1,5 +1,6 @@
 import type { Database } from "@platform/db";
 import { type Kysely, sql } from "kysely";
+import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import type { QueueReason } from "./queue-reasons.ts";
 import type { ClaimedRun } from "./store.ts";
 
@@ -13,52 +14,50 @@ import type { ClaimedRun } from "./store.ts";
  * the throttle allows, without workers trying again and again. Turns are given one at a
  * time per flow and key (a transaction-scoped advisory lock), so the throttle holds across
  * every worker process. A turn given to a run that is then cancelled stays spent.
+ *
+ * Turns are numbered per key (`throttle_seq`) and given in the order of their times (a turn
+ * is never before the key's latest one), so the `limit`-th latest is the turn numbered
+ * `limit` back: two lookups in an index, however large `limit` is. After a revision raises
+ * the limit, turns already given in the future still come first.
  */
 
 const WAITING_FOR_THROTTLE: QueueReason = "throttle";
 
+interface TurnAsk {
+  run: Pick<ClaimedRun, "id" | "flowId" | "holder">;
+  throttle: { limit: number; periodMs: number };
+  key: string;
+}
+
+/** Most starts given their turns in one statement. */
+const MAX_BATCH = 64;
+
 /**
- * Gives a claimed run its turn, or reads the one it has: true when the turn has come and it
- * may go on; false when it waits (its claim is given back; it is `queued` again unless it
- * had begun, with the reason, until its turn).
+ * Throttle turns for one process: `take` gives a claimed run its turn, or reads the one it
+ * has: true when the turn has come and it may go on; false when it waits (its claim is given
+ * back; it is `queued` again unless it had begun, with the reason, until its turn) or is no
+ * longer this delivery's. The starts the process takes together get their turns in one
+ * statement (`throttle_take`, a group commit), in the order they came.
  */
-export async function takeTurn(
-  db: Kysely<Database>,
-  run: ClaimedRun,
-  throttle: { limit: number; periodMs: number },
-  key: string,
-): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(hashtext(${`throttle/${run.flowId}/${key}`}))`.execute(trx);
-    // The turn `limit` back frees a place one period after it (GREATEST passes over a null: none yet).
-    const { rows } = await sql<{ due: boolean }>`
-      with freed as (
-        select t.throttle_at + ${throttle.periodMs}::integer * interval '1 millisecond' as at from runs as t
-        where t.flow_id = ${run.flowId} and t.throttle_key = ${key} and t.throttle_at is not null
-        order by t.throttle_at desc offset ${throttle.limit - 1} limit 1
-      ),
-      turn as (
-        select at, at <= now as due from (
-          select coalesce(r.throttle_at, greatest(clock_timestamp(), (select at from freed))) as at,
-            clock_timestamp() as now
-          from runs as r where r.id = ${run.id} and r.held_by = ${run.holder}) as given
-      )
-      update runs set
-        throttle_key = ${key},
-        throttle_at = turn.at,
-        queue_reason = case
-          when not turn.due then ${WAITING_FOR_THROTTLE}
-          when queue_reason = ${WAITING_FOR_THROTTLE} then null
-          else queue_reason end,
-        held_by = case when turn.due then held_by end,
-        wake_at = case when turn.due then wake_at else turn.at end,
-        status = case when turn.due or exists (select 1 from run_steps where run_id = runs.id) then status
-          else 'queued' end,
-        started_at = case when turn.due or exists (select 1 from run_steps where run_id = runs.id) then started_at
-          end
-      from turn
-      where runs.id = ${run.id} and runs.held_by = ${run.holder}
-      returning turn.due`.execute(trx);
-    return rows[0]?.due === true;
-  });
+export function createThrottles(db: Kysely<Database>): {
+  take(run: TurnAsk["run"], throttle: TurnAsk["throttle"], key: string): Promise<boolean>;
+} {
+  const take = groupCommit<TurnAsk, boolean>(
+    async (asks) => {
+      const items = asks.map(({ run, throttle, key }) => ({
+        run: run.id,
+        holder: run.holder,
+        flow: run.flowId,
+        key,
+        lim: throttle.limit,
+        period_ms: throttle.periodMs,
+      }));
+      const { rows } = await sql<{ id: string; due: boolean }>`
+        select id, due from throttle_take(${JSON.stringify(items)}::jsonb, ${WAITING_FOR_THROTTLE})`.execute(db);
+      const due = new Map(rows.map((row) => [row.id, row.due]));
+      return asks.map(({ run }) => due.get(run.id) === true);
+    },
+    { maxBatch: MAX_BATCH, maxInFlight: ONE_STATEMENT_AT_A_TIME },
+  );
+  return { take: (run, throttle, key) => take({ run, throttle, key }) };
 }

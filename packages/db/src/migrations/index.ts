@@ -53,6 +53,7 @@ import * as m20261204000000 from "./20261204000000_broker_hot_statements_as_func
 import * as m20261204000100 from "./20261204000100_run_insert_as_function.ts";
 import * as m20261205000000 from "./20261205000000_rate_limit_tallies.ts";
 import * as m20261205000100 from "./20261205000100_singleton_judge.ts";
+import * as m20261205000200 from "./20261205000200_run_throttle_turn_numbers.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -113,4 +114,5 @@ export const migrations: Record<string, Migration> = {
   "20261204000100_run_insert_as_function": m20261204000100,
   "20261205000000_rate_limit_tallies": m20261205000000,
   "20261205000100_singleton_judge": m20261205000100,
+  "20261205000200_run_throttle_turn_numbers": m20261205000200,
 };
