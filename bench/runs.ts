@@ -11,8 +11,7 @@
  * both: at least half the rate of the flow without a limit. The flow controls that judge each start (issue 31) are measured on the
  * one-step flow where they admit every start, so that the row shows what judging costs: a
  * rate limit of 100,000 starts a second, above what the engine completes, a throttle of as
- * many starts a second, and a singleton
- * keyed by a random number (one key per start). The controls that hold starts back are
+ * many starts a second, and a singleton keyed by a random number (one key per start). The controls that hold starts back are
  * measured where every start is run: a debounce keyed by a random number (each start runs
  * alone after its second of quiet, so its rates are bounded by `--window` runs a second) and
  * a flow-wide batch of 10 (each run completed takes ten starts, and `--window` counts starts).

@@ -2,7 +2,7 @@ import { idTime } from "@platform/db";
 import { sql } from "kysely";
 import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import type { CompiledPayload } from "../templates/index.ts";
-import { admitOrSkip, type ControlDeps, type Judged, tellEnded } from "./run-ends.ts";
+import { admitOrSkip, type ControlDeps, type Judged, MAX_STARTS_JUDGED_TOGETHER, tellEnded } from "./run-ends.ts";
 import type { ClaimedRun } from "./store.ts";
 
 /**
@@ -38,9 +38,6 @@ interface RateStart {
   reason: string;
 }
 
-/** Most starts judged in one statement. */
-const MAX_BATCH = 64;
-
 /**
  * Rate-limit decisions for one process: `take` answers true when a claimed run goes on under
  * its flow's rate limit (`key`: its key's value); false when it was skipped here (whoever
@@ -71,7 +68,7 @@ export function createRateLimits(deps: Pick<ControlDeps, "db" | "broker" | "even
       const judged = await admitOrSkip(deps.db, "rate_key", ids, judgement);
       return ids.map((id) => judged.get(id) ?? null);
     },
-    { maxBatch: MAX_BATCH, maxInFlight: ONE_STATEMENT_AT_A_TIME },
+    { maxBatch: MAX_STARTS_JUDGED_TOGETHER, maxInFlight: ONE_STATEMENT_AT_A_TIME },
   );
 
   return {

@@ -68,6 +68,12 @@ export async function cancelRuns(
   return rows;
 }
 
+/**
+ * Most starts a flow control judges in one statement: the starts a worker takes together
+ * are judged together (a group commit), as a key's lock lasts until the commit.
+ */
+export const MAX_STARTS_JUDGED_TOGETHER = 64;
+
 /** A start a control judged (see admitOrSkip): admitted, or skipped, why, and whom to tell. */
 export type Judged = { admitted: true } | { admitted: false; skipped: EndedRun; reason: string };
 

@@ -2,7 +2,14 @@ import { sql } from "kysely";
 import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import type { CompiledPayload } from "../templates/index.ts";
 import { passOnSlots } from "./concurrency.ts";
-import { admitOrSkip, type ControlDeps, cancelRuns, type Judged, tellEnded } from "./run-ends.ts";
+import {
+  admitOrSkip,
+  type ControlDeps,
+  cancelRuns,
+  type Judged,
+  MAX_STARTS_JUDGED_TOGETHER,
+  tellEnded,
+} from "./run-ends.ts";
 import type { ClaimedRun } from "./store.ts";
 
 /**
@@ -25,9 +32,6 @@ interface SingletonStart {
   /** What a skipped start's reason says after the run in its way. */
   reasonAfter: string;
 }
-
-/** Most starts judged in one statement. */
-const MAX_BATCH = 64;
 
 /**
  * Singleton decisions for one process: `take` answers true when a claimed run goes on under
@@ -58,7 +62,7 @@ export function createSingletons(deps: ControlDeps): {
       const judged = await admitOrSkip(deps.db, "singleton_key", ids, judgement);
       return ids.map((id) => judged.get(id) ?? null);
     },
-    { maxBatch: MAX_BATCH, maxInFlight: ONE_STATEMENT_AT_A_TIME },
+    { maxBatch: MAX_STARTS_JUDGED_TOGETHER, maxInFlight: ONE_STATEMENT_AT_A_TIME },
   );
 
   /** Admits the start and ends the key's other live runs, replaced by it. */

@@ -2,6 +2,7 @@ import type { Database } from "@platform/db";
 import { type Kysely, sql } from "kysely";
 import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import type { QueueReason } from "./queue-reasons.ts";
+import { MAX_STARTS_JUDGED_TOGETHER } from "./run-ends.ts";
 import type { ClaimedRun } from "./store.ts";
 
 /**
@@ -29,9 +30,6 @@ interface TurnAsk {
   key: string;
 }
 
-/** Most starts given their turns in one statement. */
-const MAX_BATCH = 64;
-
 /**
  * Throttle turns for one process: `take` gives a claimed run its turn, or reads the one it
  * has: true when the turn has come and it may go on; false when it waits (its claim is given
@@ -57,7 +55,7 @@ export function createThrottles(db: Kysely<Database>): {
       const due = new Map(rows.map((row) => [row.id, row.due]));
       return asks.map(({ run }) => due.get(run.id) === true);
     },
-    { maxBatch: MAX_BATCH, maxInFlight: ONE_STATEMENT_AT_A_TIME },
+    { maxBatch: MAX_STARTS_JUDGED_TOGETHER, maxInFlight: ONE_STATEMENT_AT_A_TIME },
   );
   return { take: (run, throttle, key) => take({ run, throttle, key }) };
 }
