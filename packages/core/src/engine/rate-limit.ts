@@ -1,8 +1,7 @@
 import { idTime } from "@platform/db";
 import { sql } from "kysely";
-import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import type { CompiledPayload } from "../templates/index.ts";
-import { admitOrSkip, type ControlDeps, type Judged, MAX_STARTS_JUDGED_TOGETHER, tellEnded } from "./run-ends.ts";
+import { type ControlDeps, judgeStartsTogether } from "./run-ends.ts";
 import type { ClaimedRun } from "./store.ts";
 
 /**
@@ -31,13 +30,6 @@ export function rateLimitedReason(rate: { limit: number; periodMs: number }, key
   return `rate limited: ${per}${key === null ? "" : ` for key ${JSON.stringify(key)}`}`;
 }
 
-interface RateStart {
-  run: Pick<ClaimedRun, "id" | "flowId" | "holder">;
-  rate: { limit: number; periodMs: number };
-  key: string;
-  reason: string;
-}
-
 /**
  * Rate-limit decisions for one process: `take` answers true when a claimed run goes on under
  * its flow's rate limit (`key`: its key's value); false when it was skipped here (whoever
@@ -50,35 +42,18 @@ export function createRateLimits(deps: Pick<ControlDeps, "db" | "broker" | "even
     key: string,
   ): Promise<boolean>;
 } {
-  const judgeTogether = groupCommit<RateStart, Judged | null>(
-    async (starts) => {
-      const ids = starts.map(({ run }) => run.id);
-      const items = starts.map(({ run, rate, key, reason }) => ({
-        run: run.id,
-        holder: run.holder,
-        flow: run.flowId,
-        key,
+  const judge = judgeStartsTogether(
+    deps,
+    "rate_key",
+    (starts) => sql`select id, holder, key, admit, reason from rate_limit_judge(${starts}::jsonb)`,
+  );
+  return {
+    take: (run, rate, key) =>
+      judge(run, key, {
         at: idTime(run.id),
         period: rate.periodMs,
         lim: rate.limit,
-        reason,
-      }));
-      const judgement = sql<{ id: string; holder: string; key: string; admit: boolean; reason: string }>`
-        select id, holder, key, admit, reason from rate_limit_judge(${JSON.stringify(items)}::jsonb)`;
-      const judged = await admitOrSkip(deps.db, "rate_key", ids, judgement);
-      return ids.map((id) => judged.get(id) ?? null);
-    },
-    { maxBatch: MAX_STARTS_JUDGED_TOGETHER, maxInFlight: ONE_STATEMENT_AT_A_TIME },
-  );
-
-  return {
-    async take(run, rate, key) {
-      const reason = rateLimitedReason(rate, rate.key === null ? null : key);
-      const decided = await judgeTogether({ run, rate, key, reason });
-      if (decided?.admitted === false) {
-        await tellEnded(deps, [decided.skipped], () => `skipped: ${decided.reason}`);
-      }
-      return decided?.admitted === true;
-    },
+        reason: rateLimitedReason(rate, rate.key === null ? null : key),
+      }),
   };
 }

@@ -1,6 +1,7 @@
 import type { Database } from "@platform/db";
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import type { Broker } from "../broker/port.ts";
+import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import type { RunEvents } from "./events.ts";
 import type { RunQueue } from "./run-queue.ts";
 import { publishRunDone } from "./waiting.ts";
@@ -75,7 +76,10 @@ export async function cancelRuns(
 export const MAX_STARTS_JUDGED_TOGETHER = 64;
 
 /** A start a control judged (see admitOrSkip): admitted, or skipped, why, and whom to tell. */
-export type Judged = { admitted: true } | { admitted: false; skipped: EndedRun; reason: string };
+type Judged = { admitted: true } | { admitted: false; skipped: EndedRun; reason: string };
+
+/** A control's decision on one start, as `admitOrSkip` reads it. */
+export type Decision = { id: string; holder: string; key: string; admit: boolean; reason: string };
 
 /**
  * Under a flow control that admits or skips starts (a rate limit, a singleton), in one
@@ -90,7 +94,7 @@ export async function admitOrSkip(
   db: Kysely<Database>,
   column: "rate_key" | "singleton_key",
   ids: string[],
-  judgement: RawBuilder<{ id: string; holder: string; key: string; admit: boolean; reason: string }>,
+  judgement: RawBuilder<Decision>,
 ): Promise<Map<string, Judged>> {
   const kept = sql.ref(`runs.${column}`);
   const admitted = sql`(decision.admit or ${kept} is not null)`;
@@ -114,6 +118,48 @@ export async function admitOrSkip(
       yes ? { admitted: true } : { admitted: false, skipped: run, reason },
     ]),
   );
+}
+
+/** A claimed run a control judges: held by the delivery named `holder`. */
+interface JudgedRun {
+  id: string;
+  flowId: string;
+  holder: string;
+}
+
+/**
+ * Judges under one control the starts a process takes together, in one statement (a group
+ * commit, as a key's lock lasts until the commit): `decide` is the statement's query of the
+ * decisions (the CTE of `admitOrSkip`), given the starts as JSON, each its `run`, `holder`,
+ * `flow`, `key` and the control's own `fields`, in the order they came. Answers, for a start,
+ * true when it goes on; false when it was skipped (whoever waits on it told) or is no longer
+ * its delivery's.
+ */
+export function judgeStartsTogether(
+  deps: Pick<ControlDeps, "db" | "broker" | "events">,
+  column: "rate_key" | "singleton_key",
+  decide: (starts: string) => RawBuilder<Decision>,
+): (run: JudgedRun, key: string, fields: Record<string, unknown>) => Promise<boolean> {
+  const judge = groupCommit<{ run: JudgedRun; key: string; fields: Record<string, unknown> }, Judged | null>(
+    async (starts) => {
+      const ids = starts.map(({ run }) => run.id);
+      const items = starts.map(({ run, key, fields }) => ({
+        run: run.id,
+        holder: run.holder,
+        flow: run.flowId,
+        key,
+        ...fields,
+      }));
+      const judged = await admitOrSkip(deps.db, column, ids, decide(JSON.stringify(items)));
+      return ids.map((id) => judged.get(id) ?? null);
+    },
+    { maxBatch: MAX_STARTS_JUDGED_TOGETHER, maxInFlight: ONE_STATEMENT_AT_A_TIME },
+  );
+  return async (run, key, fields) => {
+    const decided = await judge({ run, key, fields });
+    if (decided?.admitted === false) await tellEnded(deps, [decided.skipped], () => `skipped: ${decided.reason}`);
+    return decided?.admitted === true;
+  };
 }
 
 /**

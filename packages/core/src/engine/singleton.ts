@@ -1,13 +1,12 @@
 import { sql } from "kysely";
-import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import type { CompiledPayload } from "../templates/index.ts";
 import { passOnSlots } from "./concurrency.ts";
 import {
   admitOrSkip,
   type ControlDeps,
   cancelRuns,
-  type Judged,
-  MAX_STARTS_JUDGED_TOGETHER,
+  type Decision,
+  judgeStartsTogether,
   tellEnded,
 } from "./run-ends.ts";
 import type { ClaimedRun } from "./store.ts";
@@ -26,13 +25,6 @@ import type { ClaimedRun } from "./store.ts";
 
 const ofKey = (key: string | null) => (key === null ? "" : ` of key ${JSON.stringify(key)}`);
 
-interface SingletonStart {
-  run: Pick<ClaimedRun, "id" | "flowId" | "holder">;
-  key: string;
-  /** What a skipped start's reason says after the run in its way. */
-  reasonAfter: string;
-}
-
 /**
  * Singleton decisions for one process: `take` answers true when a claimed run goes on under
  * its flow's singleton (`key`: its key's value); false when it was skipped here (whoever
@@ -47,31 +39,23 @@ export function createSingletons(deps: ControlDeps): {
     key: string,
   ): Promise<boolean>;
 } {
-  const judgeTogether = groupCommit<SingletonStart, Judged | null>(
-    async (starts) => {
-      const ids = starts.map(({ run }) => run.id);
-      const items = starts.map(({ run, key, reasonAfter }) => ({
-        run: run.id,
-        holder: run.holder,
-        flow: run.flowId,
-        key,
-        reason_after: reasonAfter,
-      }));
-      const judgement = sql<{ id: string; holder: string; key: string; admit: boolean; reason: string }>`
-        select id, holder, key, admit, reason from singleton_judge(${JSON.stringify(items)}::jsonb)`;
-      const judged = await admitOrSkip(deps.db, "singleton_key", ids, judgement);
-      return ids.map((id) => judged.get(id) ?? null);
-    },
-    { maxBatch: MAX_STARTS_JUDGED_TOGETHER, maxInFlight: ONE_STATEMENT_AT_A_TIME },
+  const judge = judgeStartsTogether(
+    deps,
+    "singleton_key",
+    (starts) => sql`select id, holder, key, admit, reason from singleton_judge(${starts}::jsonb)`,
   );
 
   /** Admits the start and ends the key's other live runs, replaced by it. */
-  async function replaceLive(run: SingletonStart["run"], key: string, shown: string | null): Promise<boolean> {
+  async function replaceLive(
+    run: Pick<ClaimedRun, "id" | "flowId" | "holder">,
+    key: string,
+    shown: string | null,
+  ): Promise<boolean> {
     const othersLive = sql<boolean>`
       o.flow_id = ${run.flowId} and o.singleton_key = ${key} and o.status in ('queued', 'running') and o.id <> ${run.id}`;
     const decided = await deps.db.transaction().execute(async (trx) => {
       await sql`select pg_advisory_xact_lock(hashtext(${`singleton/${run.flowId}/${key}`}))`.execute(trx);
-      const judgement = sql<{ id: string; holder: string; key: string; admit: boolean; reason: string }>`
+      const judgement = sql<Decision>`
         select ${run.id}::uuid as id, ${run.holder}::text as holder, ${key}::text as key, true as admit,
           null::text as reason`;
       if (!(await admitOrSkip(trx, "singleton_key", [run.id], judgement)).has(run.id)) return null;
@@ -90,11 +74,8 @@ export function createSingletons(deps: ControlDeps): {
     async take(run, singleton, key) {
       const shown = singleton.key === null ? null : key;
       if (singleton.mode === "cancel") return replaceLive(run, key, shown);
-      const decided = await judgeTogether({ run, key, reasonAfter: `${ofKey(shown)} is queued or running` });
-      if (decided?.admitted === false) {
-        await tellEnded(deps, [decided.skipped], () => `skipped: ${decided.reason}`);
-      }
-      return decided?.admitted === true;
+      // A skipped start's reason, after the run in its way.
+      return judge(run, key, { reason_after: `${ofKey(shown)} is queued or running` });
     },
   };
 }
