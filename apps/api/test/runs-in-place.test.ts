@@ -4,11 +4,12 @@ import { type Caller, call, newCaller, startRun } from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
 
 /**
- * Wait-mode runs of flows that only compute (transform, respond, stop, switch, `if`) run in
- * the API process that accepted them (issue 34): recorded as every run is, answered without a
- * worker. A process learns a flow's revision from its first wait-mode start, which is queued;
- * later starts of the same revision run in place. Without a worker a queued start answers 202
- * once WAIT_TIMEOUT_MS has passed, which is how these tests tell the two apart.
+ * Runs of flows that only compute (transform, respond, stop, switch, `if`) run in the API
+ * process that accepted them (issue 34): recorded as every run is, answered without a
+ * worker. A process learns a flow's revision from its first start, which is queued; later
+ * starts of the same revision run in place. Without a worker a queued wait-mode start answers
+ * 202 once WAIT_TIMEOUT_MS has passed, and a start no one waits for leaves its run `queued`,
+ * which is how these tests tell the two apart.
  */
 
 // biome-ignore lint/suspicious/noExplicitAny: the assertions that read a body are its type check
@@ -45,6 +46,17 @@ async function runOf(api: TestApi, caller: Caller, runId: string): Promise<Body>
   const read = await call(api, caller, "GET", `/runs/${runId}`);
   expect(read.status).toBe(200);
   return read.body;
+}
+
+/**
+ * Starts the flow without waiting until a start's run has ended by the time it is answered:
+ * the process learns what a flow's first start runs a moment after answering it.
+ */
+async function learnedInPlace(api: TestApi, caller: Caller, flowId: string, trigger: unknown): Promise<void> {
+  await eventually(async () => {
+    const started = await startRun(api, caller, flowId, trigger);
+    return (await runOf(api, caller, started.body.run_id)).finished_at !== null;
+  });
 }
 
 /** transform + respond: the flow most tests here start. */
@@ -310,7 +322,83 @@ for (const { label, backend, redis, skip } of runModes()) {
     },
   );
 
-  describe.skipIf(Boolean(skip))(`WAIT_RUNS_IN_PLACE=false on ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {
+  describe.skipIf(Boolean(skip))(
+    `starts no one waits for run in place with no worker on ${label}${skip ? ` (skipped: ${skip})` : ""}`,
+    () => {
+      let api: TestApi;
+      let owner: Caller;
+      beforeAll(async () => {
+        api = await startTestApi({ backend, redis, worker: false });
+        owner = await newCaller(api, "in-place-background");
+      }, 60_000);
+      afterAll(() => api.stop());
+
+      test("a start by hand without wait: the first is queued, later ones have ended when the start is answered", async () => {
+        const flowId = await flowOf(api, owner, GREETING);
+        const accepted = async (name: string) => {
+          const started = await startRun(api, owner, flowId, { name });
+          expect(started.status).toBe(200);
+          expect(started.body.message).toBe("accepted");
+          return started.body.run_id as string;
+        };
+        expect((await runOf(api, owner, await accepted("ada"))).status).toBe("queued");
+        await learnedInPlace(api, owner, flowId, { name: "probe" });
+
+        for (const name of ["bo", "cy"]) {
+          const run = await runOf(api, owner, await accepted(name));
+          expect(run).toMatchObject({ status: "succeeded", trigger: { name }, error: null });
+          expect(run.steps).toMatchObject([
+            { name: "greet", status: "succeeded", output: { text: `hello ${name}` } },
+            { name: "reply", status: "succeeded" },
+          ]);
+        }
+
+        const failing = await flowOf(api, owner, FAILING);
+        expect((await startRun(api, owner, failing, { order: "C-1" })).status).toBe(200);
+        await learnedInPlace(api, owner, failing, { order: "C-0" });
+        const failed = await startRun(api, owner, failing, { order: "C-2" });
+        expect(failed.status).toBe(200);
+        expect(await runOf(api, owner, failed.body.run_id)).toMatchObject({
+          status: "failed",
+          error: 'step "check" failed: D3137: order C-2 unknown at character 7',
+        });
+      });
+
+      test("a webhook acknowledged runs in place; a delivery seen before starts nothing", async () => {
+        const webhook = { type: "webhook", access: "public", delivery_id_field: "id" };
+        const created = await call(api, owner, "POST", "/flows", { name: "hook", trigger: webhook, ...GREETING });
+        expect(created.status).toBe(200);
+        const deliver = async (body: unknown) => {
+          const response = await api.request(`/webhooks/${created.body.data.webhook.id}`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(body),
+          });
+          return { status: response.status, body: (await response.json()) as Body };
+        };
+        const accepted = { status: 200, body: { message: "accepted", run_id: expect.any(String) } };
+        const first = await deliver({ id: "e1", name: "ada" });
+        expect(first).toEqual(accepted);
+        expect((await runOf(api, owner, first.body.run_id)).status).toBe("queued");
+        await learnedInPlace(api, owner, created.body.data.id, { id: "by hand", name: "probe" });
+
+        const second = await deliver({ id: "e2", name: "bo" });
+        expect(second).toEqual(accepted);
+        expect(await runOf(api, owner, second.body.run_id)).toMatchObject({
+          status: "succeeded",
+          trigger: { id: "e2", name: "bo" },
+          steps: [{ name: "greet", output: { text: "hello bo" } }, { name: "reply" }],
+        });
+        const listed = await runsOf(api, owner, created.body.data.id);
+        expect(listed[0]).toMatchObject({ id: second.body.run_id, status: "succeeded" });
+        expect(listed.at(-1)).toMatchObject({ id: first.body.run_id, status: "queued" });
+        expect(await deliver({ id: "e2", name: "bo" })).toEqual({ ...accepted, body: second.body });
+        expect(await runsOf(api, owner, created.body.data.id)).toEqual(listed);
+      });
+    },
+  );
+
+  describe.skipIf(Boolean(skip))(`RUNS_IN_PLACE=false on ${label}${skip ? ` (skipped: ${skip})` : ""}`, () => {
     let api: TestApi;
     let owner: Caller;
     beforeAll(async () => {
@@ -318,16 +406,17 @@ for (const { label, backend, redis, skip } of runModes()) {
         backend,
         redis,
         worker: false,
-        env: { WAIT_TIMEOUT_MS: "1500", WAIT_RUNS_IN_PLACE: "false" },
+        env: { WAIT_TIMEOUT_MS: "1500", RUNS_IN_PLACE: "false" },
       });
       owner = await newCaller(api, "queued-always");
     }, 60_000);
     afterAll(() => api.stop());
 
-    test("every wait-mode start is queued for the workers, even of a flow that only computes", async () => {
+    test("every start is queued for the workers, even of a flow that only computes", async () => {
       const flowId = await flowOf(api, owner, GREETING);
       for (const name of ["ada", "bo", "cy"]) expect(await waitFor(api, owner, flowId, { name })).toEqual(QUEUED);
-      expect((await runsOf(api, owner, flowId)).map((run) => run.status)).toEqual(["queued", "queued", "queued"]);
+      for (const name of ["di", "ed"]) expect((await startRun(api, owner, flowId, { name })).status).toBe(200);
+      expect((await runsOf(api, owner, flowId)).map((run) => run.status)).toEqual(Array(5).fill("queued"));
     });
   });
 
@@ -353,6 +442,10 @@ for (const { label, backend, redis, skip } of runModes()) {
         await api.worker?.stop(1000);
         for (let i = 0; i < 3; i++) answers.push(await waitFor(api, owner, flowId, { name: "ada" }));
         for (let i = 0; i < 2; i++) failures.push(await failed());
+        // Starts no one waits for run in place too, and count alike.
+        for (const flow of [flowId, failing, failing]) {
+          expect((await startRun(api, owner, flow, { name: "bo", order: "B-8" })).status).toBe(200);
+        }
 
         expect(answers[0]).toMatchObject({ status: 201, text: JSON.stringify({ said: "hello ada" }) });
         for (const answer of answers.slice(1)) expect(answer).toEqual(answers[0] as (typeof answers)[number]);
@@ -363,8 +456,8 @@ for (const { label, backend, redis, skip } of runModes()) {
           });
         }
         const runs = await runsOf(api, owner, flowId);
-        expect(runs.map((run) => run.status)).toEqual(["succeeded", "succeeded", "succeeded", "succeeded"]);
-        expect((await runsOf(api, owner, failing)).map((run) => run.status)).toEqual(["failed", "failed", "failed"]);
+        expect(runs.map((run) => run.status)).toEqual(Array(5).fill("succeeded"));
+        expect((await runsOf(api, owner, failing)).map((run) => run.status)).toEqual(Array(5).fill("failed"));
 
         const counted = async () =>
           (
@@ -373,7 +466,7 @@ for (const { label, backend, redis, skip } of runModes()) {
             })
           ).body.data?.map((metric: { value?: number }) => metric.value);
         // The recorder flushes its counts now and then.
-        await eventually(async () => JSON.stringify(await counted()) === JSON.stringify([7, 4, 3]), 15_000);
+        await eventually(async () => JSON.stringify(await counted()) === JSON.stringify([10, 5, 5]), 15_000);
       }, 30_000);
     },
   );

@@ -31,6 +31,8 @@ for (const { label, redis: withRedis } of variants) {
     let name: string;
     let cached: FlowBody;
     let waiting: FlowBody;
+    /** A flow that only computes: its runs need the database alone (they run where they are accepted). */
+    let computing: FlowBody;
     /** Run ids of every acknowledged delivery. */
     const acknowledged: string[] = [];
 
@@ -46,15 +48,19 @@ for (const { label, redis: withRedis } of variants) {
       name = (rows[0] as { name: string }).name;
       const { auth } = await signUp(api, "outage");
       const flows = flowsClient(api, bearer(auth.auth_token));
-      const steps = [{ name: "echo", subject: "transform", payload: { n: "{{trigger.n}}" } }];
+      const echo = { name: "echo", subject: "transform", payload: { n: "{{trigger.n}}" } };
+      // A delay is the workers' to run: these runs are queued, so the outage meets the queue.
+      const steps = [echo, { name: "pause", subject: "delay", payload: { ms: 1 } }];
       cached = await flows.created({ name: "outage", steps });
+      computing = await flows.created({ name: "outage, computing", steps: [echo] });
       waiting = await flows.created({
         name: "outage, wait",
         trigger: { type: "webhook", response_mode: "wait" },
         steps,
       });
-      // Delivered once: each process now keeps this flow in memory, so the outage meets the run's start.
+      // Delivered once: each process now keeps these flows in memory, so the outage meets the run's start.
       await expectAccepted(await deliver(url(cached), 0));
+      await expectAccepted(await deliver(url(computing), 0));
     }, 60_000);
 
     afterAll(async () => {
@@ -107,6 +113,23 @@ for (const { label, redis: withRedis } of variants) {
       await redis?.kill();
       for (let n = 11; n <= 15; n++) expectRefused(await deliver(url(cached), n));
       expectRefused(await deliver(url(waiting), 16));
+
+      // A run that only computes needs no queue: while the account's start count can still be
+      // taken (its process holds a lease of it), it is recorded and ended; past that, refused.
+      // Never a 200 for a run not recorded.
+      const ended: string[] = [];
+      for (let n = 21; n <= 25; n++) {
+        const answer = await deliver(url(computing), n);
+        if (answer.status !== 200) expectRefused(answer);
+        else {
+          await expectAccepted(answer);
+          ended.push(answer.body.run_id as string);
+        }
+      }
+      if (ended.length > 0) {
+        const statuses = await api.services.db.selectFrom("runs").select("status").where("id", "in", ended).execute();
+        expect(statuses.map((row) => row.status)).toEqual(ended.map(() => "succeeded"));
+      }
 
       await redis?.restart();
       await deliverUntilAccepted(17);

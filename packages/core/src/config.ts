@@ -286,9 +286,9 @@ export const coreConfigSchema = z.object({
     description:
       "How long wait mode (`?wait=true`, webhooks and gateways that wait) waits for a run's end before answering 202, in ms.",
   }),
-  WAIT_RUNS_IN_PLACE: envBoolean(true).meta({
+  RUNS_IN_PLACE: envBoolean(true).meta({
     description:
-      "Whether a wait-mode run of a flow that only computes (transform, respond, stop, switch; no flow control) runs in the API process that accepted it, executed first and recorded as it ended in one INSERT, without the queue, the worker's claim and the end's notification. `false` queues every run for the workers.",
+      "Whether a run of a flow that only computes (transform, respond, stop, switch; no flow control) runs in the API process that accepted it, executed first and recorded as it ended in one INSERT, without the queue and the worker's claim: a wait-mode start answers at once, and a start no one waits for (a webhook acknowledged, a start by hand without `wait`) is acknowledged once its run has ended. `false` queues every run for the workers.",
   }),
   RUN_RETENTION_DAYS: wholeNumber({
     min: 1,
@@ -479,7 +479,7 @@ export function toCoreConfig(env: CoreEnv) {
     webhooks: { maxBytes: env.WEBHOOK_MAX_BYTES, maxFileContentBytes: env.WEBHOOK_MAX_FILE_CONTENT_BYTES },
     runs: {
       waitTimeoutMs: env.WAIT_TIMEOUT_MS,
-      waitRunsInPlace: env.WAIT_RUNS_IN_PLACE,
+      runsInPlace: env.RUNS_IN_PLACE,
       retentionDays: env.RUN_RETENTION_DAYS,
       leaseMs: env.RUN_LEASE_MS,
       queuePartitions: env.RUN_QUEUE_PARTITIONS,

@@ -113,7 +113,7 @@ export async function createServices(
   const events = createRunEvents(database.db, limits);
   // Entries carry trigger data only on Redis (see `createRunQueue`).
   const runQueue = createRunQueue(broker, config.runs.queuePartitions, Boolean(config.redisUrl));
-  const inPlace = config.runs.waitRunsInPlace
+  const inPlace = config.runs.runsInPlace
     ? createInPlaceRunner({ db: database.db, sealer, limits, events, logger, storageDefinitions, config: config.runs })
     : undefined;
   const runs = createRunsService({

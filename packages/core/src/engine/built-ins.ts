@@ -122,8 +122,8 @@ export function createStepFunctions(
 export const COMPUTING_SUBJECTS: ReadonlySet<string> = new Set(["transform", "respond"]);
 
 /**
- * The step functions of a process that executes only runs of computing steps (a wait-mode
- * start answered in place, in-place.ts): `transform` and `respond`. Any other subject fails
+ * The step functions of a process that executes only runs of computing steps (a start run
+ * in place, in-place.ts): `transform` and `respond`. Any other subject fails
  * its step there, which `runsInPlace` never lets a run reach.
  */
 export function computingStepFunctions(): StepFunctions {

@@ -34,7 +34,7 @@ function computesOnly(steps: LoadedStep[]): boolean {
 }
 
 /**
- * Whether a wait-mode start of the flow runs in the process that accepted it: every step
+ * Whether a start of the flow runs in the process that accepted it: every step
  * (its `catch` handler and the flow's `on_failure` steps too) is a `transform`, a `respond`,
  * a `stop` or a `switch` of such steps, with `if` guards of any kind; no `for_each` or
  * `parallel` (their items and branches are the worker's to spread); and no flow control
@@ -60,11 +60,15 @@ export interface InPlaceDeps {
 const notInPlace = () => Promise.reject(new Error("a run executed in place starts no other run"));
 
 /**
- * Wait-mode starts of flows that only compute, executed where they were accepted (issue 34):
- * the run is executed first, in memory (its writes kept, not sent), and then recorded as
- * every run is (runs/insert.ts) but as it ended: its INSERT writes its status, its end and
- * its step records in one statement. Nothing goes through the run queue: no stream round
- * trip, no worker's claim, no notification of the end, one statement for the whole run.
+ * Starts of flows that only compute, executed where they were accepted (issue 34): the run
+ * is executed first, in memory (its writes kept, not sent), and then recorded as every run
+ * is (runs/insert.ts) but as it ended: its INSERT writes its status, its end and its step
+ * records in one statement. Nothing goes through the run queue: no stream round trip, no
+ * worker's claim, no notification of the end, one statement for the whole run. A wait-mode
+ * start answers with the run's end; a start no one waits for (a webhook acknowledged, a
+ * start by hand without `wait`) is acknowledged once its run has ended, which costs its
+ * sender the run's computing (time-sliced and bounded as every expression is, see
+ * docs/security.md) and spares the queue's round trip and the worker's writes.
  * Its steps have no outside effects, so a run executed and never recorded (the process died
  * before its INSERT, or the INSERT failed) is a run that never happened, as for any start
  * whose caller heard no answer. A run that parks (a retry's backoff too long to wait for in

@@ -32,8 +32,8 @@ import { acceptedInBackground } from "../tracing/spans.ts";
  * 3. Only once the INSERT has committed is each run appended to the run queue (its account's
  *    lane in its flow's partition), with the run as accepted (see `createRunQueue`): no
  *    worker reads a run that was not committed, and a transaction that rolls back queued
- *    nothing. The one exception is a wait-mode run its start executed in
- *    place before its INSERT (`ranInPlace`, engine/in-place.ts): when it gets the revision it
+ *    nothing. The one exception is a run its start executed in place before its
+ *    INSERT (`ranInPlace`, engine/in-place.ts): when it gets the revision it
  *    ran, the INSERT records it as it ended (its status, end and step records) and nothing is
  *    appended; else it is inserted and queued as any start, its execution forgotten.
  * 4. A run committed whose append fails is either withdrawn or left to the waker:
@@ -99,7 +99,7 @@ export interface NewRun {
   ranInPlace?: RanInPlace;
 }
 
-/** A run a wait-mode start executed before recording it (engine/in-place.ts). */
+/** A run a start executed before recording it (engine/in-place.ts). */
 export interface RanInPlace {
   /** The revision it ran. */
   revision: number;

@@ -85,19 +85,20 @@ export interface RunsService {
   close(): Promise<void>;
 }
 
-/** A run a wait-mode start executes before recording it (engine/in-place.ts): as accepted. */
+/** A run a start executes before recording it (engine/in-place.ts): as accepted. */
 export interface InPlaceRun {
   id: string;
   accountId: string;
   flowId: string;
   revision: number;
   trigger: unknown;
-  waiter: string;
+  /** The process waiting for its outcome; null for a start no one waits for. */
+  waiter: string | null;
   traceparent: string | null;
 }
 
 /**
- * Executes wait-mode runs of flows that only compute in the process that accepted them
+ * Executes runs of flows that only compute in the process that accepted them
  * (engine/in-place.ts): `revisionOf` names the flow's revision it executes, when known.
  */
 export interface InPlaceRunner {
@@ -122,9 +123,17 @@ export interface RunsDeps {
   limits: AccountLimits;
   /** Wakes the run a cancelled `flow.call` child was called by. */
   events: Pick<RunEvents, "wake">;
-  /** Executes wait-mode runs of flows that only compute where they were accepted; absent, every run is queued. */
+  /** Executes runs of flows that only compute where they were accepted; absent, every run is queued. */
   inPlace?: InPlaceRunner;
 }
+
+/**
+ * The signal a start no one waits for executes in place under: already aborted, so the run
+ * waits for nothing there. A step whose retry would wait, even a backoff short enough for a
+ * wait-mode start to wait in place, sends the run to the workers instead (its execution
+ * forgotten), and its acknowledgement never waits on a backoff.
+ */
+const WAITS_FOR_NOTHING = AbortSignal.abort();
 
 const runNotFound = () => new DomainError("not_found", "run not found");
 const flowNotFound = () => new DomainError("not_found", "flow not found");
@@ -196,35 +205,43 @@ export function createRunsService(deps: RunsDeps): RunsService {
     return outcomeOf({ id: runId, status, error: row.error, ...runResult(row.status, await readDetail(row, records)) });
   }
 
+  /**
+   * Starts a run, executed where it is accepted (engine/in-place.ts) when this process knows
+   * the flow's current revision runs in place: not for a start naming a revision (a replay's)
+   * or a called one (`flow.call`). Learns from the start's answer which revision it runs, and
+   * counts the end of a run recorded as ended.
+   */
+  async function startAhead(input: StartRunInput, id: string, waiter: string | null, signal: AbortSignal) {
+    const { inPlace } = deps;
+    const { accountId, flowId } = input;
+    const revision =
+      input.revision === undefined && input.parent === undefined ? inPlace?.revisionOf(accountId, flowId) : undefined;
+    const trigger = input.trigger ?? null;
+    const runAhead =
+      inPlace && revision !== undefined
+        ? (traceparent: string | null) =>
+            inPlace.runAhead({ id, accountId, flowId, revision, trigger, waiter, traceparent }, signal)
+        : undefined;
+    const started = await start({ ...input, id, waiter: waiter ?? undefined, runAhead });
+    if (started.revision !== undefined) inPlace?.learn(accountId, flowId, started.revision);
+    const end = started.inPlace?.end;
+    if (end) countRunEnd(deps.metrics, accountId, end.status);
+    return started;
+  }
+
   return {
-    start: (input) => start({ ...input, id: newRunId() }),
+    start: (input) => startAhead(input, newRunId(), null, WAITS_FOR_NOTHING),
 
     async startAndWait(input, timeoutMs) {
       await waiters.ready();
       const id = newRunId();
       const timeout = new AbortController();
       const timer = setTimeout(() => timeout.abort(), timeoutMs);
-      const { inPlace } = deps;
       try {
         const waiting = waiters.wait(id, timeout.signal);
-        // A start naming its revision (a replay's) is queued: the revision known to run in place is the flow's current one.
-        const revision =
-          input.revision === undefined && input.parent === undefined
-            ? inPlace?.revisionOf(input.accountId, input.flowId)
-            : undefined;
-        const { accountId, flowId } = input;
-        const trigger = input.trigger ?? null;
-        const runAhead =
-          inPlace && revision !== undefined
-            ? (traceparent: string | null) =>
-                inPlace.runAhead(
-                  { id, accountId, flowId, revision, trigger, waiter: waiters.id, traceparent },
-                  timeout.signal,
-                )
-            : undefined;
         let started: StartedRun;
         try {
-          started = await start({ ...input, id, waiter: waiters.id, runAhead });
+          started = await startAhead(input, id, waiters.id, timeout.signal);
         } catch (error) {
           timeout.abort();
           throw error;
@@ -233,11 +250,9 @@ export function createRunsService(deps: RunsDeps): RunsService {
           timeout.abort();
           return { status: "duplicate", runId: started.runId };
         }
-        if (started.revision !== undefined) inPlace?.learn(input.accountId, input.flowId, started.revision);
         const end = started.inPlace?.end;
         if (end) {
           timeout.abort();
-          countRunEnd(deps.metrics, input.accountId, end.status);
           return outcomeOf({ id, ...end });
         }
         // Queued (or recorded parked): a worker tells this process its end.
