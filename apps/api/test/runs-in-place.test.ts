@@ -59,6 +59,25 @@ async function learnedInPlace(api: TestApi, caller: Caller, flowId: string, trig
   });
 }
 
+/** A flow of `steps` started by a public webhook with `settings`, and a sender of its deliveries. */
+async function webhookFlow(
+  api: TestApi,
+  caller: Caller,
+  settings: Record<string, unknown>,
+  steps: { steps: unknown[] },
+) {
+  const trigger = { type: "webhook", access: "public", delivery_id_field: "id", ...settings };
+  const created = await call(api, caller, "POST", "/flows", { name: "hook", trigger, ...steps });
+  expect(created.status).toBe(200);
+  const send = (body: unknown) =>
+    api.request(`/webhooks/${created.body.data.webhook.id}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  return { flowId: created.body.data.id as string, send };
+}
+
 /** transform + respond: the flow most tests here start. */
 const GREETING = {
   steps: [
@@ -207,15 +226,9 @@ for (const { label, backend, redis, skip } of runModes()) {
       });
 
       test("a public webhook in wait mode runs in place too; its sender hears only that a failed flow failed", async () => {
-        const webhook = { type: "webhook", access: "public", response_mode: "wait", delivery_id_field: "id" };
-        const created = await call(api, owner, "POST", "/flows", { name: "hook", trigger: webhook, ...GREETING });
-        expect(created.status).toBe(200);
+        const hook = await webhookFlow(api, owner, { response_mode: "wait" }, GREETING);
         const deliver = async (body: unknown) => {
-          const response = await api.request(`/webhooks/${created.body.data.webhook.id}`, {
-            method: "POST",
-            headers: { "content-type": "application/json" },
-            body: JSON.stringify(body),
-          });
+          const response = await hook.send(body);
           return { status: response.status, text: await response.text() };
         };
         expect(await deliver({ id: "d1", name: "ada" })).toMatchObject({ status: 202 });
@@ -226,21 +239,13 @@ for (const { label, backend, redis, skip } of runModes()) {
         // A delivery seen before starts nothing: it hears the first run's id.
         const again = await deliver({ id: "d2", name: "bo" });
         expect(again.status).toBe(200);
-        const [answered] = await runsOf(api, owner, created.body.data.id);
+        const [answered] = await runsOf(api, owner, hook.flowId);
         expect(JSON.parse(again.text)).toEqual({ message: "accepted", run_id: answered.id });
         expect(answered.status).toBe("succeeded");
 
-        const failing = await call(api, owner, "POST", "/flows", {
-          name: "failing hook",
-          trigger: webhook,
-          ...FAILING,
-        });
+        const failing = await webhookFlow(api, owner, { response_mode: "wait" }, FAILING);
         const failed = async () => {
-          const response = await api.request(`/webhooks/${failing.body.data.webhook.id}`, {
-            method: "POST",
-            headers: { "content-type": "application/json" },
-            body: JSON.stringify({ order: "E-5" }),
-          });
+          const response = await failing.send({ order: "E-5" });
           return { status: response.status, body: (await response.json()) as Body };
         };
         expect((await failed()).status).toBe(202);
@@ -365,22 +370,16 @@ for (const { label, backend, redis, skip } of runModes()) {
       });
 
       test("a webhook acknowledged runs in place; a delivery seen before starts nothing", async () => {
-        const webhook = { type: "webhook", access: "public", delivery_id_field: "id" };
-        const created = await call(api, owner, "POST", "/flows", { name: "hook", trigger: webhook, ...GREETING });
-        expect(created.status).toBe(200);
+        const hook = await webhookFlow(api, owner, {}, GREETING);
         const deliver = async (body: unknown) => {
-          const response = await api.request(`/webhooks/${created.body.data.webhook.id}`, {
-            method: "POST",
-            headers: { "content-type": "application/json" },
-            body: JSON.stringify(body),
-          });
+          const response = await hook.send(body);
           return { status: response.status, body: (await response.json()) as Body };
         };
         const accepted = { status: 200, body: { message: "accepted", run_id: expect.any(String) } };
         const first = await deliver({ id: "e1", name: "ada" });
         expect(first).toEqual(accepted);
         expect((await runOf(api, owner, first.body.run_id)).status).toBe("queued");
-        await learnedInPlace(api, owner, created.body.data.id, { id: "by hand", name: "probe" });
+        await learnedInPlace(api, owner, hook.flowId, { id: "by hand", name: "probe" });
 
         const second = await deliver({ id: "e2", name: "bo" });
         expect(second).toEqual(accepted);
@@ -389,11 +388,11 @@ for (const { label, backend, redis, skip } of runModes()) {
           trigger: { id: "e2", name: "bo" },
           steps: [{ name: "greet", output: { text: "hello bo" } }, { name: "reply" }],
         });
-        const listed = await runsOf(api, owner, created.body.data.id);
+        const listed = await runsOf(api, owner, hook.flowId);
         expect(listed[0]).toMatchObject({ id: second.body.run_id, status: "succeeded" });
         expect(listed.at(-1)).toMatchObject({ id: first.body.run_id, status: "queued" });
         expect(await deliver({ id: "e2", name: "bo" })).toEqual({ ...accepted, body: second.body });
-        expect(await runsOf(api, owner, created.body.data.id)).toEqual(listed);
+        expect(await runsOf(api, owner, hook.flowId)).toEqual(listed);
       });
     },
   );
