@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * The web console in a real browser (Debian's chromium), in both modes (issue 20's targets:
  * the first load is at most 250 KB of compressed JavaScript and interactive within 1 s; a run

@@ -84,14 +84,16 @@ async function memoryPerQueuedRun(cluster: LocalRedisCluster): Promise<number> {
     const before = await cluster.usedMemory();
     for (let i = 0; i < QUEUED_FOR_MEMORY; i += 500) {
       await Promise.all(
-        Array.from({ length: 500 }, () => {
-          const flow = randomUUID();
-          const start = { account: "acct_memory", flow, revision: 1, waiter: null };
-          return queue.append(
-            { flowId: flow, accountId: "acct_memory" },
-            `{"run":"${randomUUID()}","start":${JSON.stringify(start).slice(0, -1)},"trigger":${trigger}}}`,
-          );
-        }),
+        Array.from({ length: 500 }, () =>
+          queue.append({
+            id: randomUUID(),
+            flowId: randomUUID(),
+            accountId: "acct_memory",
+            revision: 1,
+            waiter: null,
+            trigger,
+          }),
+        ),
       );
     }
     return ((await cluster.usedMemory()) - before) / QUEUED_FOR_MEMORY;

@@ -63,10 +63,10 @@ const tree = (
 ) as Pick<typeof thisTree, "startPlatform" | "signUpForBench">;
 const { signUpForBench } = tree;
 /** An older tree's platform may not say its other API addresses (it has none). */
-const startPlatform = async (...args: Parameters<typeof thisTree.startPlatform>): Promise<RunningPlatform> => ({
-  alsoUrls: [],
-  ...(await tree.startPlatform(...args)),
-});
+const startPlatform = async (...args: Parameters<typeof thisTree.startPlatform>): Promise<RunningPlatform> => {
+  const started = await tree.startPlatform(...args);
+  return { ...started, alsoUrls: started.alsoUrls ?? [] };
+};
 const SETTINGS = { connections: CONNECTIONS, seconds: SECONDS };
 /** Signed deliveries made per second of load: more than a platform answers here, or repeats are sent. */
 const MAX_RATE = flag("stripe-rate", 8000);
