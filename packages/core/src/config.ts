@@ -288,7 +288,7 @@ export const coreConfigSchema = z.object({
   }),
   RUNS_IN_PLACE: envBoolean(true).meta({
     description:
-      "Whether a run of a flow that only computes (transform, respond, stop, switch; no flow control) runs in the API process that accepted it, executed first and recorded as it ended in one INSERT, without the queue and the worker's claim: a wait-mode start answers at once, and a start no one waits for (a webhook acknowledged, a start by hand without `wait`) is acknowledged once its run has ended. `false` queues every run for the workers.",
+      "Whether a run of a flow that only computes (transform, respond, stop, switch; no flow control) runs in the API process that accepted it, executed first and recorded as it ended in one INSERT, without the queue and the worker's claim: a wait-mode start answers at once, and a start no one waits for (a webhook acknowledged, a start by hand without `wait`) is acknowledged once its run has ended. `false` queues every run for the workers. Named WAIT_RUNS_IN_PLACE before it covered every start; a process given that name refuses to start.",
   }),
   RUN_RETENTION_DAYS: wholeNumber({
     min: 1,
@@ -530,14 +530,24 @@ export type RunsConfig = CoreConfig["runs"];
 export type StepsConfig = CoreConfig["steps"];
 
 /**
+ * Variables a release renamed, by their old name: one still set stops the process, since a
+ * setting ignored would change what the deployment does without a word.
+ */
+const RENAMED: Record<string, string> = { WAIT_RUNS_IN_PLACE: "RUNS_IN_PLACE" };
+
+/**
  * Parses an environment against a schema; on failure throws one line that names
  * every offending variable, which the apps print before exiting.
  */
 export function parseEnv<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.infer<S> {
+  const renamed = Object.entries(RENAMED)
+    .filter(([old]) => env[old] !== undefined)
+    .map(([old, now]) => `${old}: renamed ${now}`);
   const result = schema.safeParse(env);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => `${issue.path.join(".") || "environment"}: ${issue.message}`);
-  throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
+  if (result.success && renamed.length === 0) return result.data;
+  const issues = result.success ? [] : result.error.issues;
+  const problems = issues.map((issue) => `${issue.path.join(".") || "environment"}: ${issue.message}`);
+  throw new ConfigError(`invalid configuration: ${[...renamed, ...problems].join("; ")}`);
 }
 
 export class ConfigError extends Error {

@@ -47,6 +47,7 @@ describe("built-in step settings", () => {
     [{ JS_TIME_LIMIT_MS: "soon" }, "JS_TIME_LIMIT_MS: must be a number"],
     [{ JS_WORKERS: "0" }, "JS_WORKERS: Too small"],
     [{ STEP_LOG_MAX_LINES: "-1" }, "STEP_LOG_MAX_LINES: Too small"],
+    [{ WAIT_RUNS_IN_PLACE: "false" }, "WAIT_RUNS_IN_PLACE: renamed RUNS_IN_PLACE"],
   ])("refuses %j", (env, message) => {
     expect(() => parseEnv(coreConfigSchema, env)).toThrow(`invalid configuration: ${message}`);
   });
