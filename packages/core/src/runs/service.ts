@@ -207,8 +207,9 @@ export function createRunsService(deps: RunsDeps): RunsService {
 
   /**
    * Starts a run, executed where it is accepted (engine/in-place.ts) when this process knows
-   * the flow's current revision runs in place: not for a start naming a revision (a replay's)
-   * or a called one (`flow.call`). Learns from the start's answer which revision it runs, and
+   * the flow's current revision runs in place: not for a start naming a revision (a replay's:
+   * the revision known to run in place is the current one) or a called one (`flow.call`).
+   * Learns from the start's answer which revision it runs, and
    * counts the end of a run recorded as ended.
    */
   async function startAhead(input: StartRunInput, id: string, waiter: string | null, signal: AbortSignal) {
