@@ -9,12 +9,12 @@
  * The platform runs as the README starts it (embedded: `bun run start`; scale-out:
  * `start:api` + `start:worker` on DATABASE_URL and REDIS_URL), in processes of its own,
  * with NODE_ENV=production. Scale-out runs when both variables are set. Each row's CPU per
- * request, every platform process's (from /proc), is printed before the table: steadier
- * than rates on a machine whose speed moves.
+ * request, every platform process's (from /proc) and in scale-out PostgreSQL's and Redis's,
+ * is printed before the table: steadier than rates on a machine whose speed moves.
  */
 
 import { flag } from "./lib/args.ts";
-import { cpuNow, cpuSpent } from "./lib/cpu.ts";
+import { cpuNow, cpuSpent, serverCpuSeconds } from "./lib/cpu.ts";
 import { reportEveryMode } from "./lib/every-mode.ts";
 import { type LoadResult, load } from "./lib/load.ts";
 import { callApi, type RunningPlatform, signUpForBench } from "./lib/platform.ts";
@@ -22,12 +22,24 @@ import { callApi, type RunningPlatform, signUpForBench } from "./lib/platform.ts
 const SECONDS = flag("seconds", 10);
 const CONNECTIONS = flag("connections", 64);
 
-/** Loads as `load` does, and prints the CPU each platform process spent per request answered. */
+/** The database and broker servers a scale-out platform uses, whose CPU counts as its own. */
+const SERVERS = ["postgres", "redis-server"];
+
+/**
+ * Loads as `load` does, and prints the CPU each platform process (and in scale-out each
+ * server: every `postgres` and `redis-server` of the machine) spent per request answered.
+ */
 async function loadCounted(platform: RunningPlatform, name: string, options: Parameters<typeof load>[0]) {
+  const servers = platform.mode === "scale-out" ? SERVERS : [];
   const before = cpuNow(platform.pids);
+  const serversBefore = servers.map(serverCpuSeconds);
   const result = await load(options);
   const requests = result.rps * options.durationSeconds;
-  const spent = Object.entries(cpuSpent(platform.pids, before))
+  const spentByServer = servers.map((server, i): [string, number] => [
+    server,
+    serverCpuSeconds(server) - (serversBefore[i] ?? 0),
+  ]);
+  const spent = [...Object.entries(cpuSpent(platform.pids, before)), ...spentByServer]
     .map(([role, seconds]) => `${role} ${Math.round((seconds / requests) * 1e6)} µs`)
     .join(", ");
   console.log(`${platform.mode}, ${name}: CPU per request ${spent}`);
