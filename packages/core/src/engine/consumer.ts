@@ -8,7 +8,7 @@ import { defineConsumer, type WorkerConsumer } from "../worker/catalog.ts";
 import { batchRun } from "./batch.ts";
 import { createStepFunctions, type ModuleSteps } from "./built-ins.ts";
 import { createSlotGate, limitKeyOf } from "./concurrency.ts";
-import { debounceRun } from "./debounce.ts";
+import { createDebounces } from "./debounce.ts";
 import {
   type ExecutorDeps,
   executeRun,
@@ -144,6 +144,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
   const slots = createSlotGate(services.db);
   const rates = createRateLimits(services);
   const singletons = createSingletons(services);
+  const debounces = createDebounces(services);
   const throttles = createThrottles(services.db);
   const leases = createRunLeases(services.database, leaseMs, services.logger);
   const revisions = createRevisionCache(services.db);
@@ -223,10 +224,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
           const parked = async () => {
             if (startTimeoutMs !== undefined) await wakeByStartDeadline(services, run, startTimeoutMs);
           };
-          if (
-            debounce &&
-            !(await debounceRun(services, run, debounce, await limitKeyOf(debounce, run.trigger, "debounce")))
-          )
+          if (debounce && !(await debounces.take(run, debounce, await limitKeyOf(debounce, run.trigger, "debounce"))))
             return parked();
           if (batch) {
             const { triggerMaxBytes } = services.config.runs;

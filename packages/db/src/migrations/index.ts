@@ -54,6 +54,8 @@ import * as m20261204000100 from "./20261204000100_run_insert_as_function.ts";
 import * as m20261205000000 from "./20261205000000_rate_limit_tallies.ts";
 import * as m20261205000100 from "./20261205000100_singleton_judge.ts";
 import * as m20261205000200 from "./20261205000200_run_throttle_turn_numbers.ts";
+import * as m20261207000000 from "./20261207000000_debounce_judge.ts";
+import * as m20261207000100 from "./20261207000100_judges_generic_plans.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -115,4 +117,6 @@ export const migrations: Record<string, Migration> = {
   "20261205000000_rate_limit_tallies": m20261205000000,
   "20261205000100_singleton_judge": m20261205000100,
   "20261205000200_run_throttle_turn_numbers": m20261205000200,
+  "20261207000000_debounce_judge": m20261207000000,
+  "20261207000100_judges_generic_plans": m20261207000100,
 };
