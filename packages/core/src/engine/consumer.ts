@@ -5,7 +5,7 @@ import { countRunEnd } from "../monitoring/recorder.ts";
 import type { Services } from "../services.ts";
 import { traceRun } from "../tracing/run-spans.ts";
 import { defineConsumer, type WorkerConsumer } from "../worker/catalog.ts";
-import { batchRun } from "./batch.ts";
+import { createBatches } from "./batch.ts";
 import { createStepFunctions, type ModuleSteps } from "./built-ins.ts";
 import { createSlotGate, limitKeyOf } from "./concurrency.ts";
 import { createDebounces } from "./debounce.ts";
@@ -145,6 +145,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
   const rates = createRateLimits(services);
   const singletons = createSingletons(services);
   const debounces = createDebounces(services);
+  const batches = createBatches(services, services.config.runs.triggerMaxBytes);
   const throttles = createThrottles(services.db);
   const leases = createRunLeases(services.database, leaseMs, services.logger);
   const revisions = createRevisionCache(services.db);
@@ -227,9 +228,7 @@ export function runWorkerConsumer(services: Services, modules?: ModuleSteps): Wo
           if (debounce && !(await debounces.take(run, debounce, await limitKeyOf(debounce, run.trigger, "debounce"))))
             return parked();
           if (batch) {
-            const { triggerMaxBytes } = services.config.runs;
-            const key = await limitKeyOf(batch, run.trigger, "batch");
-            const closed = await batchRun(services, run, batch, key, triggerMaxBytes);
+            const closed = await batches.take(run, batch, await limitKeyOf(batch, run.trigger, "batch"));
             if (!closed) return parked();
             // The batch run runs with the list of its batch's trigger data (the later controls' keys read it too).
             run.trigger = closed.trigger;

@@ -24,7 +24,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     $$`.execute(db);
   await sql`
     create function debounce_judge(p_starts jsonb, p_reason text)
-    returns table (run uuid, goes_on boolean, ended uuid, ended_waiter text, ended_parent uuid) language plpgsql as $$
+    returns table (run uuid, goes_on boolean, ended uuid, ended_waiter text, ended_parent uuid)
+    language plpgsql set plan_cache_mode = force_generic_plan as $$
     #variable_conflict use_column
     declare
       s record;

@@ -56,6 +56,7 @@ import * as m20261205000100 from "./20261205000100_singleton_judge.ts";
 import * as m20261205000200 from "./20261205000200_run_throttle_turn_numbers.ts";
 import * as m20261207000000 from "./20261207000000_debounce_judge.ts";
 import * as m20261207000100 from "./20261207000100_judges_generic_plans.ts";
+import * as m20261207000200 from "./20261207000200_batch_judge.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -119,4 +120,5 @@ export const migrations: Record<string, Migration> = {
   "20261205000200_run_throttle_turn_numbers": m20261205000200,
   "20261207000000_debounce_judge": m20261207000000,
   "20261207000100_judges_generic_plans": m20261207000100,
+  "20261207000200_batch_judge": m20261207000200,
 };
