@@ -5,8 +5,7 @@ import { sql } from "kysely";
 import { createBroker } from "../broker/index.ts";
 import type { Broker } from "../broker/port.ts";
 import { createBatches, joinedBatch } from "./batch.ts";
-import { createRunQueue } from "./run-queue.ts";
-import { insertAccountWithFlow } from "./test-fixtures.ts";
+import { controlDeps, insertAccountWithFlow } from "./test-fixtures.ts";
 
 /**
  * Batches, on PGlite and PostgreSQL, with runs written by hand as a worker holds them: the
@@ -35,20 +34,7 @@ for (const { backend, skip } of databaseBackends()) {
         await database?.close();
       });
 
-      const batches = () =>
-        createBatches(
-          {
-            db: database.db,
-            broker,
-            runQueue: createRunQueue(broker, 1),
-            events: {
-              wake(): Promise<void> {
-                throw new Error("no run here was started by another");
-              },
-            },
-          },
-          1_000_000,
-        );
+      const batches = () => createBatches(controlDeps(database.db, broker), 1_000_000);
 
       /** Runs held as a worker that took them holds them, accepted in that order, each with `{"n": i}`. */
       async function held(count: number, holder = HOLDER): Promise<string[]> {

@@ -1,6 +1,5 @@
 import { sql } from "kysely";
-import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
-import { type ControlDeps, MAX_STARTS_JUDGED_TOGETHER, tellEnded } from "./run-ends.ts";
+import { type ControlDeps, judgeInOrder, tellEnded } from "./run-ends.ts";
 import type { ClaimedRun } from "./store.ts";
 
 /**
@@ -65,28 +64,20 @@ export function createBatches(
   deps: ControlDeps,
   maxBytes: number,
 ): { take(run: Start["run"], batch: Batch, key: string): Promise<{ trigger: unknown } | undefined> } {
-  const judge = groupCommit<Start, Judged>(
-    async (starts) => {
-      const items = starts.map(({ run, batch, key }) => ({
-        run: run.id,
-        holder: run.holder,
-        flow: run.flowId,
-        key,
-        max_items: batch.maxItems,
-        timeout_ms: batch.timeoutMs,
-      }));
-      const { rows } = await sql<Judged>`
+  const judge = judgeInOrder<Start, Judged>(async (starts) => {
+    const items = starts.map(({ run, batch, key }) => ({
+      run: run.id,
+      holder: run.holder,
+      flow: run.flowId,
+      key,
+      max_items: batch.maxItems,
+      timeout_ms: batch.timeoutMs,
+    }));
+    const { rows } = await sql<Judged>`
         select run, goes_on, trigger, joined, joined_waiter, joined_parent, woken
         from batch_judge(${JSON.stringify(items)}::jsonb, ${maxBytes}::integer, ${JOINED_BATCH})`.execute(deps.db);
-      // One row per start, in their order (a delivery of a run twice in one batch is answered for its own holder).
-      return starts.map(({ run }, index) => {
-        const row = rows[index];
-        if (row?.run !== run.id) throw new Error("batch_judge answered out of order");
-        return row;
-      });
-    },
-    { maxBatch: MAX_STARTS_JUDGED_TOGETHER, maxInFlight: ONE_STATEMENT_AT_A_TIME },
-  );
+    return rows;
+  });
 
   return {
     async take(run, batch, key) {

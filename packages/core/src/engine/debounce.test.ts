@@ -5,8 +5,7 @@ import { sql } from "kysely";
 import { createBroker } from "../broker/index.ts";
 import type { Broker } from "../broker/port.ts";
 import { createDebounces, REPLACED_BY_DEBOUNCE } from "./debounce.ts";
-import { createRunQueue } from "./run-queue.ts";
-import { insertAccountWithFlow } from "./test-fixtures.ts";
+import { controlDeps, insertAccountWithFlow } from "./test-fixtures.ts";
 
 /**
  * The debounce, on PGlite and PostgreSQL, with runs written by hand as a worker holds them:
@@ -35,17 +34,7 @@ for (const { backend, skip } of databaseBackends()) {
         await database?.close();
       });
 
-      const debounces = () =>
-        createDebounces({
-          db: database.db,
-          broker,
-          runQueue: createRunQueue(broker, 1),
-          events: {
-            wake(): Promise<void> {
-              throw new Error("no run here was started by another");
-            },
-          },
-        });
+      const debounces = () => createDebounces(controlDeps(database.db, broker));
 
       /** Runs held as a worker that took them holds them, accepted `agoMs` ago each, in that order. */
       async function held(agoMs: number[], holder = HOLDER): Promise<string[]> {

@@ -1,6 +1,5 @@
 import { sql } from "kysely";
-import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
-import { type ControlDeps, MAX_STARTS_JUDGED_TOGETHER, tellEnded } from "./run-ends.ts";
+import { type ControlDeps, judgeInOrder, tellEnded } from "./run-ends.ts";
 import type { ClaimedRun } from "./store.ts";
 
 /**
@@ -59,28 +58,20 @@ interface Judged {
 export function createDebounces(deps: ControlDeps): {
   take(run: Start["run"], debounce: Debounce, key: string): Promise<boolean>;
 } {
-  const judge = groupCommit<Start, Judged>(
-    async (starts) => {
-      const items = starts.map(({ run, debounce, key }) => ({
-        run: run.id,
-        holder: run.holder,
-        flow: run.flowId,
-        key,
-        period_ms: debounce.periodMs,
-        timeout_ms: debounce.timeoutMs,
-      }));
-      const { rows } = await sql<Judged>`
+  const judge = judgeInOrder<Start, Judged>(async (starts) => {
+    const items = starts.map(({ run, debounce, key }) => ({
+      run: run.id,
+      holder: run.holder,
+      flow: run.flowId,
+      key,
+      period_ms: debounce.periodMs,
+      timeout_ms: debounce.timeoutMs,
+    }));
+    const { rows } = await sql<Judged>`
         select run, goes_on, ended, ended_waiter, ended_parent
         from debounce_judge(${JSON.stringify(items)}::jsonb, ${REPLACED_BY_DEBOUNCE})`.execute(deps.db);
-      // One row per start, in their order (a delivery of a run twice in one batch is answered for its own holder).
-      return starts.map(({ run }, index) => {
-        const row = rows[index];
-        if (row?.run !== run.id) throw new Error("debounce_judge answered out of order");
-        return row;
-      });
-    },
-    { maxBatch: MAX_STARTS_JUDGED_TOGETHER, maxInFlight: ONE_STATEMENT_AT_A_TIME },
-  );
+    return rows;
+  });
 
   return {
     async take(run, debounce, key) {

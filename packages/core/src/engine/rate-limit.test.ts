@@ -6,7 +6,7 @@ import { createBroker } from "../broker/index.ts";
 import type { Broker } from "../broker/port.ts";
 import { housekeep } from "../housekeeping/housekeeping.ts";
 import { createRateLimits } from "./rate-limit.ts";
-import { insertAccountWithFlow } from "./test-fixtures.ts";
+import { controlDeps, insertAccountWithFlow } from "./test-fixtures.ts";
 
 /**
  * Rate limits judged against a key's tally, on PGlite and PostgreSQL, with runs written by
@@ -66,15 +66,7 @@ for (const { backend, skip } of databaseBackends()) {
         await database?.close();
       });
 
-      const deps = () => ({
-        db: database.db,
-        broker,
-        events: {
-          wake(): Promise<void> {
-            throw new Error("no run here was started by another");
-          },
-        },
-      });
+      const deps = () => controlDeps(database.db, broker);
 
       /** Runs accepted at `times` (ms), held as a worker that took them holds them. */
       async function acceptedAt(flowId: string, times: number[]): Promise<string[]> {

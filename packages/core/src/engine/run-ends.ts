@@ -75,6 +75,27 @@ export async function cancelRuns(
  */
 export const MAX_STARTS_JUDGED_TOGETHER = 64;
 
+/**
+ * The group commit of a control whose function judges a batch of starts and answers one row
+ * per start, in their order (`run`: the start's run id): each start is answered its own row,
+ * so a run delivered twice in one batch hears the answer given to its own holder.
+ */
+export function judgeInOrder<S extends { run: { id: string } }, R extends { run: string }>(
+  judge: (starts: S[]) => Promise<R[]>,
+): (start: S) => Promise<R> {
+  return groupCommit<S, R>(
+    async (starts) => {
+      const rows = await judge(starts);
+      return starts.map(({ run }, index) => {
+        const row = rows[index];
+        if (row?.run !== run.id) throw new Error("a flow control's judgement answered its starts out of order");
+        return row;
+      });
+    },
+    { maxBatch: MAX_STARTS_JUDGED_TOGETHER, maxInFlight: ONE_STATEMENT_AT_A_TIME },
+  );
+}
+
 /** A start a control judged (see admitOrSkip): admitted, or skipped, why, and whom to tell. */
 type Judged = { admitted: true } | { admitted: false; skipped: EndedRun; reason: string };
 

@@ -4,9 +4,8 @@ import { databaseBackends, openTestDatabase } from "@platform/db/testing";
 import { sql } from "kysely";
 import { createBroker } from "../broker/index.ts";
 import type { Broker } from "../broker/port.ts";
-import { createRunQueue } from "./run-queue.ts";
 import { createSingletons } from "./singleton.ts";
-import { insertAccountWithFlow } from "./test-fixtures.ts";
+import { controlDeps, insertAccountWithFlow } from "./test-fixtures.ts";
 
 /**
  * Singletons in `skip` mode, on PGlite and PostgreSQL, with runs written by hand: the starts
@@ -33,17 +32,7 @@ for (const { backend, skip } of databaseBackends()) {
       await database?.close();
     });
 
-    const singletons = () =>
-      createSingletons({
-        db: database.db,
-        broker,
-        runQueue: createRunQueue(broker, 1),
-        events: {
-          wake(): Promise<void> {
-            throw new Error("no run here was started by another");
-          },
-        },
-      });
+    const singletons = () => createSingletons(controlDeps(database.db, broker));
 
     /** `count` runs held as a worker that took them holds them, oldest first. */
     async function held(count: number, holder = HOLDER): Promise<string[]> {

@@ -1,5 +1,8 @@
 import type { Database } from "@platform/db";
 import type { Insertable, Kysely } from "kysely";
+import type { Broker } from "../broker/port.ts";
+import type { ControlDeps } from "./run-ends.ts";
+import { createRunQueue } from "./run-queue.ts";
 import { StepFailure } from "./step-failure.ts";
 
 /** An account and one active flow of it at revision 1: what a run row needs to exist, for engine tests. */
@@ -33,6 +36,20 @@ export async function insertFlow(
       ...columns,
     })
     .execute();
+}
+
+/** What a flow control needs, for tests of one whose runs are written by hand: none of them was started by another (`flow.call`). */
+export function controlDeps(db: Kysely<Database>, broker: Broker): ControlDeps {
+  return {
+    db,
+    broker,
+    runQueue: createRunQueue(broker, 1),
+    events: {
+      wake(): Promise<void> {
+        throw new Error("no run here was started by another");
+      },
+    },
+  };
 }
 
 /** The StepFailure a step (or an evaluation) rejects with; anything else it throws, or succeeding, fails the test. */
