@@ -793,6 +793,16 @@ for (const backend of brokerBackends()) {
           expect((await broker.allow(randomScope(), "login", 10, 60)).allowed).toBe(true);
         });
 
+        test("calls of one process at once take the window's free slots, and the others wait its length", async () => {
+          const scope = randomScope();
+          const decisions = await Promise.all(Array.from({ length: 5 }, () => broker.allow(scope, "burst", 3, 60)));
+          expect(decisions.filter((d) => d.allowed)).toHaveLength(3);
+          expect(decisions.filter((d) => !d.allowed).map((d) => d.retryAfterSeconds)).toEqual([60, 60]);
+          // A call under a higher limit for the same key counts the same window's calls.
+          expect((await broker.allow(scope, "burst", 4, 60)).allowed).toBe(true);
+          expect((await broker.allow(scope, "burst", 4, 60)).allowed).toBe(false);
+        });
+
         test("the window slides: a slot frees up once its call is older than the window", async () => {
           const scope = randomScope();
           expect((await broker.allow(scope, "k", 2, 0.4)).allowed).toBe(true);

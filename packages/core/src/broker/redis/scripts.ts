@@ -301,21 +301,30 @@ return { granted, math.floor(used + granted + 0.5), math.ceil(wait) }
 /**
  * Sliding-window log: one sorted-set member per allowed call, scored by the server's
  * time. Atomic in Redis, hence exact under any concurrency; a denied call adds nothing.
- * KEYS: the limiter's set. ARGV: limit, windowMs, a unique member. Returns {allowed, waitMs}.
+ * Decides `count` calls at once, in order: the first ones while slots are free.
+ * KEYS: the limiter's set. ARGV: limit, windowMs, count, a unique prefix for the members.
+ * Returns {allowed, waitMs}: how many of the calls were allowed, and for the others the wait.
  */
 export const RATE_LIMIT = lua(`${NOW_MS}
-local limit, window = tonumber(ARGV[1]), tonumber(ARGV[2])
+local limit, window, count = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 local calls = redis.call('ZCARD', KEYS[1])
-if calls < limit then
-  redis.call('ZADD', KEYS[1], now, ARGV[3])
+local allowed = math.max(0, math.min(count, limit - calls))
+if allowed > 0 then
+  local members = {}
+  for i = 1, allowed do
+    members[2 * i - 1] = now
+    members[2 * i] = ARGV[4] .. ':' .. i
+  end
+  redis.call('ZADD', KEYS[1], unpack(members))
   redis.call('PEXPIRE', KEYS[1], window)
-  return { 1, 0 }
 end
+if allowed == count then return { allowed, 0 } end
 -- A slot frees up when the window holds limit - 1 calls: once the (calls - limit)-th call
 -- (from 0, oldest first) has left it. That is the oldest one unless the limit was lowered.
+calls = calls + allowed
 local freeing = redis.call('ZRANGE', KEYS[1], calls - limit, calls - limit, 'WITHSCORES')
-return { 0, tonumber(freeing[2]) + window - now }
+return { allowed, tonumber(freeing[2]) + window - now }
 `);
 
 /**
