@@ -70,7 +70,7 @@ export function redisCounters(client: RedisClient): CounterPort {
       return value === null ? 0 : Number(value);
     },
 
-    allow(scope, key, limit, windowSeconds) {
+    async allow(scope, key, limit, windowSeconds) {
       assertNames({ scope, key });
       assertInteger("limit", limit, 1);
       const windowMs = Math.round(windowSeconds * 1000);
