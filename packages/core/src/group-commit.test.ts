@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { DatabaseHandle } from "@platform/db";
 import { databaseBackends, openTestDatabase } from "@platform/db/testing";
 import { sql } from "kysely";
-import { groupCommit } from "./group-commit.ts";
+import { groupCommit, keyedGroupCommit } from "./group-commit.ts";
 
 for (const { backend, skip } of databaseBackends()) {
   describe.skipIf(Boolean(skip))(`group commits on ${backend}${skip ? ` (skipped: ${skip})` : ""}`, () => {
@@ -64,3 +64,34 @@ for (const { backend, skip } of databaseBackends()) {
     });
   });
 }
+
+describe("group commits per key", () => {
+  test("a key's statements go one at a time, and no key waits for another's", async () => {
+    const written: string[][] = [];
+    let open!: () => void;
+    const slowGate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const write = keyedGroupCommit<{ key: string; n: number }, string>(
+      (item) => item.key,
+      async (items) => {
+        written.push(items.map((item) => `${item.key}${item.n}`));
+        if (items[0]?.key === "slow") await slowGate;
+        return items.map((item) => `${item.key}${item.n} written`);
+      },
+      { maxBatch: 100, maxInFlight: 1 },
+    );
+
+    const slow = [write({ key: "slow", n: 1 }), write({ key: "slow", n: 2 })];
+    await new Promise((resolve) => setImmediate(resolve));
+    // Queued while the slow key's statement is in flight: it waits for it, and goes in the next.
+    const laterSlow = write({ key: "slow", n: 3 });
+    // Another key is written meanwhile.
+    expect(await write({ key: "fast", n: 1 })).toBe("fast1 written");
+    expect(written).toEqual([["slow1", "slow2"], ["fast1"]]);
+
+    open();
+    expect(await Promise.all([...slow, laterSlow])).toEqual(["slow1 written", "slow2 written", "slow3 written"]);
+    expect(written).toEqual([["slow1", "slow2"], ["fast1"], ["slow3"]]);
+  });
+});

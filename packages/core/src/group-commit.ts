@@ -29,6 +29,8 @@ export interface GroupCommitOptions<I> {
    * halves, and so on, so that every other item is written and only the faulty ones fail.
    */
   isItemFault?: (error: unknown) => boolean;
+  /** Called each time the last call queued has settled (so a keyed writer can forget its key). */
+  onIdle?: () => void;
 }
 
 interface Waiting<I, O> {
@@ -94,6 +96,7 @@ export function groupCommit<I, O>(
       void settle(batch).finally(() => {
         inFlight--;
         if (queue.length > 0 && !scheduled) schedule();
+        else if (queue.length === 0 && inFlight === 0 && !scheduled) options.onIdle?.();
       });
     }
   }
@@ -108,4 +111,26 @@ export function groupCommit<I, O>(
       queue.push({ item, resolve, reject });
       if (!scheduled && inFlight < options.maxInFlight) schedule();
     });
+}
+
+/**
+ * `groupCommit` per key: the calls of one key (one stream, one limiter) share statements, and
+ * the `maxInFlight` limit is the key's, so the calls of one key never wait for another's. A
+ * key's writer lives while it has calls queued or in flight; `write` gets the items of one key.
+ */
+export function keyedGroupCommit<I, O>(
+  keyOf: (item: I) => string,
+  write: (items: I[]) => Promise<O[]>,
+  options: Omit<GroupCommitOptions<I>, "onIdle">,
+): (item: I) => Promise<O> {
+  const writers = new Map<string, (item: I) => Promise<O>>();
+  return (item) => {
+    const key = keyOf(item);
+    let writer = writers.get(key);
+    if (!writer) {
+      writer = groupCommit(write, { ...options, onIdle: () => writers.delete(key) });
+      writers.set(key, writer);
+    }
+    return writer(item);
+  };
 }

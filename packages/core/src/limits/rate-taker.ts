@@ -1,4 +1,5 @@
 import type { Broker } from "../broker/port.ts";
+import { keyedGroupCommit } from "../group-commit.ts";
 
 /** A caller's share of a windowed count. */
 export interface Taken {
@@ -11,12 +12,13 @@ export function leaseOf(limit: number): number {
   return Math.max(1, Math.min(1000, Math.floor(limit / 100)));
 }
 
-interface Queue {
+/** A call for a share of one key's count. */
+interface Take {
+  id: string;
   scope: string;
   key: string;
   limit: number;
   windowSeconds: number;
-  waiting: { resolve: (taken: Taken) => void; reject: (error: unknown) => void }[];
 }
 
 /** Calls this process took from the Broker ahead of need, good for one fixed window. */
@@ -40,35 +42,30 @@ const ALLOWED: Taken = { allowed: true, retryAfterSeconds: 0 };
  * lease each, never pass it. Limits under 200 are taken call by call (a lease of 1).
  */
 export function createRateTaker(broker: Broker, now: () => number = Date.now) {
-  const queues = new Map<string, Queue>();
   const leases = new Map<string, Lease>();
 
   const windowOf = (windowSeconds: number) => Math.floor(now() / (windowSeconds * 1000));
 
-  async function flush(id: string, queue: Queue): Promise<void> {
-    queues.delete(id);
-    const asked = Math.max(queue.waiting.length, leaseOf(queue.limit));
-    // The window the grant is counted in is the one it was asked in, not the one its answer arrives in.
-    const window = windowOf(queue.windowSeconds);
-    try {
-      const { granted, retryAfterSeconds } = await broker.take(
-        queue.scope,
-        queue.key,
-        queue.limit,
-        queue.windowSeconds,
-        asked,
-      );
-      const refused: Taken = { allowed: false, retryAfterSeconds };
-      for (const [index, waiting] of queue.waiting.entries()) waiting.resolve(index < granted ? ALLOWED : refused);
-      const left = granted - queue.waiting.length;
+  /** The calls of one key that found no lease, in one call of the Broker for them and the next lease. */
+  const takeFromBroker = keyedGroupCommit<Take, Taken>(
+    ({ id }) => id,
+    async (calls) => {
+      const { id, scope, key, limit, windowSeconds } = calls[0] as Take;
+      const asked = Math.max(calls.length, leaseOf(limit));
+      // The window the grant is counted in is the one it was asked in, not the one its answer arrives in.
+      const window = windowOf(windowSeconds);
+      const { granted, retryAfterSeconds } = await broker.take(scope, key, limit, windowSeconds, asked);
+      const left = granted - calls.length;
       if (left > 0) {
         leases.set(id, { window, left });
         if (leases.size > MAX_LEASES) leases.delete(leases.keys().next().value as string);
       }
-    } catch (error) {
-      for (const waiting of queue.waiting) waiting.reject(error);
-    }
-  }
+      const refused: Taken = { allowed: false, retryAfterSeconds };
+      return calls.map((_, index) => (index < granted ? ALLOWED : refused));
+    },
+    // Each turn's calls go at once, whatever is in flight, as the Broker's count is atomic.
+    { maxBatch: Number.POSITIVE_INFINITY, maxInFlight: Number.POSITIVE_INFINITY, isItemFault: () => false },
+  );
 
   return function take(scope: string, key: string, limit: number, windowSeconds: number): Promise<Taken> {
     const id = `${scope}\u0000${key}\u0000${limit}\u0000${windowSeconds}`;
@@ -80,14 +77,6 @@ export function createRateTaker(broker: Broker, now: () => number = Date.now) {
       }
       leases.delete(id);
     }
-    let queue = queues.get(id);
-    if (!queue) {
-      const created: Queue = { scope, key, limit, windowSeconds, waiting: [] };
-      queues.set(id, created);
-      setImmediate(() => void flush(id, created));
-      queue = created;
-    }
-    const joined = queue;
-    return new Promise<Taken>((resolve, reject) => joined.waiting.push({ resolve, reject }));
+    return takeFromBroker({ id, scope, key, limit, windowSeconds });
   };
 }

@@ -1,78 +1,44 @@
 import type { Database, DatabaseHandle } from "@platform/db";
 import { type Kysely, sql } from "kysely";
+import { keyedGroupCommit, ONE_STATEMENT_AT_A_TIME } from "../../group-commit.ts";
 import { guarded } from "./failures.ts";
 import { topicOf } from "./wakeups.ts";
 
 /** The NOTIFY channel appends announce themselves on (payload: the stream's topic). */
 export const APPENDS_CHANNEL = "broker_stream_appended";
 
-interface Waiting {
-  payload: string;
-  resolve(id: string): void;
-  reject(error: unknown): void;
-}
-
-interface StreamQueue {
-  scope: string;
-  stream: string;
-  waiting: Waiting[];
-  flushing: boolean;
-}
-
 /** Most entries written by one statement. */
 const MAX_BATCH = 1000;
 
+interface Append {
+  scope: string;
+  stream: string;
+  payload: string;
+}
+
 /**
- * Group commit for appends. Appends to one stream are serialized by its row lock
- * anyway, so concurrent appends to the same stream in this process wait for the
- * statement in flight and then go together: one statement, one commit, one NOTIFY.
- * Each caller still gets its own id, in call order, and only once it is committed.
- * The first statement goes at the end of the current turn of the event loop, so the
- * appends made together (a batch of runs queued at once) share it too.
+ * Group commit for appends, per stream (`keyedGroupCommit`). Appends to one stream are
+ * serialized by its row lock anyway, so concurrent appends to the same stream in this process
+ * wait for the statement in flight and then go together: one statement, one commit, one
+ * NOTIFY. Each caller still gets its own id, in call order, and only once it is committed; a
+ * stream's entries commit in id order, as its statements go one at a time. The first
+ * statement goes at the end of the current turn of the event loop, so the appends made
+ * together (a batch of runs queued at once) share it too. The answer: `append(scope, stream,
+ * payload)`, the entry's id.
  */
-export class AppendBatches {
-  private readonly queues = new Map<string, StreamQueue>();
-
-  constructor(private readonly handle: DatabaseHandle) {}
-
-  append(scope: string, stream: string, payload: string): Promise<string> {
-    const topic = topicOf(scope, stream);
-    let queue = this.queues.get(topic);
-    if (!queue) {
-      queue = { scope, stream, waiting: [], flushing: false };
-      this.queues.set(topic, queue);
-    }
-    const appended = new Promise<string>((resolve, reject) => queue.waiting.push({ payload, resolve, reject }));
-    if (!queue.flushing) {
-      queue.flushing = true;
-      const flushing = queue;
-      setImmediate(() => void this.flush(topic, flushing));
-    }
-    return appended;
-  }
-
-  private async flush(topic: string, queue: StreamQueue): Promise<void> {
-    while (queue.waiting.length > 0) {
-      const batch = queue.waiting.splice(0, MAX_BATCH);
-      try {
-        const ids = await this.write(
-          queue.scope,
-          queue.stream,
-          topic,
-          batch.map((w) => w.payload),
-        );
-        for (const [i, waiting] of batch.entries()) waiting.resolve(ids[i] as string);
-      } catch (error) {
-        for (const waiting of batch) waiting.reject(error);
-      }
-    }
-    queue.flushing = false;
-    this.queues.delete(topic);
-  }
-
-  private async write(scope: string, stream: string, topic: string, payloads: string[]): Promise<string[]> {
-    return guarded(() => insertEntries(this.handle.db, scope, stream, topic, payloads));
-  }
+export function appendBatches(
+  handle: DatabaseHandle,
+): (scope: string, stream: string, payload: string) => Promise<string> {
+  const append = keyedGroupCommit<Append, string>(
+    ({ scope, stream }) => topicOf(scope, stream),
+    (appends) => {
+      const { scope, stream } = appends[0] as Append;
+      const payloads = appends.map((a) => a.payload);
+      return guarded(() => insertEntries(handle.db, scope, stream, topicOf(scope, stream), payloads));
+    },
+    { maxBatch: MAX_BATCH, maxInFlight: ONE_STATEMENT_AT_A_TIME },
+  );
+  return (scope, stream, payload) => append({ scope, stream, payload });
 }
 
 /**

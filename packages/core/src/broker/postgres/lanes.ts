@@ -1,16 +1,17 @@
 import type { DatabaseHandle } from "@platform/db";
 import { sql } from "kysely";
+import { keyedGroupCommit, ONE_STATEMENT_AT_A_TIME } from "../../group-commit.ts";
 import { assertInteger, assertNames } from "../arguments.ts";
 import type { LanePort } from "../port.ts";
 import { APPENDS_CHANNEL } from "./append-batches.ts";
 import { guarded } from "./failures.ts";
 import { topicOf } from "./wakeups.ts";
 
-interface Waiting {
+interface LaneAppend {
+  scope: string;
+  stream: string;
   lane: string;
   payload: string;
-  resolve(): void;
-  reject(error: unknown): void;
 }
 
 /** Most entries one statement adds to lanes. */
@@ -18,41 +19,34 @@ const MAX_BATCH = 1000;
 
 /**
  * Lanes in tables (see the `broker_lanes` migrations). Appends to the lanes of one stream made
- * together share one statement, as `AppendBatches` does for streams, and an admission is one
+ * together share one statement, as `appendBatches` does for streams, and an admission is one
  * statement too: a lane costs a run no more round trips than the stream alone did.
  */
 export function postgresLanes(handle: DatabaseHandle): LanePort {
   const db = handle.db;
-  const queues = new Map<string, { scope: string; stream: string; waiting: Waiting[] }>();
 
   /**
-   * Adds the entries to their lanes, in one statement (`broker_append_to_lanes`). The first
-   * entry of a lane with no turn out goes straight onto the stream, its first turn right behind
-   * it; the others wait in their lanes, counted on the lane's row (`waiting`), whose upsert
-   * also locks it against an admission of the lane at the same time.
+   * Adds the entries to their lanes, in one statement (`broker_append_to_lanes`), the appends
+   * to the lanes of one stream together (`keyedGroupCommit`). The first entry of a lane with no
+   * turn out goes straight onto the stream, its first turn right behind it; the others wait in
+   * their lanes, counted on the lane's row (`waiting`), whose upsert also locks it against an
+   * admission of the lane at the same time.
    */
-  async function write(scope: string, stream: string, batch: Waiting[]): Promise<void> {
-    const items = JSON.stringify(batch.map(({ lane, payload }) => [lane, payload]));
-    await sql`
-      select broker_append_to_lanes(${scope}, ${stream}, ${items}::jsonb, ${APPENDS_CHANNEL}, ${topicOf(scope, stream)})`.execute(
-      db,
-    );
-  }
-
-  async function flush(key: string): Promise<void> {
-    const queue = queues.get(key);
-    if (!queue) return;
-    while (queue.waiting.length > 0) {
-      const batch = queue.waiting.splice(0, MAX_BATCH);
-      try {
-        await guarded(() => write(queue.scope, queue.stream, batch));
-        for (const waiting of batch) waiting.resolve();
-      } catch (error) {
-        for (const waiting of batch) waiting.reject(error);
-      }
-    }
-    queues.delete(key);
-  }
+  const append = keyedGroupCommit<LaneAppend, void>(
+    ({ scope, stream }) => topicOf(scope, stream),
+    async (appends) => {
+      const { scope, stream } = appends[0] as LaneAppend;
+      const items = JSON.stringify(appends.map(({ lane, payload }) => [lane, payload]));
+      await guarded(() =>
+        sql`
+          select broker_append_to_lanes(${scope}, ${stream}, ${items}::jsonb, ${APPENDS_CHANNEL}, ${topicOf(scope, stream)})`.execute(
+          db,
+        ),
+      );
+      return appends.map(() => undefined);
+    },
+    { maxBatch: MAX_BATCH, maxInFlight: ONE_STATEMENT_AT_A_TIME },
+  );
 
   return {
     appendToLane(scope, stream, lane, payload) {
@@ -61,15 +55,7 @@ export function postgresLanes(handle: DatabaseHandle): LanePort {
       } catch (error) {
         return Promise.reject(error);
       }
-      const key = topicOf(scope, stream);
-      let queue = queues.get(key);
-      if (!queue) {
-        queue = { scope, stream, waiting: [] };
-        queues.set(key, queue);
-        setImmediate(() => void flush(key));
-      }
-      const waiting = queue.waiting;
-      return new Promise<void>((resolve, reject) => waiting.push({ lane, payload, resolve, reject }));
+      return append({ scope, stream, lane, payload });
     },
 
     async admitLane(scope, stream, { lane, turn }, count) {

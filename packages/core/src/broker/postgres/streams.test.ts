@@ -46,6 +46,19 @@ describe.skipIf(!testEnv.DATABASE_URL)(
       expect(await broker.pendingCount(scope, "s", "g")).toBe(1);
     });
 
+    test("one payload PostgreSQL refuses fails alone, not the appends to its stream made with it", async () => {
+      const scope = randomScope();
+      // A NUL character cannot be stored as text: PostgreSQL refuses the statement it is in.
+      const payloads = Array.from({ length: 40 }, (_, n) => (n === 17 ? "bad\u0000" : `ok ${n}`));
+      const settled = await Promise.allSettled(payloads.map((payload) => broker.append(scope, "s", payload)));
+      expect(settled.flatMap((outcome, n) => (outcome.status === "rejected" ? [n] : []))).toEqual([17]);
+      const read = await broker.readRange(scope, "s");
+      expect(read.map((entry) => entry.payload)).toEqual(payloads.filter((_, n) => n !== 17));
+      // Ids follow the order of the calls, with no gap where the refused one was.
+      const ids = settled.flatMap((outcome) => (outcome.status === "fulfilled" ? [Number(outcome.value)] : []));
+      expect(ids).toEqual(ids.map((_, n) => n + 1));
+    });
+
     test("a trim takes the pending deliveries of the entries it deletes, a deleted stream its entries and deliveries", async () => {
       const scope = randomScope();
       await broker.ensureGroup(scope, "s", "g");

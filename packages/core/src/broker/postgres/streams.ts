@@ -12,7 +12,7 @@ import {
   MAX_IDLE_MS,
 } from "../arguments.ts";
 import type { DeliveredEntry, StreamEntry, StreamPort, TrimOptions } from "../port.ts";
-import { AppendBatches } from "./append-batches.ts";
+import { appendBatches } from "./append-batches.ts";
 import { guarded, parseEntryId, parseEntryIds } from "./failures.ts";
 import type { QuotaGate } from "./quotas.ts";
 import { type TopicListener, type TopicWatch, topicOf, watchTopic } from "./wakeups.ts";
@@ -53,7 +53,7 @@ export function postgresStreams(
   isClosed: () => boolean,
   quotas: QuotaGate,
 ): StreamPort {
-  const appends = new AppendBatches(handle);
+  const append = appendBatches(handle);
   const db = handle.db;
   /** By group and consumer: the watch of a blocking read that left its stream drained (see `readGroup`). */
   const drained = new Map<string, TopicWatch>();
@@ -65,7 +65,7 @@ export function postgresStreams(
    * as its newest version, whoever moved it meanwhile), takes the entries after it, key-share
    * locked (an entry a concurrent trim is deleting is waited for and skipped, and a trim that
    * comes after waits for this read, whose pending rows its trigger then deletes), records
-   * them as pending and moves the cursor. Entries commit in id order (see `AppendBatches`), so
+   * them as pending and moves the cursor. Entries commit in id order (see `appendBatches`), so
    * those this statement's snapshot does not see yet all come after the ones it takes.
    */
   async function readNew(scope: string, stream: string, group: string, consumer: string, count: number) {
@@ -140,7 +140,7 @@ export function postgresStreams(
   return {
     async append(scope, stream, payload) {
       assertNames({ scope, stream });
-      return appends.append(scope, stream, payload);
+      return append(scope, stream, payload);
     },
 
     async ensureGroup(scope, stream, group, options = {}) {
@@ -354,7 +354,7 @@ export function postgresStreams(
       assertQuota(quota);
       return guarded(() =>
         quotas.stream(scope, stream, payload, quota, async () => {
-          const seq = Number(await appends.append(scope, stream, payload));
+          const seq = Number(await append(scope, stream, payload));
           if (options) await trim(scope, stream, options);
           return seq;
         }),

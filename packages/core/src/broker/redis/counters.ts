@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { keyedGroupCommit } from "../../group-commit.ts";
 import { assertInteger, assertNames, assertTake, retryAfterSeconds } from "../arguments.ts";
 import type { CounterPort, RateLimitDecision } from "../port.ts";
 import type { RedisClient } from "./client.ts";
@@ -6,11 +7,11 @@ import { guarded } from "./client.ts";
 import { counterKey, rateLimitKey, usageKey, windowKey } from "./keys.ts";
 import { RATE_LIMIT, runScript, TAKE } from "./scripts.ts";
 
-/** Calls of one limiter waiting for the end of the turn of the event loop they came in. */
-interface Turn {
+/** A call of a limiter: its sorted set's key, its limit and window. */
+interface Allow {
+  redisKey: string;
   limit: number;
   windowMs: number;
-  waiting: { resolve: (decision: RateLimitDecision) => void; reject: (error: unknown) => void }[];
 }
 
 /** Most calls of one limiter decided by one script call (its members are one ZADD's arguments). */
@@ -26,36 +27,19 @@ const ALLOWED: RateLimitDecision = { allowed: true, retryAfterSeconds: 0 };
  * stays exact across every process.
  */
 export function redisCounters(client: RedisClient): CounterPort {
-  const turns = new Map<string, Turn>();
-
-  async function flush(id: string, redisKey: string, turn: Turn): Promise<void> {
-    turns.delete(id);
-    for (let from = 0; from < turn.waiting.length; from += MOST_DECIDED_TOGETHER) {
-      const waiting = turn.waiting.slice(from, from + MOST_DECIDED_TOGETHER);
-      try {
-        const [allowed, waitMs] = (await guarded(() =>
-          runScript(client, RATE_LIMIT, [redisKey], [turn.limit, turn.windowMs, waiting.length, randomUUID()]),
-        )) as [number, number];
-        const refused = { allowed: false, retryAfterSeconds: retryAfterSeconds(Number(waitMs)) };
-        for (const [index, call] of waiting.entries()) call.resolve(index < Number(allowed) ? ALLOWED : refused);
-      } catch (error) {
-        for (const call of waiting) call.reject(error);
-      }
-    }
-  }
-
-  function decide(redisKey: string, limit: number, windowMs: number): Promise<RateLimitDecision> {
-    const id = `${redisKey}\u0000${limit}\u0000${windowMs}`;
-    let turn = turns.get(id);
-    if (!turn) {
-      const created: Turn = { limit, windowMs, waiting: [] };
-      turns.set(id, created);
-      setImmediate(() => void flush(id, redisKey, created));
-      turn = created;
-    }
-    const joined = turn;
-    return new Promise((resolve, reject) => joined.waiting.push({ resolve, reject }));
-  }
+  const decide = keyedGroupCommit<Allow, RateLimitDecision>(
+    ({ redisKey, limit, windowMs }) => `${redisKey}\u0000${limit}\u0000${windowMs}`,
+    async (calls) => {
+      const { redisKey, limit, windowMs } = calls[0] as Allow;
+      const [allowed, waitMs] = (await guarded(() =>
+        runScript(client, RATE_LIMIT, [redisKey], [limit, windowMs, calls.length, randomUUID()]),
+      )) as [number, number];
+      const refused = { allowed: false, retryAfterSeconds: retryAfterSeconds(Number(waitMs)) };
+      return calls.map((_, index) => (index < Number(allowed) ? ALLOWED : refused));
+    },
+    // A script call goes for each turn's calls, whatever is in flight: the script is atomic.
+    { maxBatch: MOST_DECIDED_TOGETHER, maxInFlight: Number.POSITIVE_INFINITY, isItemFault: () => false },
+  );
 
   return {
     async increment(scope, name, by = 1) {
@@ -75,7 +59,7 @@ export function redisCounters(client: RedisClient): CounterPort {
       assertInteger("limit", limit, 1);
       const windowMs = Math.round(windowSeconds * 1000);
       assertInteger("windowSeconds in milliseconds", windowMs, 1);
-      return decide(rateLimitKey(scope, key), limit, windowMs);
+      return decide({ redisKey: rateLimitKey(scope, key), limit, windowMs });
     },
 
     async take(scope, key, limit, windowSeconds, count) {

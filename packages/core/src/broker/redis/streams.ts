@@ -1,4 +1,5 @@
 import { isDomainError } from "../../errors.ts";
+import { keyedGroupCommit } from "../../group-commit.ts";
 import {
   assertInteger,
   assertName,
@@ -74,60 +75,36 @@ function assertIds(ids: string[]): void {
 }
 
 interface LaneAppend {
+  scope: string;
+  stream: string;
+  lane: string;
   payload: string;
-  resolve(): void;
-  reject(error: unknown): void;
 }
 
 /**
  * The appends to each lane made in one turn of the event loop (a run INSERT's runs, queued
- * together once it commits), sent as one APPEND_TO_LANE call per lane: the script's cost is
- * Redis's, per call, and the command's the caller's, so a batch of runs costs about what one did.
+ * together once it commits), sent as one APPEND_TO_LANE call per lane (`keyedGroupCommit`):
+ * the script's cost is Redis's, per call, and the command's the caller's, so a batch of runs
+ * costs about what one did. A turn's calls go whatever is in flight: one connection keeps
+ * them in order.
  */
-function laneAppendBatches(client: RedisClient) {
-  let pending = new Map<string, { keys: string[]; lane: string; appends: LaneAppend[] }>();
-
-  function send(keys: string[], lane: string, appends: LaneAppend[]): void {
-    runScript(client, APPEND_TO_LANE, keys, [lane, ...appends.map((append) => append.payload)]).then(
-      () => {
-        for (const append of appends) append.resolve();
-      },
-      (error: unknown) => {
-        const failure = toBrokerError(error);
-        for (const append of appends) append.reject(failure);
-      },
-    );
-  }
-
-  function flush(): void {
-    const batches = pending;
-    pending = new Map();
-    for (const { keys, lane, appends } of batches.values()) {
-      for (let at = 0; at < appends.length; at += LANE_APPEND_MAX) {
-        send(keys, lane, appends.slice(at, at + LANE_APPEND_MAX));
-      }
-    }
-  }
-
-  return {
-    add(scope: string, stream: string, lane: string, payload: string): Promise<void> {
-      const key = `${scope}\u0000${stream}\u0000${lane}`;
-      let batch = pending.get(key);
-      if (!batch) {
-        if (pending.size === 0) queueMicrotask(flush);
-        const lanes = laneKeys(scope, stream);
-        batch = { keys: [lanes.entries(lane), lanes.turns, streamKey(scope, stream)], lane, appends: [] };
-        pending.set(key, batch);
-      }
-      const appends = batch.appends;
-      return new Promise<void>((resolve, reject) => appends.push({ payload, resolve, reject }));
+function laneAppendBatches(client: RedisClient): (append: LaneAppend) => Promise<void> {
+  return keyedGroupCommit<LaneAppend, void>(
+    ({ scope, stream, lane }) => `${scope}\u0000${stream}\u0000${lane}`,
+    async (appends) => {
+      const { scope, stream, lane } = appends[0] as LaneAppend;
+      const lanes = laneKeys(scope, stream);
+      const keys = [lanes.entries(lane), lanes.turns, streamKey(scope, stream)];
+      await guarded(() => runScript(client, APPEND_TO_LANE, keys, [lane, ...appends.map((append) => append.payload)]));
+      return appends.map(() => undefined);
     },
-  };
+    { maxBatch: LANE_APPEND_MAX, maxInFlight: Number.POSITIVE_INFINITY, isItemFault: () => false },
+  );
 }
 
 /** Streams on Redis Streams: XADD, XREADGROUP, XACK, XAUTOCLAIM, XTRIM. */
 export function redisStreams(client: RedisClient, blocking: BlockingClientPool): StreamPort & LanePort {
-  const laneAppends = laneAppendBatches(client);
+  const appendToLane = laneAppendBatches(client);
   return {
     // The hot path, kept free of per-call closures and async frames (it runs at 100k+/s).
     append(scope, stream, payload) {
@@ -292,7 +269,7 @@ export function redisStreams(client: RedisClient, blocking: BlockingClientPool):
       } catch (error) {
         return Promise.reject(error);
       }
-      return laneAppends.add(scope, stream, lane, payload);
+      return appendToLane({ scope, stream, lane, payload });
     },
 
     async admitLane(scope, stream, { lane, turn }, count) {
