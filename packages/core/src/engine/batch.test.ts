@@ -1,11 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { DatabaseHandle } from "@platform/db";
-import { databaseBackends, openTestDatabase } from "@platform/db/testing";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { databaseBackends } from "@platform/db/testing";
 import { sql } from "kysely";
-import { createBroker } from "../broker/index.ts";
-import type { Broker } from "../broker/port.ts";
 import { createBatches, joinedBatch } from "./batch.ts";
-import { controlDeps, insertAccountWithFlow } from "./test-fixtures.ts";
+import { controlTestBed, insertAccountWithFlow } from "./test-fixtures.ts";
 
 /**
  * Batches, on PGlite and PostgreSQL, with runs written by hand as a worker holds them: the
@@ -19,22 +16,12 @@ for (const { backend, skip } of databaseBackends()) {
   describe.skipIf(Boolean(skip))(
     `batched starts judged together on ${backend}${skip ? ` (skipped: ${skip})` : ""}`,
     () => {
-      let database: DatabaseHandle;
-      let broker: Broker;
       const accountId = `acct-batch-${backend}`;
       const flowId = crypto.randomUUID();
+      const bed = controlTestBed(backend);
+      beforeAll(() => insertAccountWithFlow(bed.db, accountId, flowId));
 
-      beforeAll(async () => {
-        database = await openTestDatabase(backend);
-        broker = await createBroker({ database });
-        await insertAccountWithFlow(database.db, accountId, flowId);
-      }, 60_000);
-      afterAll(async () => {
-        await broker?.close();
-        await database?.close();
-      });
-
-      const batches = () => createBatches(controlDeps(database.db, broker), 1_000_000);
+      const batches = () => createBatches(bed.deps(), 1_000_000);
 
       /** Runs held as a worker that took them holds them, accepted in that order, each with `{"n": i}`. */
       async function held(count: number, holder = HOLDER): Promise<string[]> {
@@ -43,12 +30,12 @@ for (const { backend, skip } of databaseBackends()) {
         insert into runs (id, account_id, flow_id, revision, status, trigger, held_by, created_at)
         select id, ${accountId}, ${flowId}, 1, 'running', jsonb_build_object('n', n), ${holder},
           now() - (${count} - n) * interval '1 millisecond'
-        from unnest(${ids}::uuid[]) with ordinality as t(id, n)`.execute(database.db);
+        from unnest(${ids}::uuid[]) with ordinality as t(id, n)`.execute(bed.db);
         return ids;
       }
       const run = (id: string) => ({ id, flowId, accountId, holder: HOLDER });
       const rowsOf = async (ids: string[]) => {
-        const rows = await database.db
+        const rows = await bed.db
           .selectFrom("runs")
           .select(["id", "status", "queue_reason", "end_reason", "taken_by", "batch_size", "trigger"])
           .where("id", "in", ids)
@@ -75,7 +62,7 @@ for (const { backend, skip } of databaseBackends()) {
         expect(fifth).toMatchObject({ status: "batched", taken_by: ids[3] });
 
         // Taken again, the closed batch's holder goes on with its list.
-        await sql`update runs set held_by = ${HOLDER}, status = 'running' where id = ${ids[0]}`.execute(database.db);
+        await sql`update runs set held_by = ${HOLDER}, status = 'running' where id = ${ids[0]}`.execute(bed.db);
         expect(await limits.take(run(ids[0] as string), OF_THREE, "k1")).toEqual({
           trigger: [{ n: 1 }, { n: 2 }, { n: 3 }],
         });

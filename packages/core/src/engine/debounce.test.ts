@@ -1,11 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { DatabaseHandle } from "@platform/db";
-import { databaseBackends, openTestDatabase } from "@platform/db/testing";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { databaseBackends } from "@platform/db/testing";
 import { sql } from "kysely";
-import { createBroker } from "../broker/index.ts";
-import type { Broker } from "../broker/port.ts";
 import { createDebounces, REPLACED_BY_DEBOUNCE } from "./debounce.ts";
-import { controlDeps, insertAccountWithFlow } from "./test-fixtures.ts";
+import { controlTestBed, insertAccountWithFlow } from "./test-fixtures.ts";
 
 /**
  * The debounce, on PGlite and PostgreSQL, with runs written by hand as a worker holds them:
@@ -19,22 +16,12 @@ for (const { backend, skip } of databaseBackends()) {
   describe.skipIf(Boolean(skip))(
     `debounced starts judged together on ${backend}${skip ? ` (skipped: ${skip})` : ""}`,
     () => {
-      let database: DatabaseHandle;
-      let broker: Broker;
       const accountId = `acct-debounce-${backend}`;
       const flowId = crypto.randomUUID();
+      const bed = controlTestBed(backend);
+      beforeAll(() => insertAccountWithFlow(bed.db, accountId, flowId));
 
-      beforeAll(async () => {
-        database = await openTestDatabase(backend);
-        broker = await createBroker({ database });
-        await insertAccountWithFlow(database.db, accountId, flowId);
-      }, 60_000);
-      afterAll(async () => {
-        await broker?.close();
-        await database?.close();
-      });
-
-      const debounces = () => createDebounces(controlDeps(database.db, broker));
+      const debounces = () => createDebounces(bed.deps());
 
       /** Runs held as a worker that took them holds them, accepted `agoMs` ago each, in that order. */
       async function held(agoMs: number[], holder = HOLDER): Promise<string[]> {
@@ -42,14 +29,14 @@ for (const { backend, skip } of databaseBackends()) {
         await sql`
         insert into runs (id, account_id, flow_id, revision, status, trigger, held_by, created_at)
         select id, ${accountId}, ${flowId}, 1, 'running', '{}', ${holder}, now() - ago * interval '1 millisecond'
-        from unnest(${ids}::uuid[], ${agoMs}::integer[]) as t(id, ago)`.execute(database.db);
+        from unnest(${ids}::uuid[], ${agoMs}::integer[]) as t(id, ago)`.execute(bed.db);
         return ids;
       }
       /** A parked run taken again by a worker (the waker's entry, or a recovery's). */
       const takeAgain = (id: string) =>
-        sql`update runs set held_by = ${HOLDER}, status = 'running' where id = ${id}`.execute(database.db);
+        sql`update runs set held_by = ${HOLDER}, status = 'running' where id = ${id}`.execute(bed.db);
       const rowsOf = async (ids: string[]) => {
-        const rows = await database.db
+        const rows = await bed.db
           .selectFrom("runs")
           .select([
             "id",
@@ -82,7 +69,7 @@ for (const { backend, skip } of databaseBackends()) {
 
         // Its second passes: woken, it goes on, and the whole chain it replaced points at it.
         await sql`update runs set created_at = created_at - interval '2 s', debounce_since = debounce_since - interval '2 s'
-          where id = any(${ids}::uuid[])`.execute(database.db);
+          where id = any(${ids}::uuid[])`.execute(bed.db);
         await takeAgain(ids[2] as string);
         expect(await limits.take({ id: ids[2] as string, flowId, holder: HOLDER }, ONE_SECOND, "k1")).toBe(true);
         expect((await rowsOf(ids)).map((row) => row?.taken_by)).toEqual([ids[2], ids[2], null]);

@@ -1,12 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type DatabaseHandle, firstIdAt } from "@platform/db";
-import { databaseBackends, openTestDatabase } from "@platform/db/testing";
+import { describe, expect, test } from "bun:test";
+import { firstIdAt } from "@platform/db";
+import { databaseBackends } from "@platform/db/testing";
 import { sql } from "kysely";
-import { createBroker } from "../broker/index.ts";
-import type { Broker } from "../broker/port.ts";
 import { housekeep } from "../housekeeping/housekeeping.ts";
 import { createRateLimits } from "./rate-limit.ts";
-import { controlDeps, insertAccountWithFlow } from "./test-fixtures.ts";
+import { controlTestBed, insertAccountWithFlow } from "./test-fixtures.ts";
 
 /**
  * Rate limits judged against a key's tally, on PGlite and PostgreSQL, with runs written by
@@ -53,20 +51,10 @@ for (const { backend, skip } of databaseBackends()) {
   describe.skipIf(Boolean(skip))(
     `rate limits counted by tallies on ${backend}${skip ? ` (skipped: ${skip})` : ""}`,
     () => {
-      let database: DatabaseHandle;
-      let broker: Broker;
       const accountId = `acct-rate-${backend}`;
+      const bed = controlTestBed(backend);
 
-      beforeAll(async () => {
-        database = await openTestDatabase(backend);
-        broker = await createBroker({ database });
-      }, 60_000);
-      afterAll(async () => {
-        await broker?.close();
-        await database?.close();
-      });
-
-      const deps = () => controlDeps(database.db, broker);
+      const deps = () => bed.deps();
 
       /** Runs accepted at `times` (ms), held as a worker that took them holds them. */
       async function acceptedAt(flowId: string, times: number[]): Promise<string[]> {
@@ -76,7 +64,7 @@ for (const { backend, skip } of databaseBackends()) {
         insert into runs (id, account_id, flow_id, revision, status, trigger, held_by)
         select id, account_id, flow_id, revision, 'running', '{}', ${HOLDER}
         from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(id uuid, account_id text, flow_id uuid, revision int)`.execute(
-          database.db,
+          bed.db,
         );
         return ids;
       }
@@ -104,7 +92,7 @@ for (const { backend, skip } of databaseBackends()) {
 
       test("starts taken out of order over many periods are judged as counting one by one judges them", async () => {
         const flowId = crypto.randomUUID();
-        await insertAccountWithFlow(database.db, `${accountId}-order`, flowId);
+        await insertAccountWithFlow(bed.db, `${accountId}-order`, flowId);
         // 400 starts over 16 periods of a second, more than `limit` of them in most windows.
         const base = Date.now() - 60_000;
         const times = Array.from({ length: 400 }, (_, i) => base + Math.floor((i * 16_000) / 400) + (i % 7));
@@ -118,7 +106,7 @@ for (const { backend, skip } of databaseBackends()) {
         expect(judged.filter(Boolean).length).toBeGreaterThan(40);
         expect(judged.filter((taken) => !taken).length).toBeGreaterThan(100);
         // Skipped starts say why; taken ones keep the key, which a later delivery is taken again by.
-        const statuses = await database.db
+        const statuses = await bed.db
           .selectFrom("runs")
           .select(["status", "end_reason", "rate_key"])
           .where("flow_id", "=", flowId)
@@ -136,7 +124,7 @@ for (const { backend, skip } of databaseBackends()) {
           expected: [true],
         });
         // The key's tally keeps the buckets of the last few periods, not one per start.
-        const { count } = await database.db
+        const { count } = await bed.db
           .selectFrom("rate_limit_tally_buckets")
           .innerJoin("rate_limit_tallies", "rate_limit_tallies.id", "rate_limit_tally_buckets.tally_id")
           .select((eb) => eb.fn.countAll<string>().as("count"))
@@ -147,7 +135,7 @@ for (const { backend, skip } of databaseBackends()) {
 
       test("starts a worker takes together are judged in the order they came, in batches", async () => {
         const flowId = crypto.randomUUID();
-        await insertAccountWithFlow(database.db, `${accountId}-together`, flowId);
+        await insertAccountWithFlow(bed.db, `${accountId}-together`, flowId);
         const base = Date.now() - 60_000;
         const times = Array.from({ length: 300 }, (_, i) => base + Math.floor((i * 6000) / 300));
         const ids = await acceptedAt(flowId, times);
@@ -163,7 +151,7 @@ for (const { backend, skip } of databaseBackends()) {
 
       test("a new period, and a tally housekeeping removed, still count the starts taken before", async () => {
         const flowId = crypto.randomUUID();
-        await insertAccountWithFlow(database.db, `${accountId}-period`, flowId);
+        await insertAccountWithFlow(bed.db, `${accountId}-period`, flowId);
         const base = Date.now() - 60_000;
         const rule = oracle();
         const batch = async (from: number, span: number, count: number, seed: number) => {
@@ -182,8 +170,8 @@ for (const { backend, skip } of databaseBackends()) {
         expect(second.judged.filter(Boolean).length).toBeGreaterThan(0);
         // Housekeeping a day later removes the key's tally; its starts are judged without it, the same.
         const report = await housekeep({
-          db: database.db,
-          broker,
+          db: bed.db,
+          broker: bed.broker,
           groups: [],
           now: () => new Date(Date.now() + 86_400_000),
         });

@@ -1,11 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { DatabaseHandle } from "@platform/db";
-import { databaseBackends, openTestDatabase } from "@platform/db/testing";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { databaseBackends } from "@platform/db/testing";
 import { sql } from "kysely";
-import { createBroker } from "../broker/index.ts";
-import type { Broker } from "../broker/port.ts";
 import { createSingletons } from "./singleton.ts";
-import { controlDeps, insertAccountWithFlow } from "./test-fixtures.ts";
+import { controlTestBed, insertAccountWithFlow } from "./test-fixtures.ts";
 
 /**
  * Singletons in `skip` mode, on PGlite and PostgreSQL, with runs written by hand: the starts
@@ -17,22 +14,12 @@ const SKIP = { mode: "skip" as const, key: null };
 
 for (const { backend, skip } of databaseBackends()) {
   describe.skipIf(Boolean(skip))(`singletons judged together on ${backend}${skip ? ` (skipped: ${skip})` : ""}`, () => {
-    let database: DatabaseHandle;
-    let broker: Broker;
     const accountId = `acct-singleton-${backend}`;
     const flowId = crypto.randomUUID();
+    const bed = controlTestBed(backend);
+    beforeAll(() => insertAccountWithFlow(bed.db, accountId, flowId));
 
-    beforeAll(async () => {
-      database = await openTestDatabase(backend);
-      broker = await createBroker({ database });
-      await insertAccountWithFlow(database.db, accountId, flowId);
-    }, 60_000);
-    afterAll(async () => {
-      await broker?.close();
-      await database?.close();
-    });
-
-    const singletons = () => createSingletons(controlDeps(database.db, broker));
+    const singletons = () => createSingletons(bed.deps());
 
     /** `count` runs held as a worker that took them holds them, oldest first. */
     async function held(count: number, holder = HOLDER): Promise<string[]> {
@@ -40,12 +27,12 @@ for (const { backend, skip } of databaseBackends()) {
       await sql`
         insert into runs (id, account_id, flow_id, revision, status, trigger, held_by)
         select id, ${accountId}, ${flowId}, 1, 'running', '{}', ${holder} from unnest(${ids}::uuid[]) as id`.execute(
-        database.db,
+        bed.db,
       );
       return ids;
     }
     const statusOf = async (ids: string[]) =>
-      await database.db
+      await bed.db
         .selectFrom("runs")
         .select(["id", "status", "end_reason", "singleton_key"])
         .where("id", "in", ids)
@@ -72,7 +59,7 @@ for (const { backend, skip } of databaseBackends()) {
       expect(await limits.take({ id: ids[0] as string, flowId, holder: HOLDER }, SKIP, "a")).toBe(true);
       const [later] = await held(1);
       expect(await limits.take({ id: later as string, flowId, holder: HOLDER }, SKIP, "a")).toBe(false);
-      await sql`update runs set status = 'succeeded', singleton_key = null where id = ${ids[0]}`.execute(database.db);
+      await sql`update runs set status = 'succeeded', singleton_key = null where id = ${ids[0]}`.execute(bed.db);
       const [after] = await held(1);
       expect(await limits.take({ id: after as string, flowId, holder: HOLDER }, SKIP, "a")).toBe(true);
     }, 60_000);

@@ -1,5 +1,8 @@
-import type { Database } from "@platform/db";
+import { afterAll, beforeAll } from "bun:test";
+import type { Database, DatabaseHandle } from "@platform/db";
+import { openTestDatabase, type TestBackend } from "@platform/db/testing";
 import type { Insertable, Kysely } from "kysely";
+import { createBroker } from "../broker/index.ts";
 import type { Broker } from "../broker/port.ts";
 import type { ControlDeps } from "./run-ends.ts";
 import { createRunQueue } from "./run-queue.ts";
@@ -48,6 +51,39 @@ export function controlDeps(db: Kysely<Database>, broker: Broker): ControlDeps {
       wake(): Promise<void> {
         throw new Error("no run here was started by another");
       },
+    },
+  };
+}
+
+/**
+ * For a describe of flow-control tests: a test database of `backend` with a Broker on it,
+ * opened before its tests and closed after them; `db`, `broker` and `deps()` once open.
+ */
+export function controlTestBed(backend: TestBackend) {
+  let database: DatabaseHandle | undefined;
+  let broker: Broker | undefined;
+  beforeAll(async () => {
+    database = await openTestDatabase(backend);
+    broker = await createBroker({ database });
+  }, 60_000);
+  afterAll(async () => {
+    await broker?.close();
+    await database?.close();
+  });
+  const opened = () => {
+    if (!database || !broker) throw new Error("the test bed opens before the tests");
+    return { db: database.db, broker };
+  };
+  return {
+    get db(): Kysely<Database> {
+      return opened().db;
+    },
+    get broker(): Broker {
+      return opened().broker;
+    },
+    deps(): ControlDeps {
+      const { db, broker } = opened();
+      return controlDeps(db, broker);
     },
   };
 }
