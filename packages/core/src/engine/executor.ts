@@ -21,7 +21,7 @@ import type {
 import { createRunSecrets } from "./run-secrets.ts";
 import { createRunWriter, type RunWriter } from "./run-writer.ts";
 import type { ClaimedRun, RunStore } from "./store.ts";
-import { failRecord, now, runAttempts, runDelay, type TaskDeps, unstorableOutput } from "./task.ts";
+import { failRecord, keepOutput, now, runAttempts, runDelay, type TaskDeps } from "./task.ts";
 import { IN_PROCESS_WAIT_MS } from "./timing.ts";
 import { runFlowCall, runWaitEvent, type WaitDeps, type WaitOutcome } from "./waits.ts";
 
@@ -167,7 +167,7 @@ export async function executeRun(
    */
   const settle = (name: string, key: string, record: StepRecord, outcome: Outcome): Outcome => {
     if (outcome.kind === "done") {
-      const failure = unstorableOutput(outcome.output, deps.outputMaxBytes) ?? budget.admit(outcome.output);
+      const failure = keepOutput(outcome.output, deps.outputMaxBytes, budget);
       if (failure) {
         const { error } = failRecord(record, failure, secrets);
         touch(key, record);
@@ -451,10 +451,8 @@ export async function executeRun(
         };
         answer = (await deps.functions.respond(await step.response.resolve(guarded), context)) as RespondOutput;
       }
-      const failure = unstorableOutput({ output, answer }, deps.outputMaxBytes);
+      const failure = keepOutput({ output, answer }, deps.outputMaxBytes, budget);
       if (failure) throw failure;
-      const refused = budget.admit({ output, answer });
-      if (refused) throw refused;
     } catch (error) {
       return settle(step.name, key, record, {
         kind: "failed",

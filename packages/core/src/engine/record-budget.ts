@@ -21,10 +21,11 @@ export interface RecordBudget {
   /** Bytes the run has recorded so far. */
   readonly used: number;
   /**
-   * Counts an output (its JSON, which STEP_OUTPUT_MAX_BYTES let through: it can be written);
-   * when it does not fit, counts nothing and answers the failure its step ends with.
+   * Counts an output (its JSON, which STEP_OUTPUT_MAX_BYTES let through: it can be written;
+   * `bytes`, its size, when the caller has written it already); when it does not fit, counts
+   * nothing and answers the failure its step ends with.
    */
-  admit(output: unknown): StepFailure | undefined;
+  admit(output: unknown, bytes?: number): StepFailure | undefined;
   /** Counts the error texts (and call URLs) of the record of step `key` that were not counted yet. */
   countErrors(key: string, record: StepRecord): void;
   /** Bytes of console lines the run may still record: what its bound on them and its record limit leave. */
@@ -78,8 +79,7 @@ export function createRecordBudget(quota: RecordQuota, recorded: number, loaded:
     get used() {
       return used;
     },
-    admit(output) {
-      const bytes = Buffer.byteLength(JSON.stringify(output ?? null));
+    admit(output, bytes = Buffer.byteLength(JSON.stringify(output ?? null))) {
       if (used + bytes <= quota.limit) {
         used += bytes;
         return undefined;
