@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { DatabaseHandle } from "@platform/db";
 import { openTestDatabase } from "@platform/db/testing";
 import { sql } from "kysely";
-import { createSingleProcessLimiter } from "./single-process-limiter.ts";
+import { createSingleProcessLimiter, MOST_ROWS } from "./single-process-limiter.ts";
 
 /**
  * The embedded limiter decides in memory: calls arriving together are still decided exactly,
@@ -47,16 +47,31 @@ describe("the single-process limiter on pglite", () => {
 
   test("calls allowed one turn at a time are all remembered by a restart, in a bounded number of rows", async () => {
     const before = createSingleProcessLimiter(database.db);
-    for (let turn = 0; turn < 200; turn++) {
-      const decision = await before("acct", "gateway:turns", 300, 60_000);
+    const turns = MOST_ROWS + 100;
+    for (let turn = 0; turn < turns; turn++) {
+      const decision = await before("acct", "gateway:turns", 2 * MOST_ROWS, 60_000);
       expect(decision.allowed).toBe(true);
       await decision.recorded;
     }
-    // A row per turn, folded into one every 64 turns.
-    expect(await rowsOf("acct", "gateway:turns")).toBeLessThanOrEqual(65);
+    // A row per turn; a window that only grows is folded into one row once the key has MOST_ROWS.
+    expect(await rowsOf("acct", "gateway:turns")).toBeLessThanOrEqual(MOST_ROWS + 1);
     const after = createSingleProcessLimiter(database.db);
-    const decisions = await Promise.all(Array.from({ length: 150 }, () => after("acct", "gateway:turns", 300, 60_000)));
-    expect(decisions.filter((decision) => decision.allowed)).toHaveLength(100);
+    const decisions = await Promise.all(
+      Array.from({ length: MOST_ROWS }, () => after("acct", "gateway:turns", 2 * MOST_ROWS, 60_000)),
+    );
+    expect(decisions.filter((decision) => decision.allowed)).toHaveLength(2 * MOST_ROWS - turns);
+  });
+
+  test("a busy key whose window slides is folded long before it has MOST_ROWS rows", async () => {
+    const allow = createSingleProcessLimiter(database.db);
+    // Turns of 10 calls (at least a millisecond each) in a window of 50 ms: the window holds at most 50 turns, the rows many more.
+    for (let turn = 0; turn < 300; turn++) {
+      const decisions = await Promise.all(Array.from({ length: 10 }, () => allow("acct", "gateway:busy", 10_000, 50)));
+      await Promise.all(decisions.map((decision) => decision.recorded));
+      if (turn % 5 === 0) await Bun.sleep(5);
+    }
+    // A fold comes once the turns since the last wrote as many hits as the window holds: at most 64 turns, or 50 ms of them.
+    expect(await rowsOf("acct", "gateway:busy")).toBeLessThan(MOST_ROWS / 4);
   });
 
   test("a window written before the limiter kept turns still counts, until the key's first fold replaces it", async () => {
@@ -72,15 +87,17 @@ describe("the single-process limiter on pglite", () => {
     expect(first.allowed).toBe(true);
     expect((await allow("acct", "gateway:older", 3, 60_000)).allowed).toBe(false);
 
-    for (let turn = 0; turn < 70; turn++) await (await allow("acct", "gateway:older", 1000, 60_000)).recorded;
+    const turns = MOST_ROWS + 10;
+    for (let turn = 0; turn < turns; turn++) await (await allow("acct", "gateway:older", 10_000, 60_000)).recorded;
     const { rows } = await sql`select 1 from broker_rate_limits where scope = 'acct' and key = 'gateway:older'`.execute(
       database.db,
     );
     expect(rows).toHaveLength(0);
-    // Folded, the two older calls and the 71 since are still the window's.
+    // Folded, the two older calls and the ones since are still the window's.
+    const inWindow = 2 + 1 + turns;
     const restarted = createSingleProcessLimiter(database.db);
-    expect((await restarted("acct", "gateway:older", 73, 60_000)).allowed).toBe(false);
-    expect((await restarted("acct", "gateway:older", 74, 60_000)).allowed).toBe(true);
+    expect((await restarted("acct", "gateway:older", inWindow, 60_000)).allowed).toBe(false);
+    expect((await restarted("acct", "gateway:older", inWindow + 1, 60_000)).allowed).toBe(true);
   });
 
   test("a call is allowed again once the window has passed the oldest", async () => {

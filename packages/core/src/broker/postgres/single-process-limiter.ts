@@ -6,19 +6,31 @@ import type { RateLimitDecision } from "../port.ts";
 /** Keys kept in memory at most; past it, those whose window has emptied are let go. */
 const MAX_KEYS = 100_000;
 
-/** A key's turns written since its rows were last folded into one: past it, the next write folds them. */
+/**
+ * A key's rows past which a write may fold them into one: it does once the turns since the
+ * last fold wrote as many hits as the fold would (so folding costs at most what the turns
+ * did), or once the key has MOST_ROWS rows, whatever they hold.
+ */
 const FOLD_AFTER = 64;
+/** A key's rows past which its next write folds them, however little its turns wrote (see FOLD_AFTER). */
+export const MOST_ROWS = 1024;
+
+/** Expired hits kept at the head of a key's list before they are cut off (cutting is a copy of the rest). */
+const MOST_EXPIRED_KEPT = 1024;
 
 interface Window {
   scope: string;
   key: string;
-  /** The times (epoch ms) of the calls allowed, oldest first. */
+  /** The times (epoch ms) of the calls allowed, oldest first; those before `first` have left the window. */
   hits: number[];
+  first: number;
   windowMs: number;
   /** Hits allowed and not yet taken by a write (see `persist`). */
   unwritten: number[];
   /** The key's rows in `broker_rate_limit_turns` (and `broker_rate_limits`), as far as this process knows. */
   rows: number;
+  /** Hits written in turn rows since the key's last fold (or since it was read). */
+  unfolded: number;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the broker's tables are not in the Database type
@@ -35,9 +47,11 @@ const limiters = new WeakMap<AnyDatabase, Allow>();
  * it is used, and an allowed call's hit is written back while the caller goes on
  * (`recorded`: the keys that changed in one turn of the event loop share one statement,
  * where the locked-row limiter pays a transaction per call). A write adds a row per key with
- * the hits of its turn (`broker_rate_limit_turns`), and every FOLD_AFTER turns replaces the
- * key's rows with one holding its window, so that a write costs what its turn allowed, not
- * the whole window, and a key keeps at most FOLD_AFTER + 1 rows. A caller that
+ * the hits of its turn (`broker_rate_limit_turns`), and now and then replaces the key's rows
+ * with one holding its window (a fold, see FOLD_AFTER), so that a write costs what its turn
+ * allowed, not the whole window, folds cost no more than the turns between them wrote (a
+ * gateway near its largest limit folded ten thousand hits every 64 turns of 35: four times
+ * what the turns wrote), and a key keeps at most MOST_ROWS + 1 rows. A caller that
  * awaits `recorded` before answering (the gateway) has a restart remember every call it
  * answered. Times are this process's clock, which is PGlite's. One limiter per database:
  * every broker opened on it in this process (tests open several) decides in one place.
@@ -64,7 +78,7 @@ export function createSingleProcessLimiter(db: AnyDatabase): Allow {
       union all
       select hits from broker_rate_limits where scope = ${scope} and key = ${key}`.execute(db);
     const hits = rows.flatMap((row) => row.hits.map(Number)).sort((a, b) => a - b);
-    return { scope, key, hits, windowMs, unwritten: [], rows: rows.length };
+    return { scope, key, hits, first: 0, windowMs, unwritten: [], rows: rows.length, unfolded: hits.length };
   }
 
   async function windowOf(scope: string, key: string, windowMs: number): Promise<Window> {
@@ -98,9 +112,11 @@ export function createSingleProcessLimiter(db: AnyDatabase): Allow {
       const rows = taken
         .filter(({ hits }) => hits.length > 0)
         .map(({ window, hits }) => {
-          const fold = window.rows >= FOLD_AFTER;
-          const kept = fold ? window.hits : hits;
+          const live = window.hits.length - window.first;
+          const fold = window.rows >= MOST_ROWS || (window.rows >= FOLD_AFTER && window.unfolded >= live);
+          const kept = fold ? window.hits.slice(window.first) : hits;
           window.rows = fold ? 1 : window.rows + 1;
+          window.unfolded = fold ? 0 : window.unfolded + hits.length;
           return {
             scope: window.scope,
             key: window.key,
@@ -130,7 +146,7 @@ export function createSingleProcessLimiter(db: AnyDatabase): Allow {
         ).execute(db);
       } catch (error) {
         // Not written: the key's next write folds, writing its whole window, these hits among it.
-        for (const { window } of taken) window.rows = FOLD_AFTER;
+        for (const { window } of taken) window.rows = MOST_ROWS;
         throw error;
       }
       return items.map(() => undefined);
@@ -143,15 +159,18 @@ export function createSingleProcessLimiter(db: AnyDatabase): Allow {
     // From here to the push, nothing awaits: no other call of the key decides in between.
     const now = Date.now();
     window.windowMs = windowMs;
-    let expired = 0;
-    while (expired < window.hits.length && (window.hits[expired] as number) <= now - windowMs) expired++;
-    if (expired > 0) window.hits.splice(0, expired);
-    if (window.hits.length >= limit) {
+    const { hits } = window;
+    while (window.first < hits.length && (hits[window.first] as number) <= now - windowMs) window.first++;
+    if (window.first > MOST_EXPIRED_KEPT && window.first * 2 > hits.length) {
+      hits.splice(0, window.first);
+      window.first = 0;
+    }
+    if (hits.length - window.first >= limit) {
       // A slot frees up once the window holds limit - 1 calls (see the locked-row limiter).
-      const freeing = window.hits[window.hits.length - limit] as number;
+      const freeing = hits[hits.length - limit] as number;
       return { allowed: false, retryAfterSeconds: retryAfterSeconds(freeing + windowMs - now) };
     }
-    window.hits.push(now);
+    hits.push(now);
     window.unwritten.push(now);
     // Written with the other keys changed in this turn, while the caller goes on (see `recorded`).
     const recorded = persist(window);
