@@ -4,9 +4,9 @@ import { type Caller, call, newCaller, startRun } from "./context.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
 
 /**
- * Runs of flows that only compute (transform, respond, stop, switch, `if`) run in the API
- * process that accepted them (issue 34): recorded as every run is, answered without a
- * worker. A process learns a flow's revision from its first start, which is queued; later
+ * Runs of flows that only compute (transform, respond, stop, and switch, for_each and
+ * parallel of them, `if`) run in the API process that accepted them (issue 34): recorded as
+ * every run is, answered without a worker. A process learns a flow's revision from its first start, which is queued; later
  * starts of the same revision run in place. Without a worker a queued wait-mode start answers
  * 202 once WAIT_TIMEOUT_MS has passed, and a start no one waits for leaves its run `queued`,
  * which is how these tests tell the two apart.
@@ -198,6 +198,59 @@ for (const { label, backend, redis, skip } of runModes()) {
           { name: "order", status: "succeeded" },
           { name: "reply", status: "succeeded" },
         ]);
+      });
+
+      test("a for_each and a parallel step of computing steps run in place; items past IN_PLACE_MAX_STEPS go to the workers", async () => {
+        const flowId = await flowOf(api, owner, {
+          steps: [
+            {
+              name: "lines",
+              for_each: "{{trigger.items}}",
+              concurrency: 2,
+              steps: [{ name: "line", subject: "transform", payload: { cents: "{{item * 100}}" } }],
+            },
+            {
+              name: "sums",
+              parallel: {
+                total: [{ name: "total", subject: "transform", payload: { cents: "{{$sum(steps.lines.cents)}}" } }],
+                count: [{ name: "count", subject: "transform", payload: { lines: "{{$count(steps.lines)}}" } }],
+              },
+            },
+          ],
+        });
+        expect(await waitFor(api, owner, flowId, { items: [1] })).toEqual(QUEUED);
+
+        const small = await waitFor(api, owner, flowId, { items: [1, 2, 3.5] });
+        expect(small.status).toBe(200);
+        expect(JSON.parse(small.text)).toEqual({ total: { cents: 650 }, count: { lines: 3 } });
+        // Every step executed counts towards the 500, each item's own: the for_each, 497 items' steps,
+        // the parallel step and its branches' two steps make 501.
+        const large = await waitFor(api, owner, flowId, { items: Array.from({ length: 497 }, (_, index) => index) });
+        expect(large).toEqual(QUEUED);
+
+        const [handedOver, ranHere] = await runsOf(api, owner, flowId);
+        expect(handedOver.status).toBe("queued");
+        expect((await runOf(api, owner, handedOver.id)).steps).toEqual([]);
+        const run = await runOf(api, owner, ranHere.id);
+        expect(run).toMatchObject({ status: "succeeded", output: { total: { cents: 650 }, count: { lines: 3 } } });
+        const shown = run.steps.map((step: Body) => [step.name, step.item ?? null, step.status]);
+        expect(shown.slice(0, 5)).toEqual([
+          ["lines", null, "succeeded"],
+          ["line", [0], "succeeded"],
+          ["line", [1], "succeeded"],
+          ["line", [2], "succeeded"],
+          ["sums", null, "succeeded"],
+        ]);
+        // The branches' steps, in either order.
+        expect(shown.slice(5).sort()).toEqual([
+          ["count", null, "succeeded"],
+          ["total", null, "succeeded"],
+        ]);
+
+        // One step under the limit: 496 items, the for_each, the parallel step and its two branches' steps.
+        const atLimit = await waitFor(api, owner, flowId, { items: Array.from({ length: 496 }, (_, index) => index) });
+        expect(atLimit.status).toBe(200);
+        expect(JSON.parse(atLimit.text).count).toEqual({ lines: 496 });
       });
 
       test("a computing step that fails answers 500 with its error; the run is failed on record", async () => {

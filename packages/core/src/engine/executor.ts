@@ -34,6 +34,20 @@ export interface ExecutorDeps extends TaskDeps, WaitDeps {
   limits: Pick<AccountLimits, "of">;
   /** Most items a for-each iterates (FOR_EACH_MAX_ITEMS). */
   forEachMaxItems: number;
+  /**
+   * Most steps (for-each items' steps each counted) one execution runs; past it (or at a
+   * for-each whose items would take it past) the execution throws `StepLimitReached`.
+   * Unset: no limit but the flow's own.
+   */
+  stepLimit?: number;
+}
+
+/** An execution stopped at its `stepLimit`: nothing of it is to be kept. */
+export class StepLimitReached extends Error {
+  constructor(limit: number) {
+    super(`the run would execute more than ${limit} steps here`);
+    this.name = "StepLimitReached";
+  }
 }
 
 /** How a run left the executor's hands. */
@@ -140,6 +154,11 @@ export async function executeRun(
   const runScope = { id: run.id, flow_id: run.flowId, started_at: run.startedAt };
   let response: unknown = null;
   let stopOutput: unknown = null;
+  let stepsRun = 0;
+  /** Throws when `count` steps more would take the execution past `stepLimit`. */
+  const stepsAhead = (count: number) => {
+    if (deps.stepLimit !== undefined && stepsRun + count > deps.stepLimit) throw new StepLimitReached(deps.stepLimit);
+  };
 
   // A step sees the outputs as they were when it began, never the frame's own object: an output
   // that holds its scope (`{{$}}`, `{{**}}`) would otherwise hold itself once it is one of them.
@@ -211,6 +230,8 @@ export async function executeRun(
       }
       return done(record.output ?? null);
     }
+    stepsAhead(1);
+    stepsRun++;
     const scope = scopeOf(frame);
     if (!record) {
       if (step.condition) {
@@ -393,6 +414,8 @@ export async function executeRun(
     if (refusal !== null || list === null) {
       return settle(step.name, key, record, { kind: "failed", error: refusal ?? "", step: step.name });
     }
+    // Every item runs a step at least: a limit the items are sure to pass stops the execution before the first.
+    stepsAhead(list.length);
     if (record.items !== list.length) {
       record.items = list.length;
       touch(key, record);

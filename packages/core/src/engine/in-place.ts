@@ -3,6 +3,7 @@ import type { Kysely } from "kysely";
 import { tracesRunData } from "../accounts/settings.ts";
 import type { CoreConfig } from "../config.ts";
 import { messageOf } from "../errors.ts";
+import { MAX_FLOW_STEPS } from "../flows/steps.ts";
 import type { AccountLimits } from "../limits/account-limits.ts";
 import type { Logger } from "../logger.ts";
 import type { RanInPlace } from "../runs/insert.ts";
@@ -12,13 +13,20 @@ import type { DefinitionCache } from "../storage/definition-cache.ts";
 import { traceRun } from "../tracing/run-spans.ts";
 import { COMPUTING_SUBJECTS, computingStepFunctions } from "./built-ins.ts";
 import type { RunEvents } from "./events.ts";
-import { type ExecutorDeps, executeRun, runEndError } from "./executor.ts";
+import { type ExecutorDeps, executeRun, runEndError, StepLimitReached } from "./executor.ts";
 import { createRevisionCache, hasStartControl, type LoadedFlow, type LoadedStep } from "./revisions.ts";
 import { createSecretsReader } from "./secrets-reader.ts";
 import { endColumns, freshRun, type RunStore, type RunWrite, type StepChange, stepRow } from "./store.ts";
 
 /** Flows this process remembers the runs-in-place revision of (the most recently started). */
 const MAX_FLOWS = 10_000;
+
+/**
+ * Most steps a run executes in place, for-each items' steps each counted: as many as one
+ * flow may hold, so that a for-each makes a start cost the API process no more than a flow
+ * without one already can. A run whose items would take it past goes to the workers.
+ */
+export const IN_PLACE_MAX_STEPS = MAX_FLOW_STEPS;
 
 /** Whether every step of a list only computes (see `runsInPlace`). */
 function computesOnly(steps: LoadedStep[]): boolean {
@@ -29,17 +37,18 @@ function computesOnly(steps: LoadedStep[]): boolean {
     if (step.kind === "switch") {
       return step.cases.every((branch) => computesOnly(branch.steps)) && computesOnly(step.fallback ?? []);
     }
-    return false;
+    if (step.kind === "for_each") return computesOnly(step.steps);
+    return step.branches.every(([, steps]) => computesOnly(steps));
   });
 }
 
 /**
  * Whether a start of the flow runs in the process that accepted it: every step
  * (its `catch` handler and the flow's `on_failure` steps too) is a `transform`, a `respond`,
- * a `stop` or a `switch` of such steps, with `if` guards of any kind; no `for_each` or
- * `parallel` (their items and branches are the worker's to spread); and no flow control
- * judges its starts (a concurrency limit, a throttle, a rate limit, a singleton, a debounce,
- * a batch or a start timeout: each needs the queue).
+ * a `stop`, or a `switch`, `for_each` or `parallel` of such steps, with `if` guards of any
+ * kind; and no flow control judges its starts (a concurrency limit, a throttle, a rate
+ * limit, a singleton, a debounce, a batch or a start timeout: each needs the queue).
+ * A start executes at most IN_PLACE_MAX_STEPS steps here.
  */
 export function runsInPlace(flow: LoadedFlow): boolean {
   return (
@@ -88,6 +97,7 @@ export function createInPlaceRunner(deps: InPlaceDeps): InPlaceRunner {
     secrets: createSecretsReader(deps),
     outputMaxBytes: deps.config.stepOutputMaxBytes,
     forEachMaxItems: deps.config.forEachMaxItems,
+    stepLimit: IN_PLACE_MAX_STEPS,
     logLimits: deps.config.logLimits,
     events: deps.events,
     startChild: notInPlace,
@@ -153,6 +163,7 @@ export function createInPlaceRunner(deps: InPlaceDeps): InPlaceRunner {
         return { revision: accepted.revision, record, end: kind === "finished" ? (ended as FinishedEnd) : null };
       } catch (error) {
         // Not executed here: its start queues it for the workers.
+        if (error instanceof StepLimitReached) return null;
         deps.logger.warn({ err: messageOf(error), run: accepted.id }, "a run could not be executed in place; queued");
         return null;
       }
