@@ -28,6 +28,13 @@ export async function publishRunDone(broker: Broker, waiter: string, done: RunDo
   await broker.publish(PLATFORM_SCOPE, channelOf(waiter), message);
 }
 
+/** One run waited for: `done` resolves with its ending, or null once the wait is let go first. */
+export interface RunWait {
+  done: Promise<RunDone | null>;
+  /** Lets go of the wait (its time is up, or the answer came another way); nothing once `done` resolved. */
+  letGo(): void;
+}
+
 /**
  * The runs this process waits for (wait mode). One subscription per process, opened on the
  * first wait; a wait registers before its run is queued, so no ending can be missed.
@@ -35,8 +42,8 @@ export async function publishRunDone(broker: Broker, waiter: string, done: RunDo
 export interface RunWaiters {
   /** The name workers notify: stored in the run's `waiter`. */
   readonly id: string;
-  /** Resolves with the ending, or null when `signal` aborts first. Call `ready` before queueing the run. */
-  wait(runId: string, signal: AbortSignal): Promise<RunDone | null>;
+  /** Waits for the run's ending until it is let go. Call `ready` before queueing the run. */
+  wait(runId: string): RunWait;
   /** Resolves once the subscription is active. */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -67,18 +74,16 @@ export function createRunWaiters(broker: Broker): RunWaiters {
       });
       return subscription.then(() => undefined);
     },
-    wait(runId, signal) {
-      return new Promise((resolve) => {
-        const finish = (done: RunDone | null) => {
+    wait(runId) {
+      let finish: (done: RunDone | null) => void = () => {};
+      const done = new Promise<RunDone | null>((resolve) => {
+        finish = (ending) => {
           waiting.delete(runId);
-          signal.removeEventListener("abort", onAbort);
-          resolve(done);
+          resolve(ending);
         };
-        const onAbort = () => finish(null);
-        waiting.set(runId, finish);
-        if (signal.aborted) finish(null);
-        else signal.addEventListener("abort", onAbort);
       });
+      waiting.set(runId, finish);
+      return { done, letGo: () => finish(null) };
     },
     async close() {
       const active = subscription;
