@@ -22,14 +22,19 @@ export function withEdge(handle: (request: Request) => Promise<Response>, option
 
   const tooLarge = () => new DomainError("payload_too_large", `request body exceeds ${maxBodyBytes} bytes`);
 
-  /** The request with its body within the limit; throws `payload_too_large` beyond it. */
+  /**
+   * The request with its body within the limit; throws `payload_too_large` beyond it. A
+   * declared length is believed (Bun reads no more than it), and then `request.body` is never
+   * touched: making its stream costs 1.3-3.5 µs a request, 5-15% of a trivial server's CPU.
+   */
   async function admit(request: Request): Promise<Request> {
-    if (!METHODS_WITH_BODY.has(request.method) || !request.body) return request;
+    if (!METHODS_WITH_BODY.has(request.method)) return request;
     const declared = request.headers.get("content-length");
     if (declared !== null) {
       if (Number(declared) > maxBodyBytes) throw tooLarge();
       return request;
     }
+    if (!request.body) return request;
     const body = await readAtMost(request.body, maxBodyBytes).catch((error: unknown) => {
       throw bodyReadFailure(request, error);
     });

@@ -89,9 +89,8 @@ function queryOf(params: URLSearchParams): Record<string, string | string[]> {
   );
 }
 
-/** The request's body fields, read and parsed as the webhook ingress does (its limits and content types). */
+/** The request's body fields, read and parsed as the webhook ingress does (its limits and content types); none without a body. */
 async function bodyFields(deps: GatewayIngressDeps, request: Request): Promise<Record<string, unknown>> {
-  if (!request.body) return {};
   const { maxBytes, maxFileContentBytes } = deps.config.webhooks;
   const raw = await readWebhookBody(request, maxBytes);
   const parsed = await parseWebhookBody(raw, request.headers.get("content-type"), { maxFileContentBytes });
