@@ -26,7 +26,7 @@ const MAX_FLOWS = 10_000;
  * flow may hold, so that a for-each makes a start cost the API process no more than a flow
  * without one already can. A run whose items would take it past goes to the workers.
  */
-export const IN_PLACE_MAX_STEPS = MAX_FLOW_STEPS;
+const IN_PLACE_MAX_STEPS = MAX_FLOW_STEPS;
 
 /** Whether every step of a list only computes (see `runsInPlace`). */
 function computesOnly(steps: LoadedStep[]): boolean {

@@ -236,9 +236,9 @@ export function createRunsService(deps: RunsDeps): RunsService {
     async startAndWait(input, timeoutMs) {
       await waiters.ready();
       const id = newRunId();
-      // The time the start is given: its execution in place stops at it, and so does the wait for its end.
-      // Whatever answers first, the wait is let go (no signal's listeners: `abort` and its
-      // event were 5% of an API process's CPU under wait-mode starts run in place).
+      // The start's time: its execution in place stops at it, and so does the wait for its end.
+      // The wait is let go by a call, whatever answers first: an abort's event and listeners
+      // were 5% of an API process's CPU under wait-mode starts run in place.
       const timeout = new AbortController();
       const waiting = waiters.wait(id);
       const timer = setTimeout(() => {
