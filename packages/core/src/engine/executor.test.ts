@@ -254,6 +254,37 @@ describe("the run executor", () => {
       entryId,
     );
 
+  test("a run gives the event loop back once its steps held it for a slice, however little they await", async () => {
+    // Steps of a millisecond that never wait, written nowhere: without turns nothing else would run before the last.
+    let stepsDone = 0;
+    const busy: StepFunction = async (payload) => {
+      const until = performance.now() + 1;
+      while (performance.now() < until) {}
+      stepsDone++;
+      return payload;
+    };
+    const keeping: RunStore = { ...store, write: async () => true };
+    let doneWhenTheLoopTurned: number | null = null;
+    setImmediate(() => {
+      doneWhenTheLoopTurned = stepsDone;
+    });
+    const items: LoadedStep = {
+      kind: "for_each",
+      name: "each",
+      items: compilePayload("{{trigger.items}}"),
+      steps: [step("work", "transform")],
+      concurrency: 1,
+      secretKeys: [],
+    };
+    const trigger = { items: Array.from({ length: 20 }, (_, index) => index) };
+    const run = fresh(crypto.randomUUID(), "e-turns", trigger);
+    const end = await execute({ ...depsWith({ transform: busy }), store: keeping }, run, [items], live());
+    expect(end).toMatchObject({ kind: "finished", status: "succeeded" });
+    expect(stepsDone).toBe(20);
+    expect(doneWhenTheLoopTurned).not.toBeNull();
+    expect(doneWhenTheLoopTurned as unknown as number).toBeLessThan(20);
+  });
+
   test("a run taken from its queueing entry, without reading its row, is claimed by its first write and runs to its end", async () => {
     const runId = await queuedRun({ n: 7 });
     const deps = depsWith();

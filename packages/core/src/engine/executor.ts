@@ -1,6 +1,7 @@
 import type { RunStatus } from "@platform/db";
 import { messageOf } from "../errors.ts";
 import type { AccountLimits } from "../limits/account-limits.ts";
+import { nextTurn, SLICE_MS } from "../loop-turns.ts";
 import { sleep } from "../sleep.ts";
 import type { TemplateScope } from "../templates/index.ts";
 import { recordTrigger } from "../tracing/run-data.ts";
@@ -159,6 +160,15 @@ export async function executeRun(
   const stepsAhead = (count: number) => {
     if (deps.stepLimit !== undefined && stepsRun + count > deps.stepLimit) throw new StepLimitReached(deps.stepLimit);
   };
+  // Steps that compute resolve without giving the event loop back: a long for-each would hold the
+  // process (the API's, run in place) for all its items. A step that begins after the run held
+  // it for a slice waits for the loop's next turn, in turn with expressions (loop-turns.ts).
+  let sliceStart = performance.now();
+  const sliceUsed = () => performance.now() - sliceStart >= SLICE_MS;
+  const nextSlice = async () => {
+    await nextTurn();
+    sliceStart = performance.now();
+  };
 
   // A step sees the outputs as they were when it began, never the frame's own object: an output
   // that holds its scope (`{{$}}`, `{{**}}`) would otherwise hold itself once it is one of them.
@@ -232,6 +242,7 @@ export async function executeRun(
     }
     stepsAhead(1);
     stepsRun++;
+    if (sliceUsed()) await nextSlice();
     const scope = scopeOf(frame);
     if (!record) {
       if (step.condition) {

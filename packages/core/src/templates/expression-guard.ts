@@ -1,4 +1,5 @@
 import jsonata from "jsonata";
+import { nextTurn, SLICE_MS } from "../loop-turns.ts";
 import { jsonSizeWithin } from "./value-size.ts";
 
 /**
@@ -39,8 +40,8 @@ export const EXPRESSION_LIMITS = {
   result: 1_048_576,
   /** Characters and items one evaluation builds in all. */
   built: 8_388_608,
-  /** Milliseconds of evaluation between two turns of the event loop. */
-  sliceMs: 2,
+  /** Milliseconds of evaluation between two turns of the event loop (the slice of every tenant's work, see loop-turns.ts). */
+  sliceMs: SLICE_MS,
 } as const;
 
 /** An evaluation past one of EXPRESSION_LIMITS: fails its step at once (retrying cannot help). */
@@ -72,25 +73,6 @@ const guardOf = (environment: Environment): Guard => {
   }
   return guard;
 };
-
-/**
- * Evaluations that used up their slice, in the order they did. One of them goes on per turn
- * of the event loop, so that however many evaluations are under way, expressions take at most
- * one slice of each turn and everything else waiting (requests, replies from the database and
- * the broker, other runs) goes on between; they take turns round-robin.
- */
-const waiting: (() => void)[] = [];
-
-function resumeOne(): void {
-  waiting.shift()?.();
-  if (waiting.length > 0) setImmediate(resumeOne);
-}
-
-const nextTurn = () =>
-  new Promise<void>((resolve) => {
-    waiting.push(resolve);
-    if (waiting.length === 1) setImmediate(resumeOne);
-  });
 
 function onEntry(_expression: unknown, _input: unknown, environment: Environment): Promise<void> | undefined {
   const guard = guardOf(environment);
