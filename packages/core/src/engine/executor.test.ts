@@ -255,10 +255,10 @@ describe("the run executor", () => {
     );
 
   test("a run gives the event loop back once its steps held it for a slice, however little they await", async () => {
-    // Steps of a millisecond that never wait, written nowhere: without turns nothing else would run before the last.
+    // Steps of 0.2 ms that never wait, written nowhere: without turns nothing else would run before the last.
     let stepsDone = 0;
     const busy: StepFunction = async (payload) => {
-      const until = performance.now() + 1;
+      const until = performance.now() + 0.2;
       while (performance.now() < until) {}
       stepsDone++;
       return payload;
@@ -276,13 +276,13 @@ describe("the run executor", () => {
       concurrency: 1,
       secretKeys: [],
     };
-    const trigger = { items: Array.from({ length: 20 }, (_, index) => index) };
+    const trigger = { items: Array.from({ length: 60 }, (_, index) => index) };
     const run = fresh(crypto.randomUUID(), "e-turns", trigger);
     const end = await execute({ ...depsWith({ transform: busy }), store: keeping }, run, [items], live());
     expect(end).toMatchObject({ kind: "finished", status: "succeeded" });
-    expect(stepsDone).toBe(20);
-    expect(doneWhenTheLoopTurned).not.toBeNull();
-    expect(doneWhenTheLoopTurned as unknown as number).toBeLessThan(20);
+    expect(stepsDone).toBe(60);
+    // The 32nd step (item 30, after the for-each's own and 30 items, 6 ms in) waited for the loop's turn.
+    expect(doneWhenTheLoopTurned).toBe(30);
   });
 
   test("a run taken from its queueing entry, without reading its row, is claimed by its first write and runs to its end", async () => {

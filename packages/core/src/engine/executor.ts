@@ -43,6 +43,9 @@ export interface ExecutorDeps extends TaskDeps, WaitDeps {
   stepLimit?: number;
 }
 
+/** Steps a run runs at least between two turns of the event loop it gives back (see `executeRun`). */
+const STEPS_PER_SLICE = 32;
+
 /** An execution stopped at its `stepLimit`: nothing of it is to be kept. */
 export class StepLimitReached extends Error {
   constructor(limit: number) {
@@ -161,13 +164,18 @@ export async function executeRun(
     if (deps.stepLimit !== undefined && stepsRun + count > deps.stepLimit) throw new StepLimitReached(deps.stepLimit);
   };
   // Steps that compute resolve without giving the event loop back: a long for-each would hold the
-  // process (the API's, run in place) for all its items. A step that begins after the run held
-  // it for a slice waits for the loop's next turn, in turn with expressions (loop-turns.ts).
+  // process (the API's, run in place) for all its items. A step that begins once the run ran
+  // STEPS_PER_SLICE steps and a slice of time since its last turn waits for the loop's next
+  // turn, in turn with expressions (loop-turns.ts). The time is the clock's, which under load
+  // passes a slice while the run's steps interleave with others': the step count keeps the
+  // common short run from waiting for turns it does not need.
   let sliceStart = performance.now();
-  const sliceUsed = () => performance.now() - sliceStart >= SLICE_MS;
+  let sliceSteps = 0;
+  const sliceUsed = () => ++sliceSteps >= STEPS_PER_SLICE && performance.now() - sliceStart >= SLICE_MS;
   const nextSlice = async () => {
     await nextTurn();
     sliceStart = performance.now();
+    sliceSteps = 0;
   };
 
   // A step sees the outputs as they were when it began, never the frame's own object: an output
