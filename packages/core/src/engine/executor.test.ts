@@ -264,9 +264,9 @@ describe("the run executor", () => {
       return payload;
     };
     const keeping: RunStore = { ...store, write: async () => true };
-    let doneWhenTheLoopTurned: number | null = null;
+    const loopTurned = { afterSteps: -1 };
     setImmediate(() => {
-      doneWhenTheLoopTurned = stepsDone;
+      loopTurned.afterSteps = stepsDone;
     });
     const items: LoadedStep = {
       kind: "for_each",
@@ -282,7 +282,7 @@ describe("the run executor", () => {
     expect(end).toMatchObject({ kind: "finished", status: "succeeded" });
     expect(stepsDone).toBe(60);
     // The 32nd step (item 30, after the for-each's own and 30 items, 6 ms in) waited for the loop's turn.
-    expect(doneWhenTheLoopTurned).toBe(30);
+    expect(loopTurned.afterSteps).toBe(30);
   });
 
   test("a run taken from its queueing entry, without reading its row, is claimed by its first write and runs to its end", async () => {
