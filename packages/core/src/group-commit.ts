@@ -116,11 +116,12 @@ export function groupCommit<I, O>(
 /**
  * `groupCommit` per key: the calls of one key (one stream, one limiter) share statements, and
  * the `maxInFlight` limit is the key's, so the calls of one key never wait for another's. A
- * key's writer lives while it has calls queued or in flight; `write` gets the items of one key.
+ * key's writer lives while it has calls queued or in flight; `write` gets the items of one key,
+ * and the key.
  */
 export function keyedGroupCommit<I, O>(
   keyOf: (item: I) => string,
-  write: (items: I[]) => Promise<O[]>,
+  write: (items: I[], key: string) => Promise<O[]>,
   options: Omit<GroupCommitOptions<I>, "onIdle">,
 ): (item: I) => Promise<O> {
   const writers = new Map<string, (item: I) => Promise<O>>();
@@ -128,7 +129,7 @@ export function keyedGroupCommit<I, O>(
     const key = keyOf(item);
     let writer = writers.get(key);
     if (!writer) {
-      writer = groupCommit(write, { ...options, onIdle: () => writers.delete(key) });
+      writer = groupCommit((items: I[]) => write(items, key), { ...options, onIdle: () => writers.delete(key) });
       writers.set(key, writer);
     }
     return writer(item);

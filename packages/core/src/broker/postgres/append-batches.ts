@@ -31,10 +31,10 @@ export function appendBatches(
 ): (scope: string, stream: string, payload: string) => Promise<string> {
   const append = keyedGroupCommit<Append, string>(
     ({ scope, stream }) => topicOf(scope, stream),
-    (appends) => {
+    (appends, topic) => {
       const { scope, stream } = appends[0] as Append;
       const payloads = appends.map((a) => a.payload);
-      return guarded(() => insertEntries(handle.db, scope, stream, topicOf(scope, stream), payloads));
+      return guarded(() => insertEntries(handle.db, scope, stream, topic, payloads));
     },
     { maxBatch: MAX_BATCH, maxInFlight: ONE_STATEMENT_AT_A_TIME },
   );

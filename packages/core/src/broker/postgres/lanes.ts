@@ -34,12 +34,12 @@ export function postgresLanes(handle: DatabaseHandle): LanePort {
    */
   const append = keyedGroupCommit<LaneAppend, void>(
     ({ scope, stream }) => topicOf(scope, stream),
-    async (appends) => {
+    async (appends, topic) => {
       const { scope, stream } = appends[0] as LaneAppend;
       const items = JSON.stringify(appends.map(({ lane, payload }) => [lane, payload]));
       await guarded(() =>
         sql`
-          select broker_append_to_lanes(${scope}, ${stream}, ${items}::jsonb, ${APPENDS_CHANNEL}, ${topicOf(scope, stream)})`.execute(
+          select broker_append_to_lanes(${scope}, ${stream}, ${items}::jsonb, ${APPENDS_CHANNEL}, ${topic})`.execute(
           db,
         ),
       );
