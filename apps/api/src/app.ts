@@ -102,7 +102,12 @@ export function createApp({ services, router, openapi, metrics, consolePages }: 
     .all(
       "/webhooks/:webhookId",
       ({ request, params }) =>
-        receiveWebhook(services, { request, webhookId: params.webhookId, requestId: requestMeta(request).id }),
+        receiveWebhook(services, {
+          request,
+          webhookId: params.webhookId,
+          requestId: requestMeta(request).id,
+          holdOpen: requestMeta(request).holdOpen,
+        }),
       { parse: "none" },
     )
     // The body is the trigger data and wait mode answers with the flow's own status and headers.
@@ -114,11 +119,11 @@ export function createApp({ services, router, openapi, metrics, consolePages }: 
       },
     )
     // The account's MCP endpoint (Streamable HTTP): its flows marked as tools, for MCP clients.
-    .all("/mcp", ({ request }) => uncached(handleMcpRequest(services, request, requestMeta(request).id)), {
+    .all("/mcp", ({ request }) => uncached(handleMcpRequest(services, request, requestMeta(request))), {
       parse: "none",
     })
     // Gateways answer with their flows' own status, headers and body, for any method.
-    .all("/gw/*", ({ request }) => handleGatewayRequest(services, request, requestMeta(request).id), {
+    .all("/gw/*", ({ request }) => handleGatewayRequest(services, request, requestMeta(request)), {
       parse: "none",
     })
     .all("/trpc/*", ({ request }) => uncached(trpc(request, contextOf(request))), { parse: "none" })

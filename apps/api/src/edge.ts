@@ -2,11 +2,20 @@ import { answerError, bodyReadFailure, DomainError, type Logger, readAtMost } fr
 import type { HttpMetrics } from "./metrics.ts";
 import { attachRequestMeta } from "./request-meta.ts";
 
+/** The connections requests arrive on: how long one may stay silent (see RequestInfo.holdOpen). */
+export interface Connections {
+  /** The connection stays open, silent, for `ms` more. */
+  holdOpen(request: Request, ms: number): void;
+  /** The connection takes the server's idle timeout back. */
+  release(request: Request): void;
+}
+
 export interface EdgeOptions {
   logger: Logger;
   metrics: HttpMetrics;
   routeOf: (method: string, pathname: string) => string;
   maxBodyBytes: number;
+  connections: Connections;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -15,10 +24,11 @@ const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /**
  * Everything every request goes through, whatever route it reaches: a request id
  * (kept from `X-Request-Id` when well-formed) on the response and every log line,
- * the body size limit, one access log line, and the Prometheus observation.
+ * the body size limit, its connection held open while it waits for a run, one access log
+ * line, and the Prometheus observation.
  */
 export function withEdge(handle: (request: Request) => Promise<Response>, options: EdgeOptions) {
-  const { logger, metrics, routeOf, maxBodyBytes } = options;
+  const { logger, metrics, routeOf, maxBodyBytes, connections } = options;
 
   const tooLarge = () => new DomainError("payload_too_large", `request body exceeds ${maxBodyBytes} bytes`);
 
@@ -48,13 +58,20 @@ export function withEdge(handle: (request: Request) => Promise<Response>, option
     const id = offered && REQUEST_ID.test(offered) ? offered : crypto.randomUUID();
     const url = new URL(incoming.url);
     let response: Response;
+    let held = false;
+    const holdOpen = (ms: number) => {
+      held = true;
+      connections.holdOpen(incoming, ms);
+    };
     try {
       const admitted = await admit(incoming);
-      attachRequestMeta(admitted, { id, ip, path: url.pathname });
+      attachRequestMeta(admitted, { id, ip, path: url.pathname, holdOpen });
       response = await handle(admitted);
     } catch (error) {
       response = answerError(error, { area: "platform", logger, requestId: id });
     }
+    // Bun keeps a request's timeout for its connection's idle time after it: a kept-alive connection is not held.
+    if (held) connections.release(incoming);
     response.headers.set("x-request-id", id);
     const seconds = (performance.now() - started) / 1000;
     const route = routeOf(incoming.method, url.pathname);

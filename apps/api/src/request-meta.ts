@@ -4,6 +4,8 @@ export interface RequestMeta {
   ip: string;
   /** The path as the client sent it, read once by the edge. */
   path: string;
+  /** Holds the connection open while the request waits (see core's RequestInfo). */
+  holdOpen(ms: number): void;
 }
 
 const metas = new WeakMap<Request, RequestMeta>();
@@ -13,5 +15,12 @@ export function attachRequestMeta(request: Request, meta: RequestMeta): void {
 }
 
 export function requestMeta(request: Request): RequestMeta {
-  return metas.get(request) ?? { id: crypto.randomUUID(), ip: "unknown", path: new URL(request.url).pathname };
+  return (
+    metas.get(request) ?? {
+      id: crypto.randomUUID(),
+      ip: "unknown",
+      path: new URL(request.url).pathname,
+      holdOpen: () => {},
+    }
+  );
 }

@@ -13,6 +13,8 @@ export interface ServerOptions {
   trustedProxyHops?: number;
   /** The console's build (default: `apps/web/dist`, written by `bun run build:web`). */
   consoleDir?: string;
+  /** Seconds a connection may stay silent, unless its request waits for a run (default: Bun's 10). */
+  idleTimeoutSeconds?: number;
 }
 
 export interface RunningServer {
@@ -26,6 +28,18 @@ export interface RunningServer {
   stop(graceMs: number): Promise<void>;
 }
 
+const BUN_IDLE_TIMEOUT_S = 10;
+/** Seconds a held connection may stay silent past its request's wait. */
+const HELD_MARGIN_S = 5;
+/** Waits longer than this hold their connection without a limit of Bun's: the wait itself ends. */
+const HELD_MAX_S = 240;
+
+/** Seconds of silence a connection is allowed while its request waits `ms` (0: no limit). */
+function heldSeconds(ms: number): number {
+  const seconds = Math.ceil(ms / 1000) + HELD_MARGIN_S;
+  return seconds > HELD_MAX_S ? 0 : seconds;
+}
+
 /** Serves the API on a real port. */
 export function startServer(services: Services, options: ServerOptions): RunningServer {
   const openapi = buildOpenApiDocument(services.config);
@@ -34,15 +48,21 @@ export function startServer(services: Services, options: ServerOptions): Running
   const app = createApp({ services, router: appRouter, openapi, metrics, consolePages });
   const procedures = Object.keys(appRouter._def.procedures);
   const routeOf = createRouteNamer({ templates: Object.keys(openapi.paths ?? {}), procedures });
+  const idleTimeout = options.idleTimeoutSeconds ?? BUN_IDLE_TIMEOUT_S;
   const handle = withEdge(app, {
     logger: services.logger,
     metrics,
     routeOf,
     maxBodyBytes: options.maxBodyBytes,
+    connections: {
+      holdOpen: (request, ms) => server.timeout(request, heldSeconds(ms)),
+      release: (request) => server.timeout(request, idleTimeout),
+    },
   });
   const server = Bun.serve({
     port: options.port,
     hostname: options.host,
+    idleTimeout,
     // The edge answers oversized bodies with a JSON 413; Bun's own limit is only a backstop.
     maxRequestBodySize: options.maxBodyBytes * 2,
     fetch: (request, bunServer) => {

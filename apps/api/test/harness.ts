@@ -33,6 +33,8 @@ export interface TestApiOptions {
   worker?: boolean;
   /** The console build to serve (default: apps/web/dist, which a test must not rely on). */
   consoleDir?: string;
+  /** Seconds a connection may stay silent (default: Bun's 10). */
+  idleTimeoutSeconds?: number;
   /** The port to listen on (default: any free one). */
   port?: number;
 }
@@ -47,6 +49,7 @@ export interface TestApi {
     maxBodyBytes: number;
     trustedProxyHops?: number;
     consoleDir?: string;
+    idleTimeoutSeconds?: number;
   };
   /** `fetch` against the running server, with a JSON body when `json` is given. */
   request(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
@@ -191,6 +194,7 @@ export async function startTestApi(options: TestApiOptions): Promise<TestApi> {
       maxBodyBytes: options.maxBodyBytes ?? 10 * 1024 * 1024,
       trustedProxyHops: options.trustedProxyHops,
       consoleDir: options.consoleDir,
+      idleTimeoutSeconds: options.idleTimeoutSeconds,
     },
     options.captureLogs,
     options.worker,
@@ -237,6 +241,7 @@ async function serve(
       maxBodyBytes: shared.maxBodyBytes,
       trustedProxyHops: shared.trustedProxyHops,
       consoleDir: shared.consoleDir,
+      idleTimeoutSeconds: shared.idleTimeoutSeconds,
     });
   } catch (error) {
     await handle.close();

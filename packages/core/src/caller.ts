@@ -12,6 +12,14 @@ export interface RequestInfo {
   /** The request's method (a HEAD reaches the routes as GET). */
   method: string;
   headers: Headers;
+  /**
+   * Holds the request's connection open, silent, for `ms` more. Bun's HTTP server closes a
+   * connection silent for its idle timeout (10 s) even while the handler still works on the
+   * answer, so a handler about to wait for a run (wait mode, a gateway, an MCP tool call)
+   * says first for how long; the edge gives the connection its idle timeout back once the
+   * answer is ready.
+   */
+  holdOpen(ms: number): void;
 }
 
 export type Credential = { scheme: "bearer"; token: string } | { scheme: "api_key"; key: string } | null;

@@ -284,7 +284,7 @@ export const coreConfigSchema = z.object({
     max: 3_600_000,
     fallback: 30_000,
     description:
-      "How long wait mode (`?wait=true`, webhooks and gateways that wait) waits for a run's end before answering 202, in ms.",
+      "How long wait mode (`?wait=true`, webhooks and gateways that wait) waits for a run's end before answering 202, in ms. A request that waits keeps its connection open that long, silent, past the HTTP server's 10 s idle timeout for other connections.",
   }),
   RUNS_IN_PLACE: envBoolean(true).meta({
     description:

@@ -1,3 +1,4 @@
+import type { RequestInfo } from "../caller.ts";
 import { answerError, DomainError, invalidInput, isDomainError, jsonAnswer } from "../errors.ts";
 import { findUnsafeInput } from "../input-guard.ts";
 import { outcomeResponse } from "../runs/http.ts";
@@ -100,7 +101,7 @@ async function bodyFields(deps: GatewayIngressDeps, request: Request): Promise<R
 export async function handleGatewayRequest(
   deps: GatewayIngressDeps,
   request: Request,
-  requestId: string,
+  info: Pick<RequestInfo, "id" | "holdOpen">,
 ): Promise<Response> {
   try {
     const url = new URL(request.url);
@@ -143,6 +144,7 @@ export async function handleGatewayRequest(
       via: "gateway" as const,
       traceparent: request.headers.get("traceparent"),
     };
+    info.holdOpen(gateway.timeoutMs);
     const outcome = await deps.runs.startAndWait(start, gateway.timeoutMs).catch((error: unknown) => {
       if (isDomainError(error) && error.code === "not_found") {
         throw new DomainError("not_found", "the mapped flow does not exist");
@@ -159,6 +161,6 @@ export async function handleGatewayRequest(
     }
     return outcomeResponse(outcome, "public");
   } catch (error) {
-    return answerError(error, { area: "ingress", logger: deps.logger, requestId });
+    return answerError(error, { area: "ingress", logger: deps.logger, requestId: info.id });
   }
 }

@@ -10,7 +10,7 @@ import {
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { isApiKeyText } from "../accounts/api-keys.ts";
 import { createAuthenticator } from "../accounts/authenticate.ts";
-import { type Credential, type Principal, parseCredential } from "../caller.ts";
+import { type Credential, type Principal, parseCredential, type RequestInfo } from "../caller.ts";
 import { answerError } from "../errors.ts";
 import { readUtf8Text } from "../request-body.ts";
 import type { Services } from "../services.ts";
@@ -68,10 +68,11 @@ function jsonRpcError(status: number, code: number, message: string, headers: Re
 }
 
 /**
- * The HTTP server closes a connection that is silent for 10 s (Bun's idle timeout), and a
- * `tools/call` may wait WAIT_TIMEOUT_MS for its run: its answer is a stream, which keep-alive
- * comments hold open, when that wait may pass this, or when the call asked for progress. A
- * call of a flow this process runs in place (engine/in-place.ts) is answered at once, as JSON.
+ * A `tools/call` may wait WAIT_TIMEOUT_MS for its run. The request's connection is held open
+ * that long (RequestInfo.holdOpen), but proxies and clients between close a connection silent
+ * for their own time, often 10 s or more: the answer is a stream, which keep-alive comments
+ * hold open, when the wait may pass this, or when the call asked for progress. A call of a
+ * flow this process runs in place (engine/in-place.ts) is answered at once, as JSON.
  */
 const SILENT_ANSWER_MAX_MS = 8000;
 const KEEP_ALIVE_MS = 5000;
@@ -146,8 +147,13 @@ function toolServer(services: Services, principal: Principal, requestId: string)
 }
 
 /** Answers a request to `/mcp` (any method). */
-export async function handleMcpRequest(services: Services, request: Request, requestId: string): Promise<Response> {
+export async function handleMcpRequest(
+  services: Services,
+  request: Request,
+  info: Pick<RequestInfo, "id" | "holdOpen">,
+): Promise<Response> {
   const { logger } = services;
+  const requestId = info.id;
   let principal: Principal;
   try {
     principal = await authenticate(services, request.headers);
@@ -181,6 +187,7 @@ export async function handleMcpRequest(services: Services, request: Request, req
     return answerError(error, { area: "platform", logger, requestId });
   }
   const streaming = await answersAsStream(services, principal, body).catch(() => true);
+  info.holdOpen(services.config.runs.waitTimeoutMs);
   const server = toolServer(services, principal, requestId);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,

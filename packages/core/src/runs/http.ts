@@ -97,7 +97,7 @@ function readWait(url: URL): boolean {
 export async function startRunByHand(
   services: Services,
   request: Request,
-  info: Pick<RequestInfo, "id" | "path">,
+  info: Pick<RequestInfo, "id" | "path" | "holdOpen">,
   flowId: string,
 ): Promise<Response> {
   try {
@@ -118,7 +118,9 @@ export async function startRunByHand(
       const { runId } = await services.runs.start(start);
       return jsonAnswer(200, { message: "accepted", run_id: runId });
     }
-    return outcomeResponse(await services.runs.startAndWait(start, services.config.runs.waitTimeoutMs), "account");
+    const { waitTimeoutMs } = services.config.runs;
+    info.holdOpen(waitTimeoutMs);
+    return outcomeResponse(await services.runs.startAndWait(start, waitTimeoutMs), "account");
   } catch (error) {
     return answerError(error, { area: "runs", logger: services.logger, requestId: info.id });
   }

@@ -40,6 +40,7 @@ export const runsRouter = router({
         const { runId } = await runs.start(start);
         return { message: "accepted" as const, run_id: runId };
       }
+      ctx.request.holdOpen(config.runs.waitTimeoutMs);
       const outcome = await runs.startAndWait(start, config.runs.waitTimeoutMs);
       return {
         status: outcome.status,

@@ -1,3 +1,4 @@
+import type { RequestInfo } from "../../caller.ts";
 import { DomainError, jsonAnswer } from "../../errors.ts";
 import { findFlowByWebhookId, type WebhookFlow } from "../../flows/webhook-flows.ts";
 import { outcomeResponse } from "../../runs/http.ts";
@@ -15,6 +16,8 @@ export interface IncomingDelivery {
   webhookId: string;
   /** The request id, logged with a delivery that could not be recorded. */
   requestId?: string;
+  /** Holds the connection open while wait mode waits (see RequestInfo). */
+  holdOpen: RequestInfo["holdOpen"];
 }
 
 const notFound = () => jsonAnswer(404, { error: "webhook not found" });
@@ -61,7 +64,7 @@ export async function receiveWebhook(services: Services, delivery: IncomingDeliv
   }
 }
 
-async function take(services: Services, flow: WebhookFlow, { request, webhookId }: IncomingDelivery) {
+async function take(services: Services, flow: WebhookFlow, { request, webhookId, holdOpen }: IncomingDelivery) {
   const { config, metrics } = services;
   // Before the body is read: a flood costs its sender a 429, not the platform a parse.
   await services.limits.spend(flow.accountId, "webhook_deliveries_per_second", flow.flowId);
@@ -114,6 +117,7 @@ async function take(services: Services, flow: WebhookFlow, { request, webhookId 
     traceparent: request.headers.get("traceparent"),
   };
   if (trigger.response_mode === "wait") {
+    holdOpen(config.runs.waitTimeoutMs);
     return outcomeResponse(await services.runs.startAndWait(start, config.runs.waitTimeoutMs), "public");
   }
   const { runId } = await services.runs.start(start);
