@@ -163,6 +163,35 @@ function runTraces(platform: () => Platform) {
     expect([...new Set(spans.map((span) => span.service))]).toEqual([accept.service]);
   }, 90_000);
 
+  test("a run in place handed to the workers past its step limit: its in-place spans end without an error, marked handed over, and the worker's run follows", async () => {
+    const p = platform();
+    const owner = await p.owner("trace-handed-over");
+    // 510 items: the for-each would take the execution past the 500 steps run in place.
+    const flowId = await createFlow(p, owner, {
+      name: "long loop",
+      steps: [
+        { name: "lines", for_each: "{{[1..510]}}", steps: [{ name: "line", subject: "transform", payload: {} }] },
+      ],
+    });
+    const wait = () => json(p.base, owner, "POST", `/flows/${flowId}/runs?wait=true`, {});
+    // The first start teaches the API process the flow runs in place; the next one tries.
+    expect((await wait()).status).toBe(200);
+    expect((await wait()).status).toBe(200);
+    const latest = await json(p.base, owner, "GET", `/flows/${flowId}/runs?limit=1`);
+    const run = await runWhen(p, owner, latest.body.data[0].id, (one) => one.status === "succeeded");
+    const spans = await spansOf(p, run.trace_id as string, (some) => all(some, "run").length === 2);
+    const [inPlace, worked] = [...all(spans, "run")].sort(
+      (a, b) =>
+        Number(Boolean(b.attributes["platform.run.in_place"])) - Number(Boolean(a.attributes["platform.run.in_place"])),
+    );
+    expect(inPlace?.attributes).toMatchObject({ "platform.run.in_place": true, "platform.handed_over": true });
+    expect(worked?.attributes["platform.run.delivery"]).toBe(1);
+    const lines = all(spans, "step lines").find((span) => span.parentSpanId === inPlace?.spanId);
+    expect(lines?.attributes["platform.handed_over"]).toBe(true);
+    // Nothing failed: no span of the trace ends with an error.
+    expect(spans.filter((span) => span.statusCode === 2).map((span) => span.name)).toEqual([]);
+  }, 90_000);
+
   test("a flow.call's run is in its caller's trace, accepted under the calling step's span", async () => {
     const p = platform();
     const owner = await p.owner("trace-call");

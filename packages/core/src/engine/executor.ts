@@ -6,6 +6,7 @@ import { sleep } from "../sleep.ts";
 import type { TemplateScope } from "../templates/index.ts";
 import { recordTrigger } from "../tracing/run-data.ts";
 import { traceItem, traceStep } from "../tracing/run-spans.ts";
+import { HandedOver } from "../tracing/spans.ts";
 import { DEFAULT_LOG_LIMITS } from "./attempt-notes.ts";
 import { PURE_SUBJECTS } from "./built-ins.ts";
 import { createRecordBudget } from "./record-budget.ts";
@@ -46,8 +47,8 @@ export interface ExecutorDeps extends TaskDeps, WaitDeps {
 /** Steps a run runs at least between two turns of the event loop it gives back (see `executeRun`). */
 const STEPS_PER_SLICE = 32;
 
-/** An execution stopped at its `stepLimit`: nothing of it is to be kept. */
-export class StepLimitReached extends Error {
+/** An execution stopped at its `stepLimit`: nothing of it is to be kept, the workers run it. */
+export class StepLimitReached extends HandedOver {
   constructor(limit: number) {
     super(`the run would execute more than ${limit} steps here`);
     this.name = "StepLimitReached";

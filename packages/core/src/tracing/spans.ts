@@ -38,6 +38,13 @@ function endWith(span: Span, error: string | null): void {
 }
 
 /**
+ * Thrown by work that stops without failing, for another process to do it (an execution in
+ * place past its step limit, queued for the workers): the spans it passes through end without
+ * an error status, marked `platform.handed_over`.
+ */
+export class HandedOver extends Error {}
+
+/**
  * Runs `work` in a span named `name`, the child of the active span (or of `parent`), which it
  * ends with `errorOf`'s answer for the result; a thrown error ends it with `describe`'s text
  * for it (the run's redaction), else with the error's name only (a thrown text may hold what
@@ -66,7 +73,10 @@ export async function inSpan<T>(
   try {
     result = await context.with(trace.setSpan(parent, span), () => work(span));
   } catch (error) {
-    endWith(span, options.describe?.(error) ?? (error instanceof Error ? error.name : "error"));
+    if (error instanceof HandedOver) {
+      span.setAttribute("platform.handed_over", true);
+      endWith(span, null);
+    } else endWith(span, options.describe?.(error) ?? (error instanceof Error ? error.name : "error"));
     throw error;
   }
   endWith(span, errorOf(result));
