@@ -253,6 +253,29 @@ for (const { label, backend, redis, skip } of runModes()) {
         expect(JSON.parse(atLimit.text).count).toEqual({ lines: 496 });
       });
 
+      test("a run still computing after a second in place goes to the workers, nothing of it kept", async () => {
+        // Each item sums 100,000 numbers (several milliseconds): 300 of them take longer than a second.
+        const flowId = await flowOf(api, owner, {
+          steps: [
+            {
+              name: "heavy",
+              for_each: "{{[1..trigger.items]}}",
+              steps: [{ name: "sum", subject: "transform", payload: { sum: "{{$sum([1..100000])}}" } }],
+            },
+          ],
+        });
+        expect(await waitFor(api, owner, flowId, { items: 1 })).toEqual(QUEUED);
+        const quick = await waitFor(api, owner, flowId, { items: 2 });
+        expect(quick.status).toBe(200);
+        expect(JSON.parse(quick.text)).toEqual([{ sum: 5000050000 }, { sum: 5000050000 }]);
+
+        // 301 steps, within the 500, but not within the second: queued (no worker here), no step kept.
+        const long = await startRun(api, owner, flowId, { items: 300 });
+        expect(long.status).toBe(200);
+        const run = await runOf(api, owner, long.body.run_id);
+        expect(run).toMatchObject({ status: "queued", finished_at: null, steps: [] });
+      });
+
       test("a computing step that fails answers 500 with its error; the run is failed on record", async () => {
         const flowId = await flowOf(api, owner, FAILING);
         expect(await waitFor(api, owner, flowId, { order: "A-1" })).toEqual(QUEUED);

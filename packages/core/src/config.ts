@@ -288,7 +288,7 @@ export const coreConfigSchema = z.object({
   }),
   RUNS_IN_PLACE: envBoolean(true).meta({
     description:
-      "Whether a run of a flow that only computes (transform, respond, stop, and switch, for_each and parallel of them; no flow control; at most 500 steps executed, for-each items counted) runs in the API process that accepted it, executed first and recorded as it ended in one INSERT, without the queue and the worker's claim: a wait-mode start answers at once, and a start no one waits for (a webhook acknowledged, a start by hand without `wait`) is acknowledged once its run has ended. `false` queues every run for the workers. Named WAIT_RUNS_IN_PLACE before it covered every start; a process given that name refuses to start.",
+      "Whether a run of a flow that only computes (transform, respond, stop, and switch, for_each and parallel of them; no flow control; at most 500 steps executed, for-each items counted, for at most a second) runs in the API process that accepted it, executed first and recorded as it ended in one INSERT, without the queue and the worker's claim: a wait-mode start answers at once, and a start no one waits for (a webhook acknowledged, a start by hand without `wait`) is acknowledged once its run has ended. `false` queues every run for the workers. Named WAIT_RUNS_IN_PLACE before it covered every start; a process given that name refuses to start.",
   }),
   RUN_RETENTION_DAYS: wholeNumber({
     min: 1,

@@ -38,20 +38,25 @@ export interface ExecutorDeps extends TaskDeps, WaitDeps {
   forEachMaxItems: number;
   /**
    * Most steps (for-each items' steps each counted) one execution runs; past it (or at a
-   * for-each whose items would take it past) the execution throws `StepLimitReached`.
+   * for-each whose items would take it past) the execution throws `ExecutionLimitReached`.
    * Unset: no limit but the flow's own.
    */
   stepLimit?: number;
+  /**
+   * Most milliseconds one execution runs, looked at as each step (and each for-each) begins;
+   * past it the execution throws `ExecutionLimitReached`. Unset: no limit.
+   */
+  timeLimitMs?: number;
 }
 
 /** Steps a run runs at least between two turns of the event loop it gives back (see `executeRun`). */
 const STEPS_PER_SLICE = 32;
 
-/** An execution stopped at its `stepLimit`: nothing of it is to be kept, the workers run it. */
-export class StepLimitReached extends HandedOver {
-  constructor(limit: number) {
-    super(`the run would execute more than ${limit} steps here`);
-    this.name = "StepLimitReached";
+/** An execution stopped at its `stepLimit` or `timeLimitMs`: nothing of it is to be kept, the workers run it. */
+export class ExecutionLimitReached extends HandedOver {
+  constructor(message: string) {
+    super(message);
+    this.name = "ExecutionLimitReached";
   }
 }
 
@@ -160,9 +165,16 @@ export async function executeRun(
   let response: unknown = null;
   let stopOutput: unknown = null;
   let stepsRun = 0;
-  /** Throws when `count` steps more would take the execution past `stepLimit`. */
+  const executionStart = performance.now();
+  /** Throws when `count` steps more would take the execution past `stepLimit`, or it ran past `timeLimitMs`. */
   const stepsAhead = (count: number) => {
-    if (deps.stepLimit !== undefined && stepsRun + count > deps.stepLimit) throw new StepLimitReached(deps.stepLimit);
+    const { stepLimit, timeLimitMs } = deps;
+    if (stepLimit !== undefined && stepsRun + count > stepLimit) {
+      throw new ExecutionLimitReached(`the run would execute more than ${stepLimit} steps here`);
+    }
+    if (timeLimitMs !== undefined && performance.now() - executionStart > timeLimitMs) {
+      throw new ExecutionLimitReached(`the run has executed for more than ${timeLimitMs} ms here`);
+    }
   };
   // Steps that compute resolve without giving the event loop back: a long for-each would hold the
   // process (the API's, run in place) for all its items. A step that begins once the run ran

@@ -13,7 +13,7 @@ import type { DefinitionCache } from "../storage/definition-cache.ts";
 import { traceRun } from "../tracing/run-spans.ts";
 import { COMPUTING_SUBJECTS, computingStepFunctions } from "./built-ins.ts";
 import type { RunEvents } from "./events.ts";
-import { type ExecutorDeps, executeRun, runEndError, StepLimitReached } from "./executor.ts";
+import { ExecutionLimitReached, type ExecutorDeps, executeRun, runEndError } from "./executor.ts";
 import { createRevisionCache, hasStartControl, type LoadedFlow, type LoadedStep } from "./revisions.ts";
 import { createSecretsReader } from "./secrets-reader.ts";
 import { endColumns, freshRun, type RunStore, type RunWrite, type StepChange, stepRow } from "./store.ts";
@@ -27,6 +27,13 @@ const MAX_FLOWS = 10_000;
  * without one already can. A run whose items would take it past goes to the workers.
  */
 const IN_PLACE_MAX_STEPS = MAX_FLOW_STEPS;
+
+/**
+ * Most milliseconds a run executes in place. A start no one waits for is acknowledged once its
+ * run has ended, and a webhook's sender gives up after seconds: a run still computing after
+ * this goes to the workers, which execute it from its start (what it computed here is lost).
+ */
+const IN_PLACE_MAX_MS = 1000;
 
 /** Whether every step of a list only computes (see `runsInPlace`). */
 function computesOnly(steps: LoadedStep[]): boolean {
@@ -48,7 +55,7 @@ function computesOnly(steps: LoadedStep[]): boolean {
  * a `stop`, or a `switch`, `for_each` or `parallel` of such steps, with `if` guards of any
  * kind; and no flow control judges its starts (a concurrency limit, a throttle, a rate
  * limit, a singleton, a debounce, a batch or a start timeout: each needs the queue).
- * A start executes at most IN_PLACE_MAX_STEPS steps here.
+ * A start executes at most IN_PLACE_MAX_STEPS steps, for at most IN_PLACE_MAX_MS, here.
  */
 export function runsInPlace(flow: LoadedFlow): boolean {
   return (
@@ -98,6 +105,7 @@ export function createInPlaceRunner(deps: InPlaceDeps): InPlaceRunner {
     outputMaxBytes: deps.config.stepOutputMaxBytes,
     forEachMaxItems: deps.config.forEachMaxItems,
     stepLimit: IN_PLACE_MAX_STEPS,
+    timeLimitMs: IN_PLACE_MAX_MS,
     logLimits: deps.config.logLimits,
     events: deps.events,
     startChild: notInPlace,
@@ -163,7 +171,7 @@ export function createInPlaceRunner(deps: InPlaceDeps): InPlaceRunner {
         return { revision: accepted.revision, record, end: kind === "finished" ? (ended as FinishedEnd) : null };
       } catch (error) {
         // Not executed here: its start queues it for the workers.
-        if (error instanceof StepLimitReached) return null;
+        if (error instanceof ExecutionLimitReached) return null;
         deps.logger.warn({ err: messageOf(error), run: accepted.id }, "a run could not be executed in place; queued");
         return null;
       }

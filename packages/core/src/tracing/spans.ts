@@ -39,7 +39,7 @@ function endWith(span: Span, error: string | null): void {
 
 /**
  * Thrown by work that stops without failing, for another process to do it (an execution in
- * place past its step limit, queued for the workers): the spans it passes through end without
+ * place past its step or time limit, queued for the workers): the spans it passes through end without
  * an error status, marked `platform.handed_over`.
  */
 export class HandedOver extends Error {}
