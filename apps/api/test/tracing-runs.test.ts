@@ -208,11 +208,17 @@ function runTraces(platform: () => Platform) {
     const childId = parent.steps.find((step) => step.name === "call")?.child_run_id as string;
     const child = await runWhen(p, owner, childId, (run) => run.status === "succeeded");
     expect(child.trace_id).toBe(parent.trace_id);
-    const spans = await spansOf(
-      p,
-      parent.trace_id as string,
-      (some) => all(some, "run").length >= 3 && all(some, "step double").length > 0,
-    );
+    // The parent's run waits for the child in its delivery, or parks and takes a second one: the
+    // spans asked for are the calling step's, its run's, and the child's.
+    const spans = await spansOf(p, parent.trace_id as string, (some) => {
+      const accepting = some.find((span) => span.name === "accept flow.call");
+      const calling = some.find((span) => span.name === "step call" && span.spanId === accepting?.parentSpanId);
+      return (
+        some.some((span) => span.name === "run" && span.spanId === calling?.parentSpanId) &&
+        some.some((span) => span.name === "run" && span.attributes["platform.run.id"] === childId) &&
+        all(some, "step double").length > 0
+      );
+    });
     const accepted = named(spans, "accept flow.call");
     expect(accepted.attributes["platform.run.id"]).toBe(childId);
     const calling = all(spans, "step call").find((span) => span.spanId === accepted.parentSpanId);
