@@ -101,13 +101,10 @@ export function createApp({ services, router, openapi, metrics, consolePages }: 
     .post("/console/session/end", ({ request }) => uncached(session.end(request)), { parse: "none" })
     .all(
       "/webhooks/:webhookId",
-      ({ request, params }) =>
-        receiveWebhook(services, {
-          request,
-          webhookId: params.webhookId,
-          requestId: requestMeta(request).id,
-          holdOpen: requestMeta(request).holdOpen,
-        }),
+      ({ request, params }) => {
+        const { id, holdOpen } = requestMeta(request);
+        return receiveWebhook(services, { request, webhookId: params.webhookId, requestId: id, holdOpen });
+      },
       { parse: "none" },
     )
     // The body is the trigger data and wait mode answers with the flow's own status and headers.

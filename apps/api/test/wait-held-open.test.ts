@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Caller, call, newCaller } from "./context.ts";
+import { type Caller, newCaller } from "./context.ts";
+import { flowsClient } from "./flows-helpers.ts";
 import { createGateway, mapRoute } from "./gateway-helpers.ts";
 import { runModes, startTestApi, type TestApi } from "./harness.ts";
 
@@ -35,11 +36,8 @@ for (const { label, backend, redis, skip } of runModes()) {
     }, 60_000);
     afterAll(() => api.stop());
 
-    async function flow(body: Record<string, unknown>): Promise<Record<string, unknown>> {
-      const created = await call(api, owner, "POST", "/flows", { name: "waits", steps: PARKING, ...body });
-      if (created.status !== 200) throw new Error(`POST /flows: ${created.status} ${JSON.stringify(created.body)}`);
-      return created.body.data;
-    }
+    const flow = (body: Record<string, unknown>) =>
+      flowsClient(api, owner.headers).created({ name: "waits", steps: PARKING, ...body });
 
     /** What a request answered, or how its connection failed. */
     async function answer(path: string, init: RequestInit & { json?: unknown }) {
@@ -56,11 +54,11 @@ for (const { label, backend, redis, skip } of runModes()) {
       const webhook = await flow({ trigger: { type: "webhook", response_mode: "wait" } });
       await flow({ mcp: { tool: "park", description: "parks", input_schema: { type: "object" } } });
       const topic = await createGateway(api, owner.headers, { timeout: WAIT_MS });
-      await mapRoute(api, owner.headers, topic, "GET", "/park", byHand.id as string);
+      await mapRoute(api, owner.headers, topic, "GET", "/park", byHand.id);
 
       const answers = await Promise.all([
         answer(`/flows/${byHand.id}/runs?wait=true`, { headers: owner.headers }),
-        answer(`/webhooks/${(webhook.webhook as { id: string }).id}`, {}),
+        answer(`/webhooks/${webhook.webhook.id}`, {}),
         answer(`/gw/${topic}/park`, { method: "GET" }),
         answer("/trpc/runs.start", { headers: owner.headers, json: { flow_id: byHand.id, wait: true } }),
         answer("/mcp", {
