@@ -7,14 +7,15 @@
 # point it at a mirror, or at a local stand-in (scripts/container-check.sh builds one).
 ARG BUN_IMAGE=oven/bun:1.4.5
 
-# Every workspace's package.json and the lockfile, and nothing else, so the install
-# layer below is reused until a manifest changes (new workspaces are found, not listed).
+# Every workspace's package.json, the lockfile and the dependencies' patches, and nothing
+# else, so the install layer below is reused until a manifest changes (new workspaces are
+# found, not listed).
 FROM ${BUN_IMAGE} AS manifests
 WORKDIR /src
 COPY . .
 RUN mkdir /manifests \
  && find . -name package.json -not -path '*/node_modules/*' -exec cp --parents {} /manifests/ \; \
- && cp bun.lock /manifests/
+ && cp -r bun.lock patches /manifests/
 
 # Runtime dependencies only, exactly as locked.
 FROM ${BUN_IMAGE} AS dependencies
