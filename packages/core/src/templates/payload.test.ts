@@ -170,6 +170,25 @@ describe("resolving a payload", () => {
     expect(payload).toEqual(copy);
   });
 
+  test("each resolution writes a fresh value; a `__proto__` key stays a key, in a URL field's payload too", async () => {
+    // As a saved payload arrives: JSON.parse makes `__proto__` an own key.
+    const compiled = compilePayload(
+      JSON.parse('{"__proto__": {"polluted": "{{trigger.event}}"}, "url": "https://x/", "list": [{}]}'),
+    );
+    for (const options of [{}, { urlFields: ["url"] }]) {
+      const first = (await compiled.resolve(scope, options)) as Record<string, unknown>;
+      expect(Object.getPrototypeOf(first)).toBe(Object.prototype);
+      expect((first as { polluted?: unknown }).polluted).toBeUndefined();
+      expect(JSON.stringify(first)).toBe(
+        '{"__proto__":{"polluted":"payment_intent.succeeded"},"url":"https://x/","list":[{}]}',
+      );
+      const second = (await compiled.resolve(scope, options)) as { list: object[] };
+      expect(second).not.toBe(first);
+      expect(second.list).not.toBe(first.list);
+      expect(second.list[0]).not.toBe((first as { list: object[] }).list[0]);
+    }
+  });
+
   test("a malformed reference cannot be resolved", async () => {
     await expect(resolvePayload({ url: "{{trigger.id" }, scope)).rejects.toThrow("unclosed template reference");
   });

@@ -162,56 +162,105 @@ export interface CompiledPayload {
   resolve(scope: TemplateScope, options?: ResolveOptions): Promise<unknown>;
 }
 
+/** A payload's part compiled to what writes its value for one resolution. */
+type Writer = (resolution: Resolution) => unknown;
+
 /**
- * Parses every template string of a payload once and compiles its expressions once.
- * Throws TemplateSyntaxError on a malformed template, which `inspectPayload` finds when the
- * payload is saved.
+ * Writes an object with the payload's keys, `__proto__` included (as an own key, which plain
+ * assignment would not make).
+ */
+function objectWriter(entries: [string, Writer][]): Writer {
+  return (resolution) => {
+    const written: Record<string, unknown> = {};
+    for (const [key, write] of entries) {
+      if (key !== "__proto__") written[key] = write(resolution);
+      else
+        Object.defineProperty(written, key, {
+          value: write(resolution),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+    }
+    return written;
+  };
+}
+
+/**
+ * Parses every template string of a payload once and compiles its expressions once, and the
+ * payload to a tree of writers: a resolution walks the payload's shape and nothing else (no
+ * lookups of its strings, no entries of its objects). Throws TemplateSyntaxError on a
+ * malformed template, which `inspectPayload` finds when the payload is saved.
  */
 export function compilePayload(payload: unknown): CompiledPayload {
   const templates = new Map<string, TemplatePart[]>();
-  const expressions = new Map<TemplateExpression, CompiledExpression>();
-  visitStrings(payload, [], (text) => {
-    if (templates.has(text)) return;
-    const parts = parseTemplate(text);
-    templates.set(text, parts);
-    for (const part of parts) {
-      if (typeof part !== "string" && part.kind === "expression") {
-        expressions.set(part, compileExpression(part.expression));
+  const expressions: [TemplateExpression, CompiledExpression][] = [];
+  const partsOf = (text: string): TemplatePart[] => {
+    let parts = templates.get(text);
+    if (parts === undefined) {
+      parts = parseTemplate(text);
+      templates.set(text, parts);
+      for (const part of parts) {
+        if (typeof part !== "string" && part.kind === "expression") {
+          expressions.push([part, compileExpression(part.expression)]);
+        }
       }
     }
-  });
-  const evaluate = async (scope: TemplateScope) => {
+    return parts;
+  };
+  const textWriter = (text: string, url: boolean): Writer => {
+    const parts = partsOf(text);
+    const [only] = parts;
+    if (parts.length === 1 && typeof only === "string") return () => only;
+    return (resolution) => resolveString(parts, resolution, url);
+  };
+  const writerOf = (value: unknown): Writer => {
+    if (typeof value === "string") return textWriter(value, false);
+    if (Array.isArray(value)) {
+      const items = value.map(writerOf);
+      return (resolution) => items.map((write) => write(resolution));
+    }
+    if (value !== null && typeof value === "object") {
+      return objectWriter(Object.entries(value).map(([key, item]) => [key, writerOf(item)]));
+    }
+    return () => value;
+  };
+  const write = writerOf(payload);
+  const topLevel =
+    payload !== null && typeof payload === "object" && !Array.isArray(payload) ? Object.entries(payload) : [];
+  /** The writer of each set of URL fields asked for (one per step kind): its top-level strings among them written as `resolveUrl` does. */
+  const urlWrites = new WeakMap<readonly string[], Writer>();
+  const writeWithUrls = (urlFields: readonly string[]): Writer => {
+    let writer = urlWrites.get(urlFields);
+    if (writer === undefined) {
+      writer = objectWriter(
+        topLevel.map(([key, item]) => [
+          key,
+          typeof item === "string" && urlFields.includes(key) ? textWriter(item, true) : writerOf(item),
+        ]),
+      );
+      urlWrites.set(urlFields, writer);
+    }
+    return writer;
+  };
+
+  const none = new Map<TemplateExpression, unknown>();
+  const evaluate = async (scope: TemplateScope): Promise<Map<TemplateExpression, unknown>> => {
     const values = new Map<TemplateExpression, unknown>();
-    await Promise.all(
-      [...expressions].map(async ([part, compiled]) => values.set(part, await compiled.evaluate(scope))),
-    );
+    const [first] = expressions;
+    if (expressions.length === 1 && first) values.set(first[0], await first[1].evaluate(scope));
+    else {
+      const taken = await Promise.all(expressions.map(([, compiled]) => compiled.evaluate(scope)));
+      for (const [index, [part]] of expressions.entries()) values.set(part, taken[index]);
+    }
     return values;
   };
-  const none = new Map<TemplateExpression, unknown>();
   return {
     async resolve(scope, options = {}) {
       // Paths alone (the common case) need no evaluator.
-      const resolution = { scope, values: expressions.size === 0 ? none : await evaluate(scope) };
+      const resolution = { scope, values: expressions.length === 0 ? none : await evaluate(scope) };
       const { urlFields } = options;
-      const resolveValue = (value: unknown): unknown => {
-        if (typeof value === "string") return resolveString(templates.get(value) ?? [value], resolution);
-        if (Array.isArray(value)) return value.map(resolveValue);
-        if (value !== null && typeof value === "object") {
-          return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, resolveValue(item)]));
-        }
-        return value;
-      };
-      if (!urlFields || payload === null || typeof payload !== "object" || Array.isArray(payload)) {
-        return resolveValue(payload);
-      }
-      return Object.fromEntries(
-        Object.entries(payload).map(([key, item]) => [
-          key,
-          typeof item === "string" && urlFields.includes(key)
-            ? resolveString(templates.get(item) ?? [item], resolution, true)
-            : resolveValue(item),
-        ]),
-      );
+      return (urlFields && topLevel.length > 0 ? writeWithUrls(urlFields) : write)(resolution);
     },
   };
 }
