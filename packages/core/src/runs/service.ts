@@ -155,10 +155,11 @@ export function createRunsService(deps: RunsDeps): RunsService {
       : { status: "failed", runId: done.id, error: done.error ?? "the run failed" };
   }
 
-  /** The run's step records and its revision's steps. */
   /**
    * The run's row with its step records, read in one statement: one snapshot, so the row's
-   * status and the steps agree (a run's write changes both in one statement too).
+   * status and the steps agree (a run's write changes both in one statement too). The steps
+   * are named by the run's id itself, not the row's column: the planner then reads one
+   * partition of `run_steps` (the run's day), where a correlated reference planned every one.
    */
   async function findRunWithSteps(accountId: string, runId: string) {
     const row = await db
@@ -168,7 +169,7 @@ export function createRunsService(deps: RunsDeps): RunsService {
         sql<StepRecords | null>`(
         select jsonb_object_agg(s.name, case when s.output is null then s.record
           else s.record || jsonb_build_object('output', s.output) end)
-        from run_steps as s where s.run_id = runs.id)`.as("step_records"),
+        from run_steps as s where s.run_id = ${runId})`.as("step_records"),
       )
       .where("id", "=", runId)
       .where("account_id", "=", accountId)
