@@ -11,7 +11,7 @@ import { DomainError } from "../errors.ts";
 import type { AccountLimits } from "../limits/account-limits.ts";
 import type { Logger } from "../logger.ts";
 import { countRunEnd, type MetricsRecorder } from "../monitoring/recorder.ts";
-import { acceptedWithin } from "./accepted-range.ts";
+import { acceptedIds, acceptedWithin } from "./accepted-range.ts";
 import { newRunId, type RanInPlace, recordFilteredRun, type StartedRun } from "./insert.ts";
 import { requireLiveFlow } from "./live-flow.ts";
 import { createRunStarter, type StartRunInput } from "./start.ts";
@@ -24,6 +24,8 @@ import {
   runResult,
   runSummary,
   runView,
+  SUMMARY_COLUMNS,
+  type SummaryRow,
 } from "./views.ts";
 
 /** How a run ended, as wait mode answers it. */
@@ -198,6 +200,36 @@ export function createRunsService(deps: RunsDeps): RunsService {
     return { records, order };
   }
 
+  /** A page of runs newest first, by the function whose plan the session keeps (migration 20261208000000_runs_page). */
+  async function pageOfRuns(accountId: string, flowId: string | null, query: ListRunsQuery, limit: number) {
+    const { fromId, toId } = acceptedIds(query.from, query.to);
+    const { rows } = await sql<SummaryRow>`
+      select * from runs_page(${accountId}, ${flowId}::uuid, ${query.status ?? null}, ${query.cursor ?? null}::uuid,
+        ${fromId}::uuid, ${query.from ?? null}::timestamptz, ${toId}::uuid, ${query.to ?? null}::timestamptz, ${limit})`.execute(
+      db,
+    );
+    return rows;
+  }
+
+  /**
+   * A page of the runs whose trigger data holds a value: planned for its document at every
+   * call, as the GIN index `runs_trigger_search` answers a rare value and the id order a common one.
+   */
+  async function searchRuns(
+    accountId: string,
+    flowId: string | null,
+    query: ListRunsQuery & { where: string; equals: string },
+    limit: number,
+  ) {
+    let select = db.selectFrom("runs").select(SUMMARY_COLUMNS).where("account_id", "=", accountId);
+    // The account's runs are read along runs_account_id (account_id, id); a flow's along its own index.
+    if (flowId !== null) select = select.where("flow_id", "=", flowId);
+    if (query.status) select = select.where("status", "=", query.status);
+    if (query.cursor) select = select.where("id", "<", query.cursor);
+    select = acceptedWithin(select, query.from, query.to).where(triggerHolds(query.where, query.equals));
+    return select.orderBy("id", "desc").limit(limit).execute();
+  }
+
   /** The outcome from the database, for a notification too large to carry it (or one that was lost). */
   async function readOutcome(accountId: string, runId: string): Promise<RunOutcome> {
     const { row, records } = await findRunWithSteps(accountId, runId);
@@ -282,41 +314,10 @@ export function createRunsService(deps: RunsDeps): RunsService {
     async list(accountId, flowId, query) {
       if (flowId !== null) await requireLiveFlow(db, accountId, flowId);
       const limit = query.limit ?? 50;
-      let select = db
-        .selectFrom("runs")
-        .select([
-          "id",
-          "account_id",
-          "flow_id",
-          "revision",
-          "status",
-          "error",
-          "replay_of",
-          "parent_run_id",
-          "queue_reason",
-          "end_reason",
-          "taken_by",
-          "delivery_id",
-          "wake_at",
-          "held_by",
-          "waiter",
-          "created_at",
-          "started_at",
-          "finished_at",
-        ])
-        .where("account_id", "=", accountId);
-      // The account's runs are read along runs_account_id (account_id, id); a flow's along its own index.
-      if (flowId !== null) select = select.where("flow_id", "=", flowId);
-      if (query.status) select = select.where("status", "=", query.status);
-      if (query.cursor) select = select.where("id", "<", query.cursor);
-      select = acceptedWithin(select, query.from, query.to);
-      if (query.where !== undefined && query.equals !== undefined) {
-        select = select.where(triggerHolds(query.where, query.equals));
-      }
-      const rows = await select
-        .orderBy("id", "desc")
-        .limit(limit + 1)
-        .execute();
+      const rows =
+        query.where !== undefined && query.equals !== undefined
+          ? await searchRuns(accountId, flowId, { ...query, where: query.where, equals: query.equals }, limit + 1)
+          : await pageOfRuns(accountId, flowId, query, limit + 1);
       const page = rows.slice(0, limit);
       return {
         data: page.map(runSummary),

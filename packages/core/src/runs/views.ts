@@ -205,23 +205,24 @@ export type RunSummary = Omit<RunView, "trigger" | "steps" | "output" | "respons
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
-/** The columns a summary reads. */
-type SummaryRow = Pick<
-  RunRow,
-  | "id"
-  | "flow_id"
-  | "revision"
-  | "status"
-  | "error"
-  | "replay_of"
-  | "parent_run_id"
-  | "queue_reason"
-  | "end_reason"
-  | "taken_by"
-  | "created_at"
-  | "started_at"
-  | "finished_at"
->;
+/** The columns a summary reads (the function `runs_page` answers these). */
+export const SUMMARY_COLUMNS = [
+  "id",
+  "flow_id",
+  "revision",
+  "status",
+  "error",
+  "replay_of",
+  "parent_run_id",
+  "queue_reason",
+  "end_reason",
+  "taken_by",
+  "created_at",
+  "started_at",
+  "finished_at",
+] as const;
+
+export type SummaryRow = Pick<RunRow, (typeof SUMMARY_COLUMNS)[number]>;
 
 export function runSummary(row: SummaryRow): RunSummary {
   return {

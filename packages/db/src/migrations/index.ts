@@ -57,6 +57,7 @@ import * as m20261205000200 from "./20261205000200_run_throttle_turn_numbers.ts"
 import * as m20261207000000 from "./20261207000000_debounce_judge.ts";
 import * as m20261207000100 from "./20261207000100_judges_generic_plans.ts";
 import * as m20261207000200 from "./20261207000200_batch_judge.ts";
+import * as m20261208000000 from "./20261208000000_runs_page.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -121,4 +122,5 @@ export const migrations: Record<string, Migration> = {
   "20261207000000_debounce_judge": m20261207000000,
   "20261207000100_judges_generic_plans": m20261207000100,
   "20261207000200_batch_judge": m20261207000200,
+  "20261208000000_runs_page": m20261208000000,
 };
