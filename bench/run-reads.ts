@@ -3,25 +3,23 @@
  * (`GET /runs`) and one run (`GET /runs/{id}`), each at `--connections` connections, next to
  * a trivial `Bun.serve` loaded the same way in the same run, with the CPU each request cost
  * the API process and (scale-out) PostgreSQL. A list reads every partition of `runs` (a day
- * each, the retention's and a week ahead): in scale-out the bench adds partitions up to
- * `--days` ahead before it reads (default 33, a month of retention), as a deployment a month
- * old has them; embedded mode has the ones its worker makes at start (a week ahead).
+ * each, the retention's and a week ahead): `--partition-days 33` (bench/lib/platform.ts)
+ * reads a scale-out deployment a month old; embedded mode has the ones its worker makes at
+ * start (a week ahead).
  *
- *   bun bench/run-reads.ts [--seconds N] [--connections N] [--days N] [--modes embedded,scale-out]
+ *   bun bench/run-reads.ts [--seconds N] [--connections N] [--partition-days N] [--modes embedded,scale-out]
  *
  * Side by side with an older tree: copy this file into its `bench/` and run it there too.
  */
-import { addRunPartitions, openDatabase } from "../packages/db/src/index.ts";
 import { flag } from "./lib/args.ts";
 import { cpuNow, cpuSpent, serverCpuSeconds } from "./lib/cpu.ts";
 import { inEveryMode } from "./lib/every-mode.ts";
 import { type LoadResult, load } from "./lib/load.ts";
-import { callApi, modesFlag, type RunningPlatform, signUpForBench } from "./lib/platform.ts";
+import { callApi, modesFlag, PARTITION_DAYS, type RunningPlatform, signUpForBench } from "./lib/platform.ts";
 import { printTable } from "./lib/table.ts";
 
 const SECONDS = flag("seconds", 5);
 const CONNECTIONS = flag("connections", 64);
-const DAYS = flag("days", 33);
 /** Runs the flow has when it is read: a list's page is 50. */
 const RUNS = 200;
 
@@ -59,16 +57,8 @@ await inEveryMode(modesFlag(), async (platform, baselineUrl) => {
   for (let i = 0; i < RUNS; i++) {
     runId = (await callApi(platform, token, "POST", `/flows/${flowId}/runs`, { order: `A-${i}` })).run_id;
   }
-  let partitions = "its worker's";
-  if (platform.databaseUrl) {
-    const database = await openDatabase({ kind: "postgres", url: platform.databaseUrl, poolSize: 1 });
-    try {
-      await addRunPartitions(database.db, Date.now() + DAYS * 86_400_000);
-      partitions = `up to ${DAYS} days ahead`;
-    } finally {
-      await database.close();
-    }
-  }
+  const partitions =
+    platform.mode === "scale-out" && PARTITION_DAYS !== null ? `up to ${PARTITION_DAYS} days ahead` : "its worker's";
   const rows = [
     await loadCounted(platform, "GET /flows/{id}/runs", `${platform.url}/flows/${flowId}/runs`, token),
     await loadCounted(platform, "GET /runs", `${platform.url}/runs`, token),

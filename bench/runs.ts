@@ -17,7 +17,10 @@
  * a flow-wide batch of 10 (each run completed takes ten starts, and `--window` counts starts).
  *
  *   bun bench/runs.ts [--seconds N] [--connections N] [--window N] [--modes embedded,scale-out]
- *                     [--flows transform,concurrency-limited,…] [--no-wait]
+ *                     [--flows transform,concurrency-limited,…] [--no-wait] [--partition-days N]
+ *
+ * `--partition-days 33` measures a scale-out deployment a month old (bench/lib/platform.ts):
+ * the flow controls that read a key's runs read every day partition.
  *
  * `--flows` measures only the flows whose names contain one of the words given (the one-step
  * `transform` flow is always measured: the other rows are read against it); `--no-wait` leaves

@@ -3,9 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { addRunPartitions, openDatabase } from "../../packages/db/src/index.ts";
 import { startPgBouncer } from "../../packages/db/src/pgbouncer.ts";
 import { createScratchPostgres, freeLoopbackPort, testEnv } from "../../packages/db/src/testing.ts";
-import { listFlag } from "./args.ts";
+import { flag, listFlag } from "./args.ts";
 
 export type Mode = "embedded" | "scale-out";
 
@@ -27,6 +28,14 @@ export interface RunningPlatform {
 }
 
 const root = join(import.meta.dir, "..", "..");
+
+/**
+ * `--partition-days N` (scale-out): the day partitions of runs are made up to N days ahead
+ * before a benchmark starts, as a deployment has them once it is N − 7 days old (its
+ * retention's days, and the week its worker makes ahead); absent, the worker's week alone.
+ * Statements that cannot tell which partitions they need are planned over all of them.
+ */
+export const PARTITION_DAYS = Bun.argv.includes("--partition-days") ? flag("partition-days", 7) : null;
 const key = () => randomBytes(32).toString("base64url");
 
 /** The modes this machine can run: scale-out needs DATABASE_URL and REDIS_URL. */
@@ -164,6 +173,14 @@ export async function startPlatform(
       stderr: "inherit",
     });
     children.push([named("worker", i), worker]);
+  }
+  if (PARTITION_DAYS !== null) {
+    const database = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 1 });
+    try {
+      await addRunPartitions(database.db, Date.now() + PARTITION_DAYS * 86_400_000);
+    } finally {
+      await database.close();
+    }
   }
   return {
     mode,
