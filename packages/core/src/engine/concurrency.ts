@@ -37,6 +37,7 @@ import { StepFailure } from "./step-failure.ts";
  * same however many runs the flow has had.
  */
 
+/** A run waiting for a slot: `slot_take` and the partial index of a key's queue write it out too. */
 const WAITING_FOR_SLOT: QueueReason = "slot";
 const WAIT_RECHECK_MS = 30_000;
 
@@ -85,9 +86,6 @@ interface SlotAsk {
 /** The run asking for a slot (store.ts's ClaimedRun, which holds the slot it gets). */
 type SlotAsker = { id: string; flowId: string; accountId: string; holder: string; claimed: boolean };
 
-/** A run the asker may ask a slot for: held by it, or, taken from its entry, queued and held by nobody. */
-const ASKERS_RUN = sql`case when v.claimed then r.held_by = v.holder else r.status = 'queued' and r.held_by is null end`;
-
 /**
  * Slot admission for one process: `take` answers true when the run may execute (it holds a
  * slot of `key` now, or held one already: handed over, or kept through a crash), false when
@@ -99,62 +97,16 @@ const ASKERS_RUN = sql`case when v.claimed then r.held_by = v.holder else r.stat
 export function createSlotGate(db: Kysely<Database>): {
   take(run: SlotAsker, slot: HeldSlot, aheadS: number): Promise<boolean>;
 } {
+  // One statement (migration 20261208000100_slot_take): the keys' locks, then the admission under them.
   const take = groupCommit<SlotAsk, boolean>(
-    (asks) =>
-      db.transaction().execute(async (trx) => {
-        const ids = asks.map((ask) => ask.id);
-        const keys = [...new Set(asks.map((ask) => `${ask.flow_id}/${ask.key}`))];
-        await sql`
-          select pg_advisory_xact_lock(l.k)
-          from (select distinct hashtext(x) as k from unnest(${keys}::text[]) as x order by 1) as l`.execute(trx);
-        // Counted once the locks are held: no other admission of these keys is under way, and
-        // a hand-over leaves the count as it was.
-        const { rows } = await sql<{ holder: string; admitted: boolean }>`
-          with v as (
-            select v.*, (r.slot_key is not distinct from v.key and r.queue_reason is null) as holds,
-              r.created_at - v.ahead_s * interval '1 second' as place
-            from jsonb_to_recordset(${JSON.stringify(asks)}::jsonb) as v(
-              id uuid, holder text, flow_id uuid, key text, lim integer, ahead_s double precision, claimed boolean)
-            join runs as r on r.id = v.id and r.id = any(${ids}::uuid[]) and ${ASKERS_RUN}
-          ),
-          k as (
-            select g.flow_id, g.key, g.free, f.slot_order as first_place, f.id as first_id
-            from (
-              select v.flow_id, v.key, max(v.lim) - count(*) filter (where v.holds) - (
-                  select count(*) from runs as o
-                  where o.flow_id = v.flow_id and o.slot_key = v.key and o.queue_reason is null
-                    and o.status in ('queued', 'running') and o.id <> all(${ids}::uuid[])) as free
-              from v group by v.flow_id, v.key) as g
-            left join lateral (
-              select w.slot_order, w.id from runs as w
-              where w.flow_id = g.flow_id and w.slot_key = g.key and w.queue_reason = ${WAITING_FOR_SLOT}
-                and w.status in ('queued', 'running') and w.id <> all(${ids}::uuid[])
-              order by w.slot_order, w.id limit 1) as f on true
-          ),
-          decided as (
-            select v.id, v.holder, v.claimed, v.key, v.place, v.holds or (
-              row_number() over (partition by v.flow_id, v.key, v.holds order by v.place, v.id) <= k.free
-              and (k.first_id is null or (v.place, v.id) < (k.first_place, k.first_id))) as admitted
-            from v join k on k.flow_id = v.flow_id and k.key = v.key
-          )
-          update runs set
-            slot_key = d.key,
-            queue_reason = case when d.admitted then null else ${WAITING_FOR_SLOT} end,
-            slot_order = case when d.admitted then null else d.place end,
-            held_by = case when d.admitted then runs.held_by end,
-            wake_at = case when d.admitted then runs.wake_at
-              else now() + ${WAIT_RECHECK_MS}::integer * interval '1 millisecond' end,
-            status = case when d.admitted or exists (select 1 from run_steps where run_id = runs.id) then runs.status
-              else 'queued' end,
-            started_at = case when d.admitted or exists (select 1 from run_steps where run_id = runs.id)
-              then runs.started_at end
-          from decided as d
-          where runs.id = d.id and runs.id = any(${ids}::uuid[])
-            and runs.held_by is not distinct from (case when d.claimed then d.holder end)
-          returning d.holder, d.admitted`.execute(trx);
-        const admitted = new Map(rows.map((row) => [row.holder, row.admitted]));
-        return asks.map((ask) => admitted.get(ask.holder) ?? false);
-      }),
+    async (asks) => {
+      const keys = [...new Set(asks.map((ask) => `${ask.flow_id}/${ask.key}`))];
+      const { rows } = await sql<{ holder: string; admitted: boolean }>`
+        select holder, admitted
+        from slot_take(${JSON.stringify(asks)}::jsonb, ${keys}::text[], ${WAIT_RECHECK_MS}::integer)`.execute(db);
+      const admitted = new Map(rows.map((row) => [row.holder, row.admitted]));
+      return asks.map((ask) => admitted.get(ask.holder) ?? false);
+    },
     { maxBatch: 500, maxInFlight: ONE_STATEMENT_AT_A_TIME },
   );
   return {

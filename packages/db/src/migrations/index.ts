@@ -58,6 +58,7 @@ import * as m20261207000000 from "./20261207000000_debounce_judge.ts";
 import * as m20261207000100 from "./20261207000100_judges_generic_plans.ts";
 import * as m20261207000200 from "./20261207000200_batch_judge.ts";
 import * as m20261208000000 from "./20261208000000_runs_page.ts";
+import * as m20261208000100 from "./20261208000100_slot_take.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -123,4 +124,5 @@ export const migrations: Record<string, Migration> = {
   "20261207000100_judges_generic_plans": m20261207000100,
   "20261207000200_batch_judge": m20261207000200,
   "20261208000000_runs_page": m20261208000000,
+  "20261208000100_slot_take": m20261208000100,
 };
