@@ -34,19 +34,11 @@ export class HttpMetrics {
   }
 }
 
-interface RoutePattern {
-  template: string;
-  regex: RegExp;
-}
-
-/** A path's segment count and first segment (`/flows/x/runs`: `4 flows`): the templates that may match it share them. */
-const shapeOf = (segments: string[], first = segments[1]) => `${segments.length} ${first}`;
-
 /**
  * Names a request's route by its template, so that labels stay few: `/gateway/{gateway_topic}`,
- * never `/gateway/abc`. Paths matching nothing are `unmatched`. A path is tried against the
- * templates of its shape only (its segment count and first segment, or a parameter there),
- * in the document's order: a few regular expressions a request, not one per template.
+ * never `/gateway/abc`. Paths matching nothing are `unmatched`. A path is tried, in the
+ * document's order, against the templates of as many segments only (a template's parameter
+ * is one segment): a few regular expressions a request, not one per template.
  */
 export function createRouteNamer(known: {
   templates: string[];
@@ -54,24 +46,14 @@ export function createRouteNamer(known: {
 }): (method: string, pathname: string) => string {
   const procedures = new Set(known.procedures);
   const fixed = new Set(["/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/mcp"]);
-  /** Templates by shape; `${count} {}` holds those whose first segment is a parameter (in every shape of their count too). */
-  const byShape = new Map<string, RoutePattern[]>();
-  for (const template of known.templates) {
-    const pattern = {
+  const segmentsOf = (path: string) => path.split("/").length;
+  const bySegments = Map.groupBy(
+    known.templates.map((template) => ({
       template,
       regex: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "[^/]+")}$`),
-    };
-    const segments = template.split("/");
-    const anyFirst = shapeOf(segments, "{}");
-    if (segments[1]?.startsWith("{")) {
-      if (!byShape.has(anyFirst)) byShape.set(anyFirst, []);
-      for (const [shape, patterns] of byShape) if (shape.startsWith(`${segments.length} `)) patterns.push(pattern);
-    } else {
-      const shape = shapeOf(segments);
-      if (!byShape.has(shape)) byShape.set(shape, [...(byShape.get(anyFirst) ?? [])]);
-      byShape.get(shape)?.push(pattern);
-    }
-  }
+    })),
+    ({ template }) => segmentsOf(template),
+  );
   return (_method, pathname) => {
     if (fixed.has(pathname)) return pathname;
     if (pathname.startsWith("/docs/")) return "/docs";
@@ -84,8 +66,7 @@ export function createRouteNamer(known: {
       const procedure = pathname.slice("/trpc/".length);
       return procedures.has(procedure) ? `/trpc/${procedure}` : "/trpc";
     }
-    const segments = pathname.split("/");
-    const candidates = byShape.get(shapeOf(segments)) ?? byShape.get(shapeOf(segments, "{}")) ?? [];
+    const candidates = bySegments.get(segmentsOf(pathname)) ?? [];
     return candidates.find((p) => p.regex.test(pathname))?.template ?? "unmatched";
   };
 }
