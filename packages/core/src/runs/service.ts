@@ -1,5 +1,5 @@
 import type { Database, DatabaseHandle } from "@platform/db";
-import { type Kysely, sql } from "kysely";
+import { type Expression, type Kysely, type SqlBool, sql } from "kysely";
 import type { Broker } from "../broker/port.ts";
 import { passOnSlots } from "../engine/concurrency.ts";
 import type { RunEvents } from "../engine/events.ts";
@@ -212,13 +212,14 @@ export function createRunsService(deps: RunsDeps): RunsService {
   }
 
   /**
-   * A page of the runs whose trigger data holds a value: planned for its document at every
+   * A page of the runs whose trigger data `holds` (`triggerHolds`): planned for its document at every
    * call, as the GIN index `runs_trigger_search` answers a rare value and the id order a common one.
    */
   async function searchRuns(
     accountId: string,
     flowId: string | null,
-    query: ListRunsQuery & { where: string; equals: string },
+    query: ListRunsQuery,
+    holds: Expression<SqlBool>,
     limit: number,
   ) {
     let select = db.selectFrom("runs").select(SUMMARY_COLUMNS).where("account_id", "=", accountId);
@@ -226,8 +227,7 @@ export function createRunsService(deps: RunsDeps): RunsService {
     if (flowId !== null) select = select.where("flow_id", "=", flowId);
     if (query.status) select = select.where("status", "=", query.status);
     if (query.cursor) select = select.where("id", "<", query.cursor);
-    select = acceptedWithin(select, query.from, query.to).where(triggerHolds(query.where, query.equals));
-    return select.orderBy("id", "desc").limit(limit).execute();
+    return acceptedWithin(select, query.from, query.to).where(holds).orderBy("id", "desc").limit(limit).execute();
   }
 
   /** The outcome from the database, for a notification too large to carry it (or one that was lost). */
@@ -314,9 +314,10 @@ export function createRunsService(deps: RunsDeps): RunsService {
     async list(accountId, flowId, query) {
       if (flowId !== null) await requireLiveFlow(db, accountId, flowId);
       const limit = query.limit ?? 50;
+      const { where, equals } = query;
       const rows =
-        query.where !== undefined && query.equals !== undefined
-          ? await searchRuns(accountId, flowId, { ...query, where: query.where, equals: query.equals }, limit + 1)
+        where !== undefined && equals !== undefined
+          ? await searchRuns(accountId, flowId, query, triggerHolds(where, equals), limit + 1)
           : await pageOfRuns(accountId, flowId, query, limit + 1);
       const page = rows.slice(0, limit);
       return {
