@@ -90,6 +90,12 @@ for (const { label, backend, redis, skip } of runModes()) {
       for (const turn of turns.rows) {
         expect(calls.get(turn.id)).toBeGreaterThanOrEqual(turn.at.getTime() - CLOCK_SLACK_MS);
       }
+      // Of a key's turns, the platform keeps the ones a later turn is judged by: the `limit` latest.
+      const kept = await sql<{ key: string; seqs: string[] }>`
+        select throttle_key as key, array_agg(seq::text order by seq) as seqs from throttle_turns
+        where flow_id = ${flowId} group by throttle_key order by throttle_key`.execute(api.services.db);
+      const latest = Array.from({ length: LIMIT }, (_, i) => String(RUNS_PER_KEY - LIMIT + 1 + i));
+      expect(kept.rows).toEqual(KEYS.map((key) => ({ key, seqs: latest })));
     }, 120_000);
 
     test("a key of any length works: a run keyed by 10 KB of trigger data gets its turn and ends", async () => {

@@ -104,6 +104,35 @@ for (const { label, backend, redis, skip } of runModes()) {
       expect(await kept(brief, later)).toEqual([true]);
     });
 
+    test("throttle turns go a day past, the longest period; the later ones stay", async () => {
+      const created = await call(api, usual, "POST", "/flows", {
+        name: "throttled",
+        throttle: { limit: 2, period_s: 86_400, key: "{{trigger.customer}}" },
+        steps: [{ name: "s", subject: "transform", payload: {} }],
+      });
+      const flowId = created.body.data.id;
+      const hoursAgo = [49, 25, 23, 1, -2];
+      await api.services.db
+        .insertInto("throttle_turns")
+        .values(
+          hoursAgo.map((hours, i) => ({
+            flow_id: flowId,
+            throttle_key: "acme",
+            seq: i + 1,
+            at: new Date(Date.now() - hours * 3_600_000),
+          })),
+        )
+        .execute();
+      await retain();
+      const left = await api.services.db
+        .selectFrom("throttle_turns")
+        .select("seq")
+        .where("flow_id", "=", flowId)
+        .orderBy("seq")
+        .execute();
+      expect(left.map((turn) => turn.seq)).toEqual([3, 4, 5]);
+    });
+
     test("a key that does not name the settings is refused them (403), and nothing changes", async () => {
       const key = await call(api, usual, "POST", "/accounts/api-keys", {
         name: "reader",

@@ -292,3 +292,46 @@ describe.skipIf(!databaseBackends().find((b) => b.backend === "postgres" && !b.s
     });
   },
 );
+
+describe.skipIf(!databaseBackends().find((b) => b.backend === "postgres" && !b.skip))(
+  "throttle turns given before they had a table of their own",
+  () => {
+    test("the turns of the last day are carried over, so the throttle holds across the upgrade", async () => {
+      const scratch = await createScratchPostgres();
+      const handle = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 1 });
+      try {
+        const migrator = new Migrator({ db: handle.db, provider: { getMigrations: async () => migrations } });
+        expect((await migrator.migrateTo("20261208000100_slot_take")).error).toBeUndefined();
+        await sql`insert into accounts (id, name, display_name, root_email) values ('a1', 'a', 'A', 'a@x.io')`.execute(
+          handle.db,
+        );
+        const flow = "0194ab12-0000-7000-8000-000000000001";
+        await sql`
+          insert into flows (id, account_id, name, description, active, trigger, webhook_id, revision)
+          values (${flow}::uuid, 'a1', 'f', '', true, '{}', 'w1', 1)`.execute(handle.db);
+        // Turns of key "x" given two days, an hour and no time ago, and one a minute ahead.
+        const minutesAgo = [2880, 60, 0, -1];
+        for (const [i, minutes] of minutesAgo.entries()) {
+          await sql`
+            insert into runs (id, account_id, flow_id, revision, status, trigger, throttle_key, throttle_at, throttle_seq)
+            values (${Bun.randomUUIDv7()}::uuid, 'a1', ${flow}::uuid, 1, 'succeeded', '{}', 'x',
+              now() - ${minutes} * interval '1 minute', ${i + 1})`.execute(handle.db);
+        }
+
+        await migrateToLatest(handle.db);
+        const carried = await sql<{ key: string; seq: number }>`
+          select throttle_key as key, seq from throttle_turns where flow_id = ${flow}::uuid order by seq`.execute(
+          handle.db,
+        );
+        expect(carried.rows).toEqual([
+          { key: "x", seq: 2 },
+          { key: "x", seq: 3 },
+          { key: "x", seq: 4 },
+        ]);
+      } finally {
+        await handle.close();
+        await scratch.drop();
+      }
+    });
+  },
+);

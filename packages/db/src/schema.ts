@@ -487,6 +487,18 @@ export interface RateLimitTalliesTable {
   since_bucket: string;
 }
 
+/**
+ * A throttled key's turns, the ones a turn can still be judged by (the throttle_turns
+ * migration): written by `throttle_take`, removed a day past by run retention.
+ */
+export interface ThrottleTurnsTable {
+  flow_id: string;
+  throttle_key: string;
+  /** The turn's number among its key's (1, 2, …, in the order of their times). */
+  seq: number;
+  at: Date;
+}
+
 /** Starts a tally's key took in one bucket of acceptance time. */
 export interface RateLimitTallyBucketsTable {
   tally_id: string;
@@ -520,6 +532,7 @@ export interface Database {
   run_deliveries: RunDeliveriesTable;
   rate_limit_tallies: RateLimitTalliesTable;
   rate_limit_tally_buckets: RateLimitTallyBucketsTable;
+  throttle_turns: ThrottleTurnsTable;
   replay_jobs: ReplayJobsTable;
   run_events: RunEventsTable;
   account_storage: AccountStorageTable;

@@ -5,6 +5,7 @@ import type { Services } from "../services.ts";
 import type { PeriodicJob } from "../worker/periodic.ts";
 import { EVENT_RETENTION_DAYS } from "./events.ts";
 import { type QueuedRun, REQUEUE_AFTER } from "./run-queue.ts";
+import { MAX_THROTTLE_PERIOD_S } from "./throttle.ts";
 
 /** Runs queued per statement by the waker, and deleted per statement by retention. */
 const PAGE = 500;
@@ -91,8 +92,9 @@ export function runPartitionsJob(services: Pick<Services, "db" | "logger">, ever
  * queued or running (one waiting on a long `delay`); then its ended runs are deleted row by
  * row, a page at a time, and the partition goes once its last run ends. An account that keeps
  * its runs for less (`run_retention_days`) has its older ones deleted row by row, along its
- * `(account_id, id)` index. Then go the events older than any wait may be, and the bulk
- * replay jobs that ended as long ago as the oldest runs kept.
+ * `(account_id, id)` index. Then go the events older than any wait may be, the throttle
+ * turns older than any period, and the bulk replay jobs that ended as long ago as the oldest
+ * runs kept.
  */
 export function runRetentionJob(services: Pick<Services, "db" | "config" | "logger">, everyMs = 60_000): PeriodicJob {
   return {
@@ -134,6 +136,15 @@ export function runRetentionJob(services: Pick<Services, "db" | "config" | "logg
           )
           select count(*)::integer as deleted from gone`.execute(services.db);
         if (Number(rows[0]?.deleted ?? 0) < PAGE) break;
+      }
+      // A throttle turn a period past holds no later turn back; the longest period is a day.
+      while (!signal.aborted) {
+        const { numAffectedRows } = await sql`
+          delete from throttle_turns where (flow_id, throttle_key, seq) in (
+            select flow_id, throttle_key, seq from throttle_turns
+            where at < now() - ${MAX_THROTTLE_PERIOD_S} * interval '1 second'
+            order by at limit ${PAGE})`.execute(services.db);
+        if (Number(numAffectedRows ?? 0) < PAGE) break;
       }
       await sql`
         delete from replay_jobs where finished_at < now() - ${retentionDays} * interval '1 day'`.execute(services.db);

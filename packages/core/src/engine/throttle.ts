@@ -19,8 +19,12 @@ import type { ClaimedRun } from "./store.ts";
  * Turns are numbered per key (`throttle_seq`) and given in the order of their times (a turn
  * is never before the key's latest one), so the `limit`-th latest is the turn numbered
  * `limit` back: two lookups in an index, however large `limit` is. After a revision raises
- * the limit, turns already given in the future still come first.
+ * the limit, turns already given in the future still come first. The turns are kept apart
+ * from the runs (`throttle_turns`), for as long as a later turn may be judged by them.
  */
+
+/** A throttle's longest period: a day. A turn a day past holds no later turn back (the throttle_turns migration). */
+export const MAX_THROTTLE_PERIOD_S = 86_400;
 
 const WAITING_FOR_THROTTLE: QueueReason = "throttle";
 

@@ -1,6 +1,7 @@
 import type { ConcurrencyLimit, PriorityRule, RateLimit, Singleton, ThrottleLimit } from "@platform/db";
 import { z } from "zod";
 import { MAX_PRIORITY_S } from "../engine/priority.ts";
+import { MAX_THROTTLE_PERIOD_S } from "../engine/throttle.ts";
 import { mcpToolInput, mcpToolOutput } from "../mcp-server/tool-field.ts";
 import type { Same } from "../same-shape.ts";
 import { uuidParam } from "../schemas.ts";
@@ -18,8 +19,6 @@ import { triggerInput, triggerOutput } from "./trigger-schemas.ts";
 
 const MAX_CONCURRENCY_LIMIT = 1000;
 const MAX_THROTTLE_LIMIT = 100_000;
-/** A throttle's longest period: a day. */
-const MAX_THROTTLE_PERIOD_S = 86_400;
 const MAX_RATE_LIMIT = 100_000;
 /** A rate limit's longest period: a day. */
 const MAX_RATE_PERIOD_S = 86_400;
