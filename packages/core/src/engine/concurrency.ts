@@ -4,7 +4,6 @@ import { messageOf } from "../errors.ts";
 import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
 import { indexedKey } from "../indexed-key.ts";
 import type { CompiledPayload } from "../templates/index.ts";
-import type { QueueReason } from "./queue-reasons.ts";
 import { REQUEUE_AFTER, type RunQueue } from "./run-queue.ts";
 import { StepFailure } from "./step-failure.ts";
 
@@ -34,11 +33,13 @@ import { StepFailure } from "./step-failure.ts";
  *   is never lost on it.
  *
  * The key's holders and its waiting runs are read from partial indexes, so a slot costs the
- * same however many runs the flow has had.
+ * same however many runs the flow has had. Admission and hand-over are functions whose
+ * generic plans the session keeps (`slot_take`, `slot_hand_over`, `slot_hand_free`): no run
+ * id tells them which day partitions of `runs` hold a key's runs. They write the waiting
+ * reason out (`slot`, a QueueReason): the partial index of a key's queue is usable only
+ * where the plan knows it.
  */
 
-/** A run waiting for a slot: `slot_take` and the partial index of a key's queue write it out too. */
-const WAITING_FOR_SLOT: QueueReason = "slot";
 const WAIT_RECHECK_MS = 30_000;
 
 /**
@@ -125,34 +126,27 @@ export function createSlotGate(db: Kysely<Database>): {
 }
 
 /**
- * The runs the write that frees slots of a key hands them to: per flow and key, as many runs
- * from the front of the key's queue as slots were freed (`freed`: rows of flow_id, key, n), locked so
- * that two writes at once hand them different runs. Read by the run store's write (store.ts).
- * A run that never began (`queued`, no `started_at`: the gate clears it for a run it turns
- * back before its first step) is read as accepted (`trigger` as JSON text), so that its entry
- * describes it as a new run's does (whether with its trigger data is the run queue's to say:
- * see `createRunQueue`) and its delivery takes it unclaimed.
+ * The runs the write that frees slots of a key hands them to (`slot_hand_over`, migration
+ * 20261209000100_slot_hand_over): per flow and key, as many runs from the front of the key's
+ * queue as slots were freed (`freed`: rows of flow_id, key, n), locked so that two writes at
+ * once hand them different runs, and set to hold the slot. Read by the run store's write
+ * (store.ts), in its statement. A run that never began (`queued`, no `started_at`: the gate
+ * clears it for a run it turns back before its first step) is read as accepted (`trigger`
+ * as JSON text), so that its entry describes it as a new run's does (whether with its
+ * trigger data is the run queue's to say: see `createRunQueue`) and its delivery takes it
+ * unclaimed.
  */
-export function slotSuccessors(freed: RawBuilder<unknown>): RawBuilder<unknown> {
+export function handSlotsOver(freed: RawBuilder<unknown>): RawBuilder<unknown> {
   return sql`
-    select q.id, q.account_id, f.flow_id, f.key, q.revision, q.waiter, q.parent_run_id, q.call_depth, q.traceparent,
-      case when q.status = 'queued' and q.started_at is null then q.trigger::text end as trigger,
-      row_number() over (partition by f.flow_id, f.key order by q.slot_order, q.id) as n
-    from (${freed}) as f cross join lateral (
-      select w.id, w.account_id, w.slot_order, w.revision, w.waiter, w.parent_run_id, w.call_depth, w.status,
-        w.started_at, w.trigger, w.traceparent from runs as w
-      where w.flow_id = f.flow_id and w.slot_key = f.key and w.queue_reason = ${WAITING_FOR_SLOT}
-        and w.status in ('queued', 'running')
-      order by w.slot_order, w.id limit f.n for update skip locked) as q`;
+    select * from slot_hand_over(
+      (select coalesce(jsonb_agg(f), '[]'::jsonb) from (${freed}) as f), ${REQUEUE_AFTER}::interval)`;
 }
-
-/** What a run handed a slot is set to: it holds the slot, and the waker queues it should its entry be lost. */
-export const HANDED_SLOT = sql`queue_reason = null, slot_order = null, wake_at = now() + ${REQUEUE_AFTER}::interval`;
 
 /**
  * A slot of the key was freed by a write that found no run waiting for it: under the key's
- * lock, after that write committed, the runs at the front of its queue are handed the slots free now
- * (a run that decided to wait while the write was under way has committed its wait by then).
+ * lock, after that write committed, the runs at the front of its queue are handed the slots
+ * free now (a run that decided to wait while the write was under way has committed its wait
+ * by then). One statement (`slot_hand_free`, migration 20261209000100_slot_hand_over).
  */
 export async function handFreeSlots(
   deps: { db: Kysely<Database>; runQueue: RunQueue },
@@ -160,24 +154,11 @@ export async function handFreeSlots(
   slot: HeldSlot,
 ): Promise<void> {
   const { flowId } = run;
-  const handed = await deps.db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(hashtext(${`${flowId}/${slot.key}`}))`.execute(trx);
-    const { rows } = await sql<{ id: string }>`
-      update runs set ${HANDED_SLOT}
-      where id in (
-        select w.id from runs as w
-        where w.flow_id = ${flowId} and w.slot_key = ${slot.key} and w.queue_reason = ${WAITING_FOR_SLOT}
-          and w.status in ('queued', 'running')
-        order by w.slot_order, w.id
-        limit greatest(0, ${slot.limit}::integer - (
-          select count(*) from runs as o
-          where o.flow_id = ${flowId} and o.slot_key = ${slot.key} and o.queue_reason is null
-            and o.status in ('queued', 'running')))
-        for update skip locked)
-      returning id`.execute(trx);
-    return rows;
-  });
-  await deps.runQueue.requeue(handed.map((row) => ({ id: row.id, flowId, accountId: run.accountId })));
+  const { rows } = await sql<{ id: string }>`
+    select id from slot_hand_free(${flowId}::uuid, ${slot.key}, ${slot.limit}::integer, ${REQUEUE_AFTER}::interval)`.execute(
+    deps.db,
+  );
+  await deps.runQueue.requeue(rows.map((row) => ({ id: row.id, flowId, accountId: run.accountId })));
 }
 
 /**

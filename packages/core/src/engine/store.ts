@@ -1,7 +1,7 @@
 import type { DatabaseHandle, RunStatus } from "@platform/db";
 import { sql } from "kysely";
 import { groupCommit, ONE_STATEMENT_AT_A_TIME } from "../group-commit.ts";
-import { HANDED_SLOT, type HeldSlot, handFreeSlots, slotSuccessors } from "./concurrency.ts";
+import { type HeldSlot, handFreeSlots, handSlotsOver } from "./concurrency.ts";
 import type { StepRecord, StepRecords } from "./records.ts";
 import type { EntryRun, QueuedRun, RunQueue } from "./run-queue.ts";
 
@@ -127,7 +127,7 @@ interface ClaimRow {
   traceparent: string | null;
 }
 
-/** A run the write wrote, with the run it handed its slot to, if any (see `slotSuccessors`). */
+/** A run the write wrote, with the run it handed its slot to, if any (see `handSlotsOver`). */
 interface WrittenRow {
   holder: string;
   flow_id: string;
@@ -310,8 +310,7 @@ export function createRunStore(database: DatabaseHandle, leaseMs: number, runQue
               select w.id, w.flow_id, w.freed as key, row_number() over (partition by w.flow_id, w.freed order by w.id) as n
               from written as w where w.freed is not null
             ),
-            successors as (${slotSuccessors(sql`select flow_id, key, count(*) as n from freeing group by flow_id, key`)}),
-            handed as (update runs set ${HANDED_SLOT} from successors as s where runs.id = s.id)
+            successors as (${handSlotsOver(sql`select flow_id, key, count(*) as n from freeing group by flow_id, key`)})
             select w.holder, w.flow_id, w.account_id, s.id as successor, s.account_id as successor_account,
               s.revision as successor_revision, s.waiter as successor_waiter, s.parent_run_id as successor_parent,
               s.call_depth as successor_depth, s.trigger as successor_trigger, s.key as slot_key,
