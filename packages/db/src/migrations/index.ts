@@ -61,6 +61,7 @@ import * as m20261208000000 from "./20261208000000_runs_page.ts";
 import * as m20261208000100 from "./20261208000100_slot_take.ts";
 import * as m20261209000000 from "./20261209000000_throttle_turns.ts";
 import * as m20261209000100 from "./20261209000100_slot_hand_over.ts";
+import * as m20261209000200 from "./20261209000200_run_functions_index_plans.ts";
 
 /**
  * Every migration, by its timestamped name. A landed migration is frozen;
@@ -129,4 +130,5 @@ export const migrations: Record<string, Migration> = {
   "20261208000100_slot_take": m20261208000100,
   "20261209000000_throttle_turns": m20261209000000,
   "20261209000100_slot_hand_over": m20261209000100,
+  "20261209000200_run_functions_index_plans": m20261209000200,
 };
