@@ -1,10 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { Migrator } from "kysely/migration";
 import pg from "pg";
 import { openDatabase } from "./connection.ts";
 import { migrations } from "./migrations/index.ts";
 import { migrateToLatest } from "./migrator.ts";
+import type { Database } from "./schema.ts";
 import { createScratchPostgres, databaseBackends, openTestDatabase, testEnv } from "./testing.ts";
 
 const cli = new URL("./cli.ts", import.meta.url).pathname;
@@ -247,22 +248,32 @@ async function waitFor(condition: () => boolean, timeoutMs = 3000): Promise<void
   }
 }
 
+/** A flow of account a1 in a scratch PostgreSQL database migrated up to `migration`, dropped after `body`. */
+async function withFlowAt(migration: string, body: (db: Kysely<Database>, flow: string) => Promise<void>) {
+  const scratch = await createScratchPostgres();
+  const handle = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 1 });
+  try {
+    const migrator = new Migrator({ db: handle.db, provider: { getMigrations: async () => migrations } });
+    expect((await migrator.migrateTo(migration)).error).toBeUndefined();
+    await sql`insert into accounts (id, name, display_name, root_email) values ('a1', 'a', 'A', 'a@x.io')`.execute(
+      handle.db,
+    );
+    const flow = "0194ab12-0000-7000-8000-000000000001";
+    await sql`
+      insert into flows (id, account_id, name, description, active, trigger, webhook_id, revision)
+      values (${flow}::uuid, 'a1', 'f', '', true, '{}', 'w1', 1)`.execute(handle.db);
+    await body(handle.db, flow);
+  } finally {
+    await handle.close();
+    await scratch.drop();
+  }
+}
+
 describe.skipIf(!databaseBackends().find((b) => b.backend === "postgres" && !b.skip))(
-  "throttle turns given before they were numbered",
+  "throttle turns given by earlier releases",
   () => {
     test("each key's turns are numbered in the order of their times", async () => {
-      const scratch = await createScratchPostgres();
-      const handle = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 1 });
-      try {
-        const migrator = new Migrator({ db: handle.db, provider: { getMigrations: async () => migrations } });
-        expect((await migrator.migrateTo("20261205000100_singleton_judge")).error).toBeUndefined();
-        await sql`insert into accounts (id, name, display_name, root_email) values ('a1', 'a', 'A', 'a@x.io')`.execute(
-          handle.db,
-        );
-        const flow = "0194ab12-0000-7000-8000-000000000001";
-        await sql`
-          insert into flows (id, account_id, name, description, active, trigger, webhook_id, revision)
-          values (${flow}::uuid, 'a1', 'f', '', true, '{}', 'w1', 1)`.execute(handle.db);
+      await withFlowAt("20261205000100_singleton_judge", async (db, flow) => {
         // Turns of key "x" given out of the order of the runs' ids, one of key "y", and a run with none.
         const turns = [
           { key: "x", at: "2026-11-28T10:00:02Z" },
@@ -276,62 +287,38 @@ describe.skipIf(!databaseBackends().find((b) => b.backend === "postgres" && !b.s
           await sql`
             insert into runs (id, account_id, flow_id, revision, status, trigger, throttle_key, throttle_at)
             values (${ids[i]}::uuid, 'a1', ${flow}::uuid, 1, 'succeeded', '{}', ${turn.key}, ${turn.at}::timestamptz)`.execute(
-            handle.db,
+            db,
           );
         }
 
-        await migrateToLatest(handle.db);
+        await migrateToLatest(db);
         const numbered = await sql<{ id: string; throttle_seq: string | null }>`
-          select id, throttle_seq::text from runs where id = any(${ids}::uuid[])`.execute(handle.db);
+          select id, throttle_seq::text from runs where id = any(${ids}::uuid[])`.execute(db);
         const seqOf = new Map(numbered.rows.map((row) => [row.id, row.throttle_seq]));
         expect(ids.map((id) => seqOf.get(id))).toEqual(["3", "1", "1", "2", null]);
-      } finally {
-        await handle.close();
-        await scratch.drop();
-      }
+      });
     });
-  },
-);
 
-describe.skipIf(!databaseBackends().find((b) => b.backend === "postgres" && !b.skip))(
-  "throttle turns given before they had a table of their own",
-  () => {
-    test("the turns of the last day are carried over, so the throttle holds across the upgrade", async () => {
-      const scratch = await createScratchPostgres();
-      const handle = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 1 });
-      try {
-        const migrator = new Migrator({ db: handle.db, provider: { getMigrations: async () => migrations } });
-        expect((await migrator.migrateTo("20261208000100_slot_take")).error).toBeUndefined();
-        await sql`insert into accounts (id, name, display_name, root_email) values ('a1', 'a', 'A', 'a@x.io')`.execute(
-          handle.db,
-        );
-        const flow = "0194ab12-0000-7000-8000-000000000001";
-        await sql`
-          insert into flows (id, account_id, name, description, active, trigger, webhook_id, revision)
-          values (${flow}::uuid, 'a1', 'f', '', true, '{}', 'w1', 1)`.execute(handle.db);
+    test("the turns of the last day are carried over to their table, so the throttle holds across the upgrade", async () => {
+      await withFlowAt("20261208000100_slot_take", async (db, flow) => {
         // Turns of key "x" given two days, an hour and no time ago, and one a minute ahead.
         const minutesAgo = [2880, 60, 0, -1];
         for (const [i, minutes] of minutesAgo.entries()) {
           await sql`
             insert into runs (id, account_id, flow_id, revision, status, trigger, throttle_key, throttle_at, throttle_seq)
             values (${Bun.randomUUIDv7()}::uuid, 'a1', ${flow}::uuid, 1, 'succeeded', '{}', 'x',
-              now() - ${minutes} * interval '1 minute', ${i + 1})`.execute(handle.db);
+              now() - ${minutes} * interval '1 minute', ${i + 1})`.execute(db);
         }
 
-        await migrateToLatest(handle.db);
+        await migrateToLatest(db);
         const carried = await sql<{ key: string; seq: number }>`
-          select throttle_key as key, seq from throttle_turns where flow_id = ${flow}::uuid order by seq`.execute(
-          handle.db,
-        );
+          select throttle_key as key, seq from throttle_turns where flow_id = ${flow}::uuid order by seq`.execute(db);
         expect(carried.rows).toEqual([
           { key: "x", seq: 2 },
           { key: "x", seq: 3 },
           { key: "x", seq: 4 },
         ]);
-      } finally {
-        await handle.close();
-        await scratch.drop();
-      }
+      });
     });
   },
 );
