@@ -225,23 +225,27 @@ export function compilePayload(payload: unknown): CompiledPayload {
     }
     return () => value;
   };
-  const write = writerOf(payload);
+  /** An object payload's fields, each with its writer: the payload's writer, and each URL-field writer's start. */
   const topLevel =
-    payload !== null && typeof payload === "object" && !Array.isArray(payload) ? Object.entries(payload) : [];
+    payload !== null && typeof payload === "object" && !Array.isArray(payload)
+      ? Object.entries(payload).map(([key, item]) => ({ key, item, writer: writerOf(item) }))
+      : [];
+  const write =
+    topLevel.length > 0 ? objectWriter(topLevel.map(({ key, writer }) => [key, writer])) : writerOf(payload);
   /** The writer of each set of URL fields asked for (one per step kind): its top-level strings among them written as `resolveUrl` does. */
   const urlWrites = new WeakMap<readonly string[], Writer>();
   const writeWithUrls = (urlFields: readonly string[]): Writer => {
-    let writer = urlWrites.get(urlFields);
-    if (writer === undefined) {
-      writer = objectWriter(
-        topLevel.map(([key, item]) => [
+    let urlWriter = urlWrites.get(urlFields);
+    if (urlWriter === undefined) {
+      urlWriter = objectWriter(
+        topLevel.map(({ key, item, writer }) => [
           key,
-          typeof item === "string" && urlFields.includes(key) ? textWriter(item, true) : writerOf(item),
+          typeof item === "string" && urlFields.includes(key) ? textWriter(item, true) : writer,
         ]),
       );
-      urlWrites.set(urlFields, writer);
+      urlWrites.set(urlFields, urlWriter);
     }
-    return writer;
+    return urlWriter;
   };
 
   const none = new Map<TemplateExpression, unknown>();
