@@ -34,28 +34,31 @@
  * and once through a transaction-pooling PgBouncer when Debian's `pgbouncer` is;
  * `--modes embedded,scale-out,pgbouncer,cluster` picks some.
  *
- * `--days-ahead N` (scale-out modes): before the load, day partitions of runs are made N
- * days ahead, so that runs has as many partitions as a deployment keeping N days of runs
- * (a fresh database has eight: the first and a week ahead). Statements that name no run id
- * read every partition.
+ * `--partition-days N` (scale-out modes, bench/lib/platform.ts): before the load, day
+ * partitions of runs are made N days ahead, so that runs has as many partitions as a
+ * deployment keeping N − 7 days of runs (a fresh database has eight: the first and a week
+ * ahead), for another tree's platform too. Statements that name no run id read every partition.
  */
 
 import { resolve } from "node:path";
 import Stripe from "stripe";
 import { redisClusterMissing, startLocalRedisCluster } from "../packages/core/src/testing.ts";
-import { openDatabase } from "../packages/db/src/connection.ts";
-import { addRunPartitions } from "../packages/db/src/run-partitions.ts";
 import { pgBouncerMissing } from "../packages/db/src/testing.ts";
 import { flag, listFlag } from "./lib/args.ts";
 import { type LoadResult, load, report } from "./lib/load.ts";
 import * as thisTree from "./lib/platform.ts";
-import { availableModes, type RunningPlatform, startBaseline } from "./lib/platform.ts";
+import {
+  addPartitionsAhead,
+  availableModes,
+  PARTITION_DAYS,
+  type RunningPlatform,
+  startBaseline,
+} from "./lib/platform.ts";
 import { awaitCompletion, createFlow, eventBody, type Ingest, ingest } from "./lib/webhook-ingest.ts";
 
 const SECONDS = flag("seconds", 10);
 const MODES = listFlag("modes", ["embedded", "scale-out", "pgbouncer", "cluster"]);
 const CONNECTIONS = flag("connections", 64);
-const DAYS_AHEAD = Bun.argv.includes("--days-ahead") ? flag("days-ahead", 1) : 0;
 /** The source tree whose platform is measured (`--tree /tmp/before`, a worktree with its dependencies), by its own `bench/lib/platform.ts`. */
 const TREE = listFlag("tree", ["."])[0] as string;
 const tree = (
@@ -65,6 +68,8 @@ const { signUpForBench } = tree;
 /** An older tree's platform may not say its other API addresses (it has none). */
 const startPlatform = async (...args: Parameters<typeof thisTree.startPlatform>): Promise<RunningPlatform> => {
   const started = await tree.startPlatform(...args);
+  // This tree's platform has them made as it starts; another tree's may not know the flag.
+  if (tree !== thisTree) await addPartitionsAhead(started.databaseUrl);
   return { ...started, alsoUrls: started.alsoUrls ?? [] };
 };
 const SETTINGS = { connections: CONNECTIONS, seconds: SECONDS };
@@ -86,23 +91,11 @@ async function signedDeliveries(count: number): Promise<{ bodies: string[]; sign
   return { bodies, signatures };
 }
 
-/** Makes the day partitions of runs DAYS_AHEAD days ahead, on the platform's database. */
-async function addPartitionsAhead(platform: RunningPlatform): Promise<void> {
-  if (DAYS_AHEAD === 0 || !platform.databaseUrl) return;
-  const database = await openDatabase({ kind: "postgres", url: platform.databaseUrl, poolSize: 1 });
-  try {
-    await addRunPartitions(database.db, Date.now() + DAYS_AHEAD * 86_400_000);
-  } finally {
-    await database.close();
-  }
-}
-
 type Kind = "public" | "stripe";
 const KINDS = listFlag("kinds", ["public", "stripe"]) as Kind[];
 const KIND_LABELS: Record<Kind, string> = { public: "public access", stripe: "Stripe-signed" };
 
 async function measureKind(platform: RunningPlatform, kind: Kind): Promise<Ingest> {
-  await addPartitionsAhead(platform);
   const { token } = await signUpForBench(platform.url);
   const target = { platform, token };
   const warmUp = await createFlow(target, "warm-up", {});
@@ -148,7 +141,7 @@ async function measureKind(platform: RunningPlatform, kind: Kind): Promise<Inges
 
 function print(mode: string, trivial: LoadResult, rows: [string, Ingest][]): void {
   report(
-    `${mode} mode, acknowledge, 1 KB JSON, ${CONNECTIONS} connections, ${SECONDS} s each${DAYS_AHEAD > 0 ? `, runs partitioned ${DAYS_AHEAD} days ahead` : ""}`,
+    `${mode} mode, acknowledge, 1 KB JSON, ${CONNECTIONS} connections, ${SECONDS} s each${PARTITION_DAYS !== null ? `, runs partitioned ${PARTITION_DAYS} days ahead` : ""}`,
     trivial,
     rows.map(([name, result]) => [`webhook, ${name}`, result.load]),
   );

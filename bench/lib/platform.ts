@@ -36,6 +36,17 @@ const root = join(import.meta.dir, "..", "..");
  * Statements that cannot tell which partitions they need are planned over all of them.
  */
 export const PARTITION_DAYS = Bun.argv.includes("--partition-days") ? flag("partition-days", 7) : null;
+
+/** Makes the day partitions of runs PARTITION_DAYS ahead on a scale-out platform's database (none asked: nothing). */
+export async function addPartitionsAhead(databaseUrl: string | undefined): Promise<void> {
+  if (PARTITION_DAYS === null || databaseUrl === undefined) return;
+  const database = await openDatabase({ kind: "postgres", url: databaseUrl, poolSize: 1 });
+  try {
+    await addRunPartitions(database.db, Date.now() + PARTITION_DAYS * 86_400_000);
+  } finally {
+    await database.close();
+  }
+}
 const key = () => randomBytes(32).toString("base64url");
 
 /** The modes this machine can run: scale-out needs DATABASE_URL and REDIS_URL. */
@@ -174,14 +185,7 @@ export async function startPlatform(
     });
     children.push([named("worker", i), worker]);
   }
-  if (PARTITION_DAYS !== null) {
-    const database = await openDatabase({ kind: "postgres", url: scratch.url, poolSize: 1 });
-    try {
-      await addRunPartitions(database.db, Date.now() + PARTITION_DAYS * 86_400_000);
-    } finally {
-      await database.close();
-    }
-  }
+  await addPartitionsAhead(scratch.url);
   return {
     mode,
     url,
