@@ -42,6 +42,9 @@ import { StepFailure } from "./step-failure.ts";
 
 const WAIT_RECHECK_MS = 30_000;
 
+/** The name of a key's advisory lock, under which its slots are admitted and handed free. */
+const slotLock = (flowId: string, key: string) => `${flowId}/${key}`;
+
 /**
  * The key a run counts against under a limit (a concurrency slot's, a throttle's): its
  * template's value as text, or "" when the limit is flow-wide, as the run's row keeps it
@@ -101,7 +104,7 @@ export function createSlotGate(db: Kysely<Database>): {
   // One statement (migration 20261208000100_slot_take): the keys' locks, then the admission under them.
   const take = groupCommit<SlotAsk, boolean>(
     async (asks) => {
-      const keys = [...new Set(asks.map((ask) => `${ask.flow_id}/${ask.key}`))];
+      const keys = [...new Set(asks.map((ask) => slotLock(ask.flow_id, ask.key)))];
       const { rows } = await sql<{ holder: string; admitted: boolean }>`
         select holder, admitted
         from slot_take(${JSON.stringify(asks)}::jsonb, ${keys}::text[], ${WAIT_RECHECK_MS}::integer)`.execute(db);
@@ -155,7 +158,8 @@ export async function handFreeSlots(
 ): Promise<void> {
   const { flowId } = run;
   const { rows } = await sql<{ id: string }>`
-    select id from slot_hand_free(${flowId}::uuid, ${slot.key}, ${slot.limit}::integer, ${REQUEUE_AFTER}::interval)`.execute(
+    select id from slot_hand_free(
+      ${slotLock(flowId, slot.key)}, ${flowId}::uuid, ${slot.key}, ${slot.limit}::integer, ${REQUEUE_AFTER}::interval)`.execute(
     deps.db,
   );
   await deps.runQueue.requeue(rows.map((row) => ({ id: row.id, flowId, accountId: run.accountId })));

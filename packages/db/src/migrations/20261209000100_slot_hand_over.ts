@@ -16,8 +16,8 @@ import { type Kysely, sql } from "kysely";
  * began (`queued`, no `started_at`) with its trigger data as JSON text.
  *
  * `slot_hand_free` is the second look of a write that found no run waiting: under the
- * key's lock, the runs at the front of its queue are handed the slots free now. Answers
- * their ids.
+ * key's lock (`p_lock`, named as `slot_take` is given its keys'), the runs at the front of
+ * its queue are handed the slots free now. Answers their ids.
  *
  * The waiting reason `slot` is written out: the partial index of a key's queue
  * (`runs_slots_queue`) is usable only where the plan knows it.
@@ -50,12 +50,12 @@ export async function up(db: Kysely<any>): Promise<void> {
       select * from successors;
     end $$`.execute(db);
   await sql`
-    create function slot_hand_free(p_flow uuid, p_key text, p_limit integer, p_requeue interval)
+    create function slot_hand_free(p_lock text, p_flow uuid, p_key text, p_limit integer, p_requeue interval)
     returns table (id uuid)
     language plpgsql set plan_cache_mode = force_generic_plan as $$
     #variable_conflict use_column
     begin
-      perform pg_advisory_xact_lock(hashtext(p_flow || '/' || p_key));
+      perform pg_advisory_xact_lock(hashtext(p_lock));
       return query
       update runs set queue_reason = null, slot_order = null, wake_at = now() + p_requeue
       where runs.id in (

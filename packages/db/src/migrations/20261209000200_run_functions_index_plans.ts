@@ -14,7 +14,7 @@ import { type Kysely, sql } from "kysely";
 const FUNCTIONS = [
   "slot_take(jsonb, text[], integer)",
   "slot_hand_over(jsonb, interval)",
-  "slot_hand_free(uuid, text, integer, interval)",
+  "slot_hand_free(text, uuid, text, integer, interval)",
   "throttle_take(jsonb, text)",
   "rate_limit_judge(jsonb)",
   "singleton_judge(jsonb)",
