@@ -6,22 +6,29 @@
  * The load is spread over four gateways of the flow, each at the largest limit a gateway
  * takes, 10,000 requests a second, which one gateway alone reaches here on a fast day.
  *
- *   bun bench/gateway.ts [--seconds N] [--connections N]
+ *   bun bench/gateway.ts [--seconds N] [--rounds N] [--connections N]
  *
  * The platform runs as the README starts it (embedded: `bun run start`; scale-out:
  * `start:api` + `start:worker` on DATABASE_URL and REDIS_URL), in processes of its own,
  * with NODE_ENV=production. Scale-out runs when both variables are set. Each row's CPU per
  * request, every platform process's (from /proc) and in scale-out PostgreSQL's and Redis's,
- * is printed before the table: steadier than rates on a machine whose speed moves.
+ * is printed before the table: steadier than rates on a machine whose speed moves. Every
+ * row's path is warmed up first, then the rows take turns, each measured in ROUNDS slices:
+ * a row's rate is over all its slices, its latencies are the median slice's.
  */
 
 import { flag } from "./lib/args.ts";
 import { cpuNow, cpuSpent, serverCpuSeconds } from "./lib/cpu.ts";
 import { reportEveryMode } from "./lib/every-mode.ts";
-import { type LoadResult, load } from "./lib/load.ts";
+import { type LoadOptions, type LoadResult, load } from "./lib/load.ts";
 import { callApi, type RunningPlatform, signUpForBench } from "./lib/platform.ts";
 
 const SECONDS = flag("seconds", 10);
+/** Each row is measured in this many slices of SECONDS / ROUNDS, the rows taking turns. */
+const ROUNDS = flag("rounds", 3);
+const SLICE_SECONDS = Math.max(1, Math.round(SECONDS / ROUNDS));
+/** Each row's load before any is measured. */
+const WARM_UP_SECONDS = 5;
 const CONNECTIONS = flag("connections", 64);
 
 /** The gateways the load is spread over, each of the same flow and with the largest limit. */
@@ -30,25 +37,42 @@ const SUBJECTS = ["bench0", "bench1", "bench2", "bench3"];
 /** The database and broker servers a scale-out platform uses, whose CPU counts as its own. */
 const SERVERS = ["postgres", "redis-server"];
 
+/** What one row spent over its slices: requests answered, CPU per process, and each slice's figures. */
+interface RowTally {
+  requests: number;
+  cpuSeconds: Record<string, number>;
+  slices: LoadResult[];
+}
+
 /**
- * Loads as `load` does, and prints the CPU each platform process (and in scale-out each
- * server: every `postgres` and `redis-server` of the machine) spent per request answered.
+ * Loads as `load` does, and adds to `tally` the requests answered and the CPU each platform
+ * process (and in scale-out each server: every `postgres` and `redis-server` of the machine)
+ * spent on them.
  */
-async function loadCounted(platform: RunningPlatform, name: string, options: Parameters<typeof load>[0]) {
+async function loadCounted(platform: RunningPlatform, tally: RowTally, options: LoadOptions) {
   const servers = platform.mode === "scale-out" ? SERVERS : [];
   const before = cpuNow(platform.pids);
   const serversBefore = servers.map(serverCpuSeconds);
   const result = await load(options);
-  const requests = result.rps * options.durationSeconds;
-  const spentByServer = servers.map((server, i): [string, number] => [
-    server,
-    serverCpuSeconds(server) - (serversBefore[i] ?? 0),
-  ]);
-  const spent = [...Object.entries(cpuSpent(platform.pids, before)), ...spentByServer]
-    .map(([role, seconds]) => `${role} ${Math.round((seconds / requests) * 1e6)} µs`)
-    .join(", ");
-  console.log(`${platform.mode}, ${name}: CPU per request ${spent}`);
-  return result;
+  tally.requests += result.rps * options.durationSeconds;
+  tally.slices.push(result);
+  const spent = [
+    ...Object.entries(cpuSpent(platform.pids, before)),
+    ...servers.map((server, i): [string, number] => [server, serverCpuSeconds(server) - (serversBefore[i] ?? 0)]),
+  ];
+  for (const [role, seconds] of spent) tally.cpuSeconds[role] = (tally.cpuSeconds[role] ?? 0) + seconds;
+}
+
+const median = (values: number[]) => values.toSorted((a, b) => a - b)[values.length >> 1] as number;
+
+/** A row over its slices: the rate of all its requests, the median slice's latencies, every failure. */
+function rowResult({ slices }: RowTally): LoadResult {
+  return {
+    rps: slices.reduce((sum, slice) => sum + slice.rps, 0) / slices.length,
+    p50: median(slices.map((slice) => slice.p50)),
+    p99: median(slices.map((slice) => slice.p99)),
+    failures: slices.reduce((sum, slice) => sum + slice.failures, 0),
+  };
 }
 
 async function measureMode(platform: RunningPlatform): Promise<[string, LoadResult][]> {
@@ -79,40 +103,55 @@ async function measureMode(platform: RunningPlatform): Promise<[string, LoadResu
   }
   const gatewayUrl = `${platform.url}/gw/${SUBJECTS[0]}/orders/7`;
   const spread = (n: number) => `/gw/${SUBJECTS[n % SUBJECTS.length]}/orders/7`;
-  // Warm up (definitions cached, connections open), and check the answer once.
   const first = await fetch(gatewayUrl);
   if (first.status !== 200) throw new Error(`gateway answered ${first.status} ${await first.text()}`);
-  await load({ url: gatewayUrl, pathOf: spread, connections: CONNECTIONS, durationSeconds: 2 });
 
-  const rows: [string, LoadResult][] = [];
-  const measure = async (name: string, options: Parameters<typeof load>[0]) => {
-    rows.push([name, await loadCounted(platform, name, options)]);
-  };
-  await measure("gateway GET (respond step)", {
-    url: gatewayUrl,
-    pathOf: spread,
-    connections: CONNECTIONS,
-    durationSeconds: SECONDS,
-  });
-  await measure("gateway POST JSON (respond step)", {
-    url: gatewayUrl,
-    pathOf: spread,
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ qty: 3, note: "benchmark order" }),
-    connections: CONNECTIONS,
-    durationSeconds: SECONDS,
-  });
-  // The same flow started by hand in wait mode: the engine alone, for the gateway's own share.
-  await measure("by hand, wait mode (engine alone)", {
-    url: `${platform.url}/flows/${flow.data.id}/runs?wait=true`,
-    method: "POST",
-    headers: auth,
-    body: JSON.stringify({ qty: 3 }),
-    connections: CONNECTIONS,
-    durationSeconds: SECONDS,
-  });
-  return rows;
+  const rows: [string, Omit<LoadOptions, "connections" | "durationSeconds">][] = [
+    ["gateway GET (respond step)", { url: gatewayUrl, pathOf: spread }],
+    [
+      "gateway POST JSON (respond step)",
+      {
+        url: gatewayUrl,
+        pathOf: spread,
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ qty: 3, note: "benchmark order" }),
+      },
+    ],
+    // The same flow started by hand in wait mode: the engine alone, for the gateway's own share.
+    [
+      "by hand, wait mode (engine alone)",
+      {
+        url: `${platform.url}/flows/${flow.data.id}/runs?wait=true`,
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ qty: 3 }),
+      },
+    ],
+  ];
+  // Every row's path is warmed up (definitions cached, connections open, code compiled: an
+  // API's CPU per request falls by a third over its first 20 s), and the rows take turns, so
+  // that neither warm-up nor the machine's drifting speed favours the row measured last.
+  for (const [, options] of rows)
+    await load({ ...options, connections: CONNECTIONS, durationSeconds: WARM_UP_SECONDS });
+  const tallies = rows.map((): RowTally => ({ requests: 0, cpuSeconds: {}, slices: [] }));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, [, options]] of rows.entries()) {
+      await loadCounted(platform, tallies[i] as RowTally, {
+        ...options,
+        connections: CONNECTIONS,
+        durationSeconds: SLICE_SECONDS,
+      });
+    }
+  }
+  for (const [i, [name]] of rows.entries()) {
+    const { requests, cpuSeconds } = tallies[i] as RowTally;
+    const spent = Object.entries(cpuSeconds)
+      .map(([role, seconds]) => `${role} ${Math.round((seconds / requests) * 1e6)} µs`)
+      .join(", ");
+    console.log(`${platform.mode}, ${name}: CPU per request ${spent}`);
+  }
+  return rows.map(([name], i): [string, LoadResult] => [name, rowResult(tallies[i] as RowTally)]);
 }
 
-await reportEveryMode({ connections: CONNECTIONS, seconds: SECONDS }, measureMode);
+await reportEveryMode({ connections: CONNECTIONS, seconds: SLICE_SECONDS * ROUNDS }, measureMode);
