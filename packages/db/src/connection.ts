@@ -2,9 +2,9 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
-import { Kysely, PostgresDialect, sql } from "kysely";
+import { type CompiledQuery, Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
-import { pgliteDialect } from "./pglite-statements.ts";
+import { pgliteSession } from "./pglite-statements.ts";
 import type { Database } from "./schema.ts";
 
 /** Where the data lives: a PostgreSQL server, or an embedded PGlite (a directory, or memory). */
@@ -33,6 +33,8 @@ export interface DatabaseHandle {
   listen(channel: string, onPayload: (payload: string) => void): Promise<Unlisten>;
   notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
+  /** PGlite's only: a write that shares the commit of the next statement (see `PgliteSession.commitWithNext`). */
+  commitWithNext?(query: CompiledQuery): Promise<void>;
 }
 
 const INT8_OID = 20;
@@ -151,7 +153,8 @@ async function openPglite(target: { dataDir?: string; loadFrom?: Blob }): Promis
     parsers: { [INT8_OID]: (value: string) => Number(value) },
   });
   const notifications = new PgliteNotifications(pglite);
-  const db = new Kysely<Database>({ dialect: pgliteDialect(pglite, notifications.deliver) });
+  const session = pgliteSession(pglite, notifications.deliver);
+  const db = new Kysely<Database>({ dialect: session.dialect });
   return {
     kind: "pglite",
     db,
@@ -171,6 +174,7 @@ async function openPglite(target: { dataDir?: string; loadFrom?: Blob }): Promis
       if (!pglite.closed) await pglite.close();
       unlock();
     },
+    commitWithNext: session.commitWithNext,
   };
 }
 

@@ -1,7 +1,7 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { PGlite } from "@electric-sql/pglite";
-import { Kysely, sql } from "kysely";
-import { pgliteDialect } from "./pglite-statements.ts";
+import { CompiledQuery, Kysely, sql } from "kysely";
+import { pgliteDialect, pgliteSession } from "./pglite-statements.ts";
 
 describe("statements on PGlite, kept prepared", () => {
   const pglite = new PGlite();
@@ -73,5 +73,71 @@ describe("statements on PGlite, kept prepared", () => {
     for (let n = 0; n < 600; n++) await sql.raw(`select ${n} as n`).execute(db);
     expect(await kept()).toBe(256);
     expect((await sql.raw<{ n: number }>("select 599 as n").execute(db)).rows).toEqual([{ n: 599 }]);
+  });
+});
+
+/** A write that shares the next statement's commit (the embedded rate limiter's record, on a gateway's path). */
+describe("a write committed with the next statement, on PGlite", () => {
+  const pglite = new PGlite();
+  const session = pgliteSession(pglite);
+  const db = new Kysely<Record<string, never>>({ dialect: session.dialect });
+  afterAll(() => db.destroy());
+  const write = (text: string) => session.commitWithNext(CompiledQuery.raw(text));
+  /** The transaction that wrote each row of `notes`, by its text. */
+  const writers = async () =>
+    Object.fromEntries(
+      (await sql<{ note: string; xmin: string }>`select note, xmin::text from notes`.execute(db)).rows.map((row) => [
+        row.note,
+        row.xmin,
+      ]),
+    );
+
+  beforeAll(async () => {
+    await sql`create table notes (note text primary key)`.execute(db);
+  });
+  beforeEach(async () => {
+    await sql`delete from notes`.execute(db);
+  });
+
+  test("the write is made in the transaction of the statement sent next, in the same turn", async () => {
+    const written = write("insert into notes values ('rider')");
+    const host = sql`insert into notes values ('host')`.execute(db);
+    await Promise.all([host, written]);
+    const by = await writers();
+    expect(by.rider).toBeDefined();
+    expect(by.rider).toBe(by.host);
+  });
+
+  test("with no statement sent in its turn, the write is made alone", async () => {
+    await write("insert into notes values ('alone')");
+    const later = sql`insert into notes values ('later')`.execute(db);
+    await later;
+    const by = await writers();
+    expect(Object.keys(by).toSorted()).toEqual(["alone", "later"]);
+    expect(by.alone).not.toBe(by.later);
+  });
+
+  test("a write that fails fails alone: the statement it rode with is made", async () => {
+    const written = write("insert into notes values (1 / 0)");
+    const host = sql`insert into notes values ('host')`.execute(db);
+    await expect(written).rejects.toThrow("division by zero");
+    await host;
+    expect(Object.keys(await writers())).toEqual(["host"]);
+  });
+
+  test("a statement that fails fails alone: the write that rode with it is made", async () => {
+    await sql`insert into notes values ('taken')`.execute(db);
+    const written = write("insert into notes values ('rider')");
+    const host = sql`insert into notes values ('taken')`.execute(db);
+    await expect(host).rejects.toMatchObject({ code: "23505" });
+    await written;
+    expect(Object.keys(await writers()).toSorted()).toEqual(["rider", "taken"]);
+  });
+
+  test("a statement that cannot run in a transaction takes no write along; the write is made when it is answered", async () => {
+    const written = write("insert into notes values ('after vacuum')");
+    const vacuum = sql`vacuum notes`.execute(db);
+    await Promise.all([vacuum, written]);
+    expect(Object.keys(await writers())).toEqual(["after vacuum"]);
   });
 });

@@ -1,6 +1,6 @@
 /// <reference path="./pg-utils.d.ts" />
 import { type PGlite, parse } from "@electric-sql/pglite";
-import { PGliteDialect, type PGliteDialectConfig } from "kysely";
+import { type CompiledQuery, PGliteDialect, type PGliteDialectConfig } from "kysely";
 // node-postgres's own conversion of a parameter to its text (or binary) form.
 import { prepareValue } from "pg/lib/utils.js";
 /**
@@ -86,14 +86,46 @@ function planOutdated(error: unknown): boolean {
 /** A NOTIFY that reached this session: its channel and payload. */
 export type NotificationSink = (channel: string, payload: string) => void;
 
+/** Kysely's dialect for a PGlite, and its way to write a statement with the next one (see `pgliteSession`). */
+export interface PgliteSession {
+  dialect: PGliteDialect;
+  /**
+   * Writes `query` in the transaction of the next statement Kysely sends this PGlite outside
+   * a transaction (a query or a data change), before it, so that the two share one commit:
+   * a small write's own transaction costs PGlite more than its rows do. Resolves once
+   * that commit is made. When no statement comes by the end of the turn (from an immediate,
+   * the next turn) and none is on its way, it is written alone. Should the shared
+   * transaction fail, each is written again alone and answered as it fares alone: neither
+   * fails because of the other.
+   */
+  commitWithNext(query: CompiledQuery): Promise<void>;
+}
+
 /**
  * Kysely's dialect for PGlite, each statement sent in one exchange: the one way Kysely opens
  * PGlite. The notifications its statements' answers carry go to `notified`, and to no
  * listener of PGlite's (see `readAnswer`); without one, they are dropped.
  */
-export function pgliteDialect(pglite: PGlite, notified: NotificationSink = () => {}): PGliteDialect {
-  return new PGliteDialect({ pglite: pgliteInOneExchange(pglite, notified) });
+export function pgliteSession(pglite: PGlite, notified: NotificationSink = () => {}): PgliteSession {
+  const { driver, commitWithNext } = pgliteInOneExchange(pglite, notified);
+  return { dialect: new PGliteDialect({ pglite: driver }), commitWithNext };
 }
+
+/** `pgliteSession`'s dialect alone. */
+export function pgliteDialect(pglite: PGlite, notified: NotificationSink = () => {}): PGliteDialect {
+  return pgliteSession(pglite, notified).dialect;
+}
+
+/** A statement waiting to be written with the next one (see `PgliteSession.commitWithNext`). */
+interface Rider {
+  text: string;
+  parameters: readonly unknown[];
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/** Statements that may run in a transaction block, and so may take riders into theirs (`vacuum` may not). */
+const CAN_HOST = /^\s*(select|insert|update|delete|with)\b/i;
 
 /**
  * A statement's answer as PGlite wrote it, read by node-postgres's parser rather than
@@ -127,8 +159,14 @@ function readAnswer(answer: Uint8Array, notified: NotificationSink) {
  * its parts. Results are read by node-postgres's parser (`readAnswer`) and made rows by
  * PGlite's, with its type parsers.
  */
-function pgliteInOneExchange(pglite: PGlite, notified: NotificationSink): KyselyPglite {
+function pgliteInOneExchange(
+  pglite: PGlite,
+  notified: NotificationSink,
+): { driver: KyselyPglite; commitWithNext: PgliteSession["commitWithNext"] } {
   const kept = new KeptStatements();
+  const riders: Rider[] = [];
+  /** Calls of `query` not answered yet: while there are any, one still to start takes the riders, or the last one answered writes them. */
+  let unanswered = 0;
   async function run(text: string, parameters: readonly unknown[] = []) {
     const { message, failed } = kept.message(text, parameters);
     // Its answer as PGlite writes it, each part copied (a part is a view of PGlite's memory),
@@ -155,7 +193,39 @@ function pgliteInOneExchange(pglite: PGlite, notified: NotificationSink): Kysely
   }
   const inTurn = (text: string, parameters?: readonly unknown[]) =>
     pglite._runExclusiveQuery(() => run(text, parameters));
-  return {
+
+  /**
+   * Within PGlite's exclusive section: `taken` and then `host` (if any) in one transaction,
+   * answering the riders once it commits; if it fails, each is written again alone.
+   */
+  async function writeTogether(taken: Rider[], host?: { text: string; parameters?: readonly unknown[] }) {
+    let result: Awaited<ReturnType<typeof run>> | undefined;
+    try {
+      await inTurn("begin");
+      for (const rider of taken) await inTurn(rider.text, rider.parameters);
+      if (host) result = await inTurn(host.text, host.parameters);
+      await inTurn("commit");
+    } catch {
+      await inTurn("rollback").catch(() => undefined);
+      for (const rider of taken) await inTurn(rider.text, rider.parameters).then(rider.resolve, rider.reject);
+      return host ? inTurn(host.text, host.parameters) : undefined;
+    }
+    for (const rider of taken) rider.resolve();
+    return result;
+  }
+
+  /** The riders no statement took, written by themselves (failing them all if PGlite cannot be reached: it closed). */
+  function writeRiders(): void {
+    const taken = riders.splice(0);
+    pglite
+      ._runExclusiveTransaction(() => writeTogether(taken))
+      .then(() => pglite.syncToFs())
+      .catch((error: unknown) => {
+        for (const rider of taken) rider.reject(error);
+      });
+  }
+
+  const driver: KyselyPglite = {
     get closed() {
       return pglite.closed;
     },
@@ -167,15 +237,25 @@ function pgliteInOneExchange(pglite: PGlite, notified: NotificationSink): Kysely
     },
     close: () => pglite.close(),
     async query(text, parameters) {
-      const once = () => pglite._runExclusiveTransaction(() => inTurn(text, parameters));
-      // Outside a transaction a statement whose kept plan no longer fits its tables failed
-      // whole, and is prepared afresh when sent again.
-      const result = await once().catch((error: unknown) => {
-        if (planOutdated(error)) return once();
-        throw error;
-      });
-      await pglite.syncToFs();
-      return result as never;
+      const once = () =>
+        pglite._runExclusiveTransaction(() => {
+          const taken = riders.length > 0 && CAN_HOST.test(text) ? riders.splice(0) : [];
+          return taken.length > 0 ? writeTogether(taken, { text, parameters }) : inTurn(text, parameters);
+        });
+      unanswered++;
+      try {
+        // Outside a transaction a statement whose kept plan no longer fits its tables failed
+        // whole, and is prepared afresh when sent again.
+        const result = await once().catch((error: unknown) => {
+          if (planOutdated(error)) return once();
+          throw error;
+        });
+        await pglite.syncToFs();
+        return result as never;
+      } finally {
+        unanswered--;
+        if (unanswered === 0 && riders.length > 0) writeRiders();
+      }
     },
     transaction: (callback) =>
       pglite.transaction((tx) =>
@@ -188,4 +268,21 @@ function pgliteInOneExchange(pglite: PGlite, notified: NotificationSink): Kysely
         }),
       ),
   };
+  let lonelyCheck = false;
+  function commitWithNext(query: CompiledQuery): Promise<void> {
+    const written = new Promise<void>((resolve, reject) =>
+      riders.push({ text: query.sql, parameters: query.parameters, resolve, reject }),
+    );
+    if (!lonelyCheck) {
+      lonelyCheck = true;
+      // A statement sent before this turn's immediates are through (from an immediate: the next
+      // turn's) takes the riders along; if none was, and none is on its way, they go alone.
+      setImmediate(() => {
+        lonelyCheck = false;
+        if (unanswered === 0 && riders.length > 0) writeRiders();
+      });
+    }
+    return written;
+  }
+  return { driver, commitWithNext };
 }

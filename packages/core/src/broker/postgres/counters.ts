@@ -56,7 +56,7 @@ async function addAll(db: DatabaseHandle["db"], increments: Increment[]): Promis
 export function postgresCounters(handle: DatabaseHandle, quotas: QuotaGate): CounterPort {
   const db = handle.db;
   // PGlite is opened by one process only: its calls are decided in memory (see singleProcessLimiter).
-  const allowHere = handle.kind === "pglite" ? singleProcessLimiter(db) : undefined;
+  const allowHere = handle.kind === "pglite" ? singleProcessLimiter(db, handle.commitWithNext) : undefined;
   const add = groupCommit<Increment, number>((increments) => guarded(() => addAll(db, increments)), {
     maxBatch: 1000,
     maxInFlight: ONE_STATEMENT_AT_A_TIME,

@@ -35,6 +35,25 @@ describe("the single-process limiter on pglite", () => {
     expect((await after("other", "gateway:b", 3, 60_000)).allowed).toBe(true);
   });
 
+  test("its record shares the commit of the statement the caller sends next, and a restart still remembers it", async () => {
+    const write = database.commitWithNext;
+    if (!write) throw new Error("an embedded database writes with the next statement");
+    const before = createSingleProcessLimiter(database.db, write);
+    await sql`create temporary table started (run text)`.execute(database.db);
+    const decisions = await Promise.all(Array.from({ length: 3 }, () => before("acct", "gateway:shared", 3, 60_000)));
+    // As a gateway's run is inserted: by a group commit, at the end of the turn its call was allowed in.
+    const run = new Promise((resolve) => setImmediate(resolve)).then(() =>
+      sql`insert into started values ('run')`.execute(database.db),
+    );
+    await Promise.all([run, ...decisions.map((decision) => decision.recorded)]);
+    const { rows } = await sql<{ same: boolean }>`
+      select (select xmin::text from started) = (select xmin::text from broker_rate_limit_turns
+        where scope = 'acct' and key = 'gateway:shared') as same`.execute(database.db);
+    expect(rows).toEqual([{ same: true }]);
+    const after = createSingleProcessLimiter(database.db);
+    expect((await after("acct", "gateway:shared", 3, 60_000)).allowed).toBe(false);
+  });
+
   /** The rows the limiter keeps for a key, in both of its tables. */
   async function rowsOf(scope: string, key: string): Promise<number> {
     const { rows } = await sql<{ count: number }>`
