@@ -58,8 +58,9 @@ export type LimiterWrite = (query: CompiledQuery) => Promise<unknown>;
  * (`write`: PGlite's `commitWithNext`) puts that statement in the transaction of the next
  * one sent, a gateway's run insert, so that the two share a commit: a transaction of its own
  * was 8% of an embedded gateway request's CPU. A caller that awaits `recorded` before
- * answering (the gateway) has a restart remember every call it answered. Times are this process's clock, which is PGlite's. One limiter per database:
- * every broker opened on it in this process (tests open several) decides in one place.
+ * answering (the gateway) has a restart remember every call it answered. Times are this
+ * process's clock, which is PGlite's. One limiter per database: every broker opened on it
+ * in this process (tests open several) decides in one place.
  */
 export function singleProcessLimiter(db: AnyDatabase, write?: LimiterWrite): Allow {
   let limiter = limiters.get(db);
