@@ -225,6 +225,11 @@ function pgliteInOneExchange(
       });
   }
 
+  /** With no statement on its way to take them along, the riders go alone. */
+  function writeRidersIfIdle(): void {
+    if (unanswered === 0 && riders.length > 0) writeRiders();
+  }
+
   const driver: KyselyPglite = {
     get closed() {
       return pglite.closed;
@@ -254,7 +259,7 @@ function pgliteInOneExchange(
         return result as never;
       } finally {
         unanswered--;
-        if (unanswered === 0 && riders.length > 0) writeRiders();
+        writeRidersIfIdle();
       }
     },
     transaction: (callback) =>
@@ -279,7 +284,7 @@ function pgliteInOneExchange(
       // turn's) takes the riders along; if none was, and none is on its way, they go alone.
       setImmediate(() => {
         lonelyCheck = false;
-        if (unanswered === 0 && riders.length > 0) writeRiders();
+        writeRidersIfIdle();
       });
     }
     return written;
