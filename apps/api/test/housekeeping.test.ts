@@ -50,6 +50,11 @@ for (const { backend, redis, label, skip } of runModes()) {
       expect(names.includes("vacuum")).toBe(api.services.database.kind === "pglite");
     });
 
+    test("makes an embedded database's checkpoints, and leaves a server's to its own checkpointer", () => {
+      const names = platformJobs(api.services).map((job) => job.name);
+      expect(names.includes("checkpoint")).toBe(api.services.database.kind === "pglite");
+    });
+
     test("expired sign-ins, refresh tokens, MFA and WebAuthn challenges and invitations go, in batches, by the clock it is given", async () => {
       const start = Date.now();
       // Four sign-ins of one user, the first refreshed once (its spent token is kept until it expires).

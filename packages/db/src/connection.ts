@@ -152,6 +152,11 @@ async function openPglite(target: { dataDir?: string; loadFrom?: Blob }): Promis
     extensions: pgliteExtensions,
     parsers: { [INT8_OID]: (value: string) => Number(value) },
   });
+  // A new WAL segment is not filled with zeros first (16 MB written at once, in the statement
+  // that needs it: 100-200 ms of this process's one thread, every few seconds under load).
+  // Checkpoints (checkpoint.ts) let segments be used again, so new ones are made only while
+  // the WAL grows to its usual size.
+  await pglite.exec("set wal_init_zero = off");
   const notifications = new PgliteNotifications(pglite);
   const session = pgliteSession(pglite, notifications.deliver);
   const db = new Kysely<Database>({ dialect: session.dialect });

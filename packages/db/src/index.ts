@@ -1,3 +1,4 @@
+export { type Checkpointed, type CheckpointLimits, checkpointIfDue, checkpointLimits } from "./checkpoint.ts";
 export * from "./connection.ts";
 export { migrateToLatest } from "./migrator.ts";
 export {

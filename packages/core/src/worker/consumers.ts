@@ -2,6 +2,7 @@ import { runWorkerConsumer } from "../engine/consumer.ts";
 import { runPartitionsJob, runRetentionJob, runStreamTrimJob, runWakerJob } from "../engine/housekeeping.ts";
 import { runRecoveryJob } from "../engine/recovery.ts";
 import { flowSchedulerJob } from "../flows/scheduler.ts";
+import { checkpointJob } from "../housekeeping/checkpoint.ts";
 import { housekeepingJob } from "../housekeeping/housekeeping.ts";
 import { vacuumJob } from "../housekeeping/vacuum.ts";
 import { registrySyncJob } from "../hub/registry/job.ts";
@@ -38,7 +39,8 @@ export function platformJobs(services: Services): PeriodicJob[] {
     runStreamTrimJob(services),
     // The PostgreSQL broker keeps the run stream in the database with the runs: nothing to recover.
     ...(services.broker.kind === "redis" ? [runRecoveryJob(services)] : []),
-    // A PostgreSQL server vacuums its own tables; PGlite has no autovacuum.
-    ...(services.database.kind === "pglite" ? [vacuumJob(services)] : []),
+    // A PostgreSQL server vacuums its own tables and makes its own checkpoints; PGlite has
+    // neither autovacuum nor a checkpointer.
+    ...(services.database.kind === "pglite" ? [vacuumJob(services), checkpointJob(services)] : []),
   ];
 }
