@@ -15,13 +15,22 @@
  * is printed before the table: steadier than rates on a machine whose speed moves. Every
  * row's path is warmed up first, then the rows take turns, each measured in ROUNDS slices:
  * a row's rate is over all its slices, its latencies are the median slice's.
+ *
+ * Loaded as fast as they answer, CONNECTIONS at a time, a request waits behind the others in
+ * flight: by Little's law its mean latency is CONNECTIONS / rate, so the p99s of two servers
+ * compare their rates as much as their requests' cost (issue 34's target 4, a gateway's p99
+ * at most 3× the trivial server's, asks there for about a third of its rate). So a gateway GET and
+ * the trivial server are also sent requests at one steady pace both keep up with (`--rate`
+ * a second, default half what the gateway GET answered; lib/load.ts, `paced`), taking turns:
+ * their latencies compare what a request costs.
  */
 
 import { flag } from "./lib/args.ts";
 import { cpuNow, cpuSpent, serverCpuSeconds } from "./lib/cpu.ts";
-import { reportEveryMode } from "./lib/every-mode.ts";
-import { type LoadOptions, type LoadResult, load } from "./lib/load.ts";
-import { callApi, type RunningPlatform, signUpForBench } from "./lib/platform.ts";
+import { inEveryMode } from "./lib/every-mode.ts";
+import { type LoadOptions, type LoadResult, load, type PacedOptions, paced, report } from "./lib/load.ts";
+import { availableModes, callApi, type RunningPlatform, signUpForBench } from "./lib/platform.ts";
+import { printTable } from "./lib/table.ts";
 
 const SECONDS = flag("seconds", 10);
 /** Each row is measured in this many slices of SECONDS / ROUNDS, the rows taking turns. */
@@ -30,6 +39,8 @@ const SLICE_SECONDS = Math.max(1, Math.round(SECONDS / ROUNDS));
 /** Each row's load before any is measured. */
 const WARM_UP_SECONDS = 5;
 const CONNECTIONS = flag("connections", 64);
+/** Requests a second of the comparison at one rate; absent, half what the gateway GET answered. */
+const RATE = Bun.argv.includes("--rate") ? flag("rate", 1) : null;
 
 /** The gateways the load is spread over, each of the same flow and with the largest limit. */
 const SUBJECTS = ["bench0", "bench1", "bench2", "bench3"];
@@ -66,7 +77,7 @@ async function loadCounted(platform: RunningPlatform, tally: RowTally, options: 
 const median = (values: number[]) => values.toSorted((a, b) => a - b)[values.length >> 1] as number;
 
 /** A row over its slices: the rate of all its requests, the median slice's latencies, every failure. */
-function rowResult({ slices }: RowTally): LoadResult {
+function rowResult({ slices }: Pick<RowTally, "slices">): LoadResult {
   return {
     rps: slices.reduce((sum, slice) => sum + slice.rps, 0) / slices.length,
     p50: median(slices.map((slice) => slice.p50)),
@@ -75,7 +86,7 @@ function rowResult({ slices }: RowTally): LoadResult {
   };
 }
 
-async function measureMode(platform: RunningPlatform): Promise<[string, LoadResult][]> {
+async function measureMode(platform: RunningPlatform, baselineUrl: string): Promise<void> {
   const { token } = await signUpForBench(platform.url);
   const auth = { authorization: `Bearer ${token}`, "content-type": "application/json" };
   const flow = await callApi(platform, token, "POST", "/flows", {
@@ -151,7 +162,61 @@ async function measureMode(platform: RunningPlatform): Promise<[string, LoadResu
       .join(", ");
     console.log(`${platform.mode}, ${name}: CPU per request ${spent}`);
   }
-  return rows.map(([name], i): [string, LoadResult] => [name, rowResult(tallies[i] as RowTally)]);
+  const results = rows.map(([name], i): [string, LoadResult] => [name, rowResult(tallies[i] as RowTally)]);
+  const trivial = await load({ url: baselineUrl, connections: CONNECTIONS, durationSeconds: SLICE_SECONDS * ROUNDS });
+  report(`${platform.mode} mode, ${CONNECTIONS} connections, ${SLICE_SECONDS * ROUNDS} s each`, trivial, results);
+  const gatewayGet = results[0]?.[1];
+  if (gatewayGet) {
+    const sent = { url: gatewayUrl, pathOf: spread };
+    await compareAtOneRate(platform.mode, sent, gatewayGet, { url: baselineUrl }, trivial);
+  }
 }
 
-await reportEveryMode({ connections: CONNECTIONS, seconds: SLICE_SECONDS * ROUNDS }, measureMode);
+/**
+ * The gateway GET and the trivial server at one rate, taking turns (ROUNDS slices each): their
+ * median slices' latencies and the ratio of their p99s, after what Little's law says of the
+ * p99s measured as fast as they answer.
+ */
+async function compareAtOneRate(
+  mode: string,
+  gateway: Omit<PacedOptions, "rate" | "durationSeconds">,
+  gatewayAsFast: LoadResult,
+  trivial: Omit<PacedOptions, "rate" | "durationSeconds">,
+  trivialAsFast: LoadResult,
+): Promise<void> {
+  const meanWait = (result: LoadResult) => ((CONNECTIONS / result.rps) * 1000).toFixed(1);
+  console.log(
+    `\n${mode} mode, as fast as answered: gateway GET p99 ${(gatewayAsFast.p99 / trivialAsFast.p99).toFixed(1)}× the trivial server's; ` +
+      `mean latency by Little's law (connections / rate) ${meanWait(gatewayAsFast)} ms against ${meanWait(trivialAsFast)} ms`,
+  );
+  const rate = RATE ?? Math.max(100, Math.round(gatewayAsFast.rps / 200) * 100);
+  const slices: [LoadResult[], LoadResult[]] = [[], []];
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, options] of [gateway, trivial].entries()) {
+      slices[i as 0 | 1].push(await paced({ ...options, rate, durationSeconds: SLICE_SECONDS }));
+    }
+  }
+  const [atRate, trivialAtRate] = slices.map((each) => rowResult({ slices: each })) as [LoadResult, LoadResult];
+  const cells = (name: string, result: LoadResult) => [
+    name,
+    Math.round(result.rps).toString(),
+    result.p50.toFixed(2),
+    result.p99.toFixed(2),
+    `${(result.p99 / trivialAtRate.p99).toFixed(1)}×`,
+    String(result.failures),
+  ];
+  console.log(`${mode} mode, ${rate} requests a second sent at a steady pace`);
+  printTable(
+    [
+      ["what", 34],
+      ["req/s", 9],
+      ["p50 ms", 7],
+      ["p99 ms", 7],
+      ["p99 vs trivial", 15],
+      ["failed", 7],
+    ],
+    [cells("trivial Bun.serve", trivialAtRate), cells("gateway GET (respond step)", atRate)],
+  );
+}
+
+await inEveryMode(availableModes(), measureMode);

@@ -99,6 +99,59 @@ async function loadOne(options: LoadOptions): Promise<LoadResult> {
   };
 }
 
+export interface PacedOptions {
+  url: string;
+  method?: "GET" | "POST";
+  headers?: Record<string, string>;
+  body?: string;
+  /** A path (with query) per request, on `url`'s host. */
+  pathOf?: (n: number) => string;
+  /** Requests sent a second. */
+  rate: number;
+  durationSeconds: number;
+}
+
+/**
+ * Requests sent at a steady `rate` (open loop: each leaves on its schedule, answered or not
+ * those before it), over Bun's kept-alive connections; each one's latency from its sending to
+ * its whole answer read. What a request costs a server that keeps up with the rate, without
+ * the queue a closed loop builds (`load`: each connection's next request waits for its last,
+ * so a mean latency is connections / rate). autocannon's own rate limit does not do this: it
+ * sends each second's quota at once, and fills in latencies for the pauses between.
+ */
+export async function paced(options: PacedOptions): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let failures = 0;
+  const inFlight = new Set<Promise<void>>();
+  const send = (n: number) => {
+    const url = options.pathOf ? new URL(options.pathOf(n), options.url).href : options.url;
+    const sentAt = performance.now();
+    const request = fetch(url, { method: options.method ?? "GET", headers: options.headers, body: options.body })
+      .then(async (response) => {
+        await response.arrayBuffer();
+        if (response.ok) latencies.push(performance.now() - sentAt);
+        else failures++;
+      })
+      .catch(() => {
+        failures++;
+      })
+      .finally(() => inFlight.delete(request));
+    inFlight.add(request);
+  };
+  const started = performance.now();
+  const durationMs = options.durationSeconds * 1000;
+  let sent = 0;
+  for (let elapsed = 0; elapsed < durationMs; elapsed = performance.now() - started) {
+    const due = Math.floor((elapsed * options.rate) / 1000);
+    while (sent < due) send(sent++);
+    await Bun.sleep(1);
+  }
+  await Promise.all(inFlight);
+  latencies.sort((a, b) => a - b);
+  const at = (share: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * share))] ?? 0;
+  return { rps: latencies.length / options.durationSeconds, p50: at(0.5), p99: at(0.99), failures };
+}
+
 /** Prints rows of figures with each one's ratio to the baseline measured in the same run. */
 export function report(title: string, baseline: LoadResult, rows: [string, LoadResult][]): void {
   console.log(`\n${title}`);
