@@ -31,13 +31,13 @@ export async function checkpointLimits(db: Kysely<Database>): Promise<Checkpoint
  * when it is not. PGlite is PostgreSQL in one process, with no checkpointer: left alone, it
  * keeps every WAL segment it writes until it is closed (its data directory grew by 1.5 KB a
  * gateway request, 7.5 MB a second under bench load, past 1.5 GB in 200 s), a process that
- * dies replays all of it when it starts again, and every segment is a new file, which
- * PostgreSQL fills with zeros before its first record (16 MB held PGlite's thread 100–200 ms
- * every few seconds under load: `wal_init_zero` is off for PGlite, see connection.ts). A
- * checkpoint lets the segments before its redo point go: PostgreSQL renames them to be the
- * next ones (`wal_recycle`), up to about what a checkpoint's interval writes, and deletes the
- * rest, so the WAL stays within about `max_wal_size` (under the same load, 625 MB from the
- * first checkpoint on).
+ * dies replays all of it when it starts again (673 MB: a second more), and every segment is
+ * a new file, which PostgreSQL fills with zeros before its first record (16 MB held PGlite's
+ * thread 100–200 ms every few seconds under load: `wal_init_zero` is off for PGlite, see
+ * connection.ts). A checkpoint lets the segments before its redo point go: PostgreSQL renames
+ * them to be the next ones (`wal_recycle`), up to about what a checkpoint's interval writes,
+ * and deletes the rest, so the WAL stays within about `max_wal_size` (under the same load,
+ * 625 MB from the first checkpoint on).
  *
  * In PGlite a checkpoint holds the process's one thread while it writes the pages changed
  * since the one before (110–130 ms after 330 MB of WAL, 3 ms with none), as a VACUUM does.
