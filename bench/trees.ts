@@ -22,7 +22,7 @@
 import { resolve } from "node:path";
 import { flag, listFlag } from "./lib/args.ts";
 import { cpuNow, cpuSpent, serverCpuSeconds } from "./lib/cpu.ts";
-import { type LoadResult, load } from "./lib/load.ts";
+import { type LoadResult, load, percentile } from "./lib/load.ts";
 import { availableModes, type Mode, type RunningPlatform, startBaseline } from "./lib/platform.ts";
 import { printTable } from "./lib/table.ts";
 
@@ -177,8 +177,7 @@ async function loneLatency(url: string, init: RequestInit, seconds: number): Pro
     latencies.push(performance.now() - sent);
   }
   latencies.sort((a, b) => a - b);
-  const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((latencies.length * p) / 100))] ?? 0;
-  return { p50: at(50), p99: at(99) };
+  return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
 }
 
 const fixed = (value: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : "-");

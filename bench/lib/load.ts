@@ -99,6 +99,10 @@ async function loadOne(options: LoadOptions): Promise<LoadResult> {
   };
 }
 
+/** The value at `share` (0.5, 0.99) of latencies sorted ascending; 0 when there are none. */
+export const percentile = (sorted: number[], share: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * share))] ?? 0;
+
 export interface PacedOptions {
   url: string;
   method?: "GET" | "POST";
@@ -148,8 +152,12 @@ export async function paced(options: PacedOptions): Promise<LoadResult> {
   }
   await Promise.all(inFlight);
   latencies.sort((a, b) => a - b);
-  const at = (share: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * share))] ?? 0;
-  return { rps: latencies.length / options.durationSeconds, p50: at(0.5), p99: at(0.99), failures };
+  return {
+    rps: latencies.length / options.durationSeconds,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    failures,
+  };
 }
 
 /** Prints rows of figures with each one's ratio to the baseline measured in the same run. */
